@@ -1,0 +1,76 @@
+"""A build step: a command with declared inputs and outputs, skipped when up to date."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+SKIP_DIRS = {"target", "__pycache__", ".git"}
+
+
+@dataclass(frozen=True)
+class Step:
+    """One command of the build.
+
+    name     -- stable id, e.g. "export-torchscript"; `deploytui build --only NAME`
+    title    -- what the progress line says
+    argv     -- the command, run without a shell
+    inputs   -- files or folders whose content decides whether the step is stale
+    outputs  -- files the step must leave behind (all must exist after a successful run)
+    needs    -- executables that must be on PATH; missing ones make the step (and the forms that
+                depend on it) unavailable with that reason instead of failing the build
+    after    -- names of steps that must have succeeded first
+    env      -- extra environment for the command
+    A command may print one JSON object as its last stdout line: it is kept in the manifest as
+    the step's `facts` (warnings seen, timings, tool versions).
+    """
+
+    name: str
+    title: str
+    argv: tuple[str, ...]
+    inputs: tuple[Path, ...]
+    outputs: tuple[Path, ...]
+    needs: tuple[str, ...] = ()
+    after: tuple[str, ...] = ()
+    env: dict[str, str] = field(default_factory=dict)
+    cwd: Path | None = None
+    timeout_s: float = 3600.0
+
+    def fingerprint(self) -> str:
+        """Hash of the command, its environment and the content of every input."""
+        h = hashlib.sha256()
+        h.update(repr((self.argv, sorted(self.env.items()))).encode())
+        for path in self.inputs:
+            for f in _files(path):
+                h.update(str(f).encode())
+                h.update(_file_digest(f).encode())
+        return h.hexdigest()
+
+
+def _files(path: Path) -> list[Path]:
+    if path.is_file():
+        return [path]
+    if not path.is_dir():
+        return [path]  # missing: hashed by name only, and the digest marks it missing
+    found = []
+    for dirpath, dirnames, filenames in os.walk(path):
+        dirnames[:] = sorted(d for d in dirnames if d not in SKIP_DIRS)
+        found.extend(Path(dirpath) / n for n in sorted(filenames))
+    return found
+
+
+def _file_digest(path: Path) -> str:
+    try:
+        return sha256_file(path)
+    except OSError:
+        return "missing"
+
+
+def sha256_file(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()

@@ -1,0 +1,41 @@
+"""Where things live: the project, its artifacts, its caches. One place for every path."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def artifacts_dir() -> Path:
+    """The artifacts folder (`DEPLOYTUI_ARTIFACTS` overrides it, e.g. for tests on a copy)."""
+    return Path(os.environ.get("DEPLOYTUI_ARTIFACTS", ROOT / "artifacts")).resolve()
+
+
+def cache_dir() -> Path:
+    """Caches kept outside the clone (cargo target dir, inductor caches): `DEPLOYTUI_CACHE` overrides."""
+    default = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "deploytui"
+    return Path(os.environ.get("DEPLOYTUI_CACHE", default)).resolve()
+
+
+def python() -> str:
+    """The interpreter of this venv: runners and build steps run in it."""
+    return sys.executable
+
+
+def bin_dir() -> Path:
+    return artifacts_dir() / "bin"
+
+
+def manifest_path() -> Path:
+    return artifacts_dir() / "manifest.json"
+
+
+def results_path() -> Path:
+    return artifacts_dir() / "results.json"
+
+
+def reference_path() -> Path:
+    return artifacts_dir() / "reference.json"
