@@ -1,0 +1,135 @@
+"""The `cpp-build` step's command: compile the two C++ runners against the torch wheel's libtorch.
+
+    python -m deploytui.build.cpp_step --src cpp --torch .../site-packages/torch --out artifacts/bin
+
+Direct g++ lines, not CMake: `find_package(Torch)` on the CUDA build of the wheel stops in
+Caffe2Config.cmake ("Your installed Caffe2 version uses CUDA but I cannot find the CUDA
+libraries") when there is no CUDA toolkit; see cpp/README.md. Each executable is compiled to a
+temporary name and renamed into place, so a failed build never leaves a half-written output.
+The last stdout line is one JSON object of facts (compiler, times, sizes, NEEDED, RPATH).
+Does not import torch.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shlex
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+# (output name, source, rpath tag). cpp-aoti gets DT_RPATH (--disable-new-dtags): the default AOTI
+# package's .so NEEDs libtorch.so and has no RPATH of its own, and only a DT_RPATH of the
+# executable is searched for the dependencies of a dlopen'ed library (a DT_RUNPATH is not).
+PROGRAMS = (
+    ("cpp-torchscript", "torchscript_run.cpp", "runpath"),
+    ("cpp-aoti", "aoti_run.cpp", "rpath"),
+)
+
+CXXFLAGS = ("-std=c++20", "-O2", "-D_GLIBCXX_USE_CXX11_ABI=1")
+
+
+def torch_version(torch_dir: Path) -> str:
+    """The wheel's version string, read from torch/version.py as text (torch is not imported)."""
+    try:
+        for line in (torch_dir / "version.py").read_text().splitlines():
+            if line.startswith("__version__"):
+                return line.split("=", 1)[1].strip().strip("'\"")
+    except OSError:
+        pass
+    return "unknown"
+
+
+def compile_line(cxx: str, src: Path, out: Path, torch_dir: Path, rpath: str) -> list[str]:
+    inc = torch_dir / "include"
+    lib = torch_dir / "lib"
+    dtags = "--disable-new-dtags" if rpath == "rpath" else "--enable-new-dtags"
+    return [
+        cxx, *CXXFLAGS,
+        f"-I{inc}", f"-I{inc / 'torch/csrc/api/include'}", f"-I{src.parent}",
+        str(src), "-o", str(out),
+        "-s",                      # stripped: the size that ships
+        f"-L{lib}",
+        "-Wl,--as-needed", "-ltorch_cpu", "-lc10",   # no -ltorch: that is the CUDA pull-in
+        f"-Wl,{dtags},-rpath,{lib}",
+    ]
+
+
+def readelf_dynamic(path: Path) -> dict[str, list[str]]:
+    """NEEDED and RPATH/RUNPATH entries (best effort: empty if readelf is missing)."""
+    found: dict[str, list[str]] = {"needed": [], "rpath": [], "runpath": []}
+    try:
+        out = subprocess.run(["readelf", "-d", str(path)], capture_output=True, text=True, timeout=30).stdout
+    except (OSError, subprocess.SubprocessError):
+        return found
+    for line in out.splitlines():
+        if "[" not in line:
+            continue
+        value = line[line.index("[") + 1:line.rindex("]")]
+        if "(NEEDED)" in line:
+            found["needed"].append(value)
+        elif "(RPATH)" in line:
+            found["rpath"].append(value)
+        elif "(RUNPATH)" in line:
+            found["runpath"].append(value)
+    return found
+
+
+def compiler_version(cxx: str) -> str:
+    try:
+        out = subprocess.run([cxx, "--version"], capture_output=True, text=True, timeout=30).stdout
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+    return out.splitlines()[0] if out else "unknown"
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="deploytui.build.cpp_step")
+    ap.add_argument("--src", type=Path, required=True, help="the cpp/ folder")
+    ap.add_argument("--torch", type=Path, required=True, help="the torch package folder of the wheel")
+    ap.add_argument("--out", type=Path, required=True, help="where the executables go")
+    ap.add_argument("--cxx", default=os.environ.get("CXX", "g++"))
+    args = ap.parse_args(argv)
+    # Absolute paths: the rpath baked into the executables must not depend on the cwd.
+    args.src, args.torch, args.out = args.src.resolve(), args.torch.resolve(), args.out.resolve()
+
+    if not (args.torch / "include" / "torch").is_dir() or not (args.torch / "lib").is_dir():
+        print(f"error: no libtorch headers/libraries under {args.torch}", file=sys.stderr)
+        return 1
+    args.out.mkdir(parents=True, exist_ok=True)
+    facts: dict = {
+        "route": "direct g++ (CMake find_package(Torch) needs the CUDA toolkit with this wheel)",
+        "compiler": compiler_version(args.cxx),
+        "torch": torch_version(args.torch),
+        "cxxflags": list(CXXFLAGS),
+        "programs": {},
+    }
+    for name, source, rpath in PROGRAMS:
+        final = args.out / name
+        tmp = args.out / f".{name}.tmp{os.getpid()}"
+        cmd = compile_line(args.cxx, args.src / source, tmp, args.torch, rpath)
+        print("+ " + shlex.join(cmd), flush=True)
+        t0 = time.perf_counter()
+        proc = subprocess.run(cmd)
+        dt = time.perf_counter() - t0
+        if proc.returncode != 0:
+            tmp.unlink(missing_ok=True)
+            print(f"error: compiling {source} failed (exit {proc.returncode})", file=sys.stderr)
+            return 1
+        os.replace(tmp, final)
+        facts["programs"][name] = {
+            "source": source,
+            "compile_s": round(dt, 2),
+            "size_bytes": final.stat().st_size,
+            **readelf_dynamic(final),
+        }
+        print(f"{name}: {dt:.1f} s, {final.stat().st_size} bytes", flush=True)
+    print(json.dumps(facts))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
