@@ -1,0 +1,3 @@
+from deploytui.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,140 @@
+"""Run forms through the measuring core and turn each into a result record.
+
+The record (a plain dict, stored in results.json and printed by `bench --json`) is the schema:
+form, argv, cwd, status (ok / failed / unavailable), error, wall_s and peak_rss_bytes (every
+counted run), exit_codes, stages_ms (medians, or null), modules_added, logits, diff,
+max_abs_diff, within_tol, stderr_tail, n, warmup, measured_at.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import statistics
+import threading
+import time
+from typing import Callable
+
+from deploytui import forms as forms_mod
+from deploytui import jsonio, paths
+from deploytui.build import load_manifest
+from deploytui.build.context import BuildContext
+from deploytui.forms import Form
+from deploytui.measure import Measurement, Progress, measure
+from deploytui.numerics import ShapeError, compare
+
+
+def runner_env() -> dict[str, str]:
+    """The environment every form runs in: the user's, with our caches, no Rust backtraces."""
+    env = {k: v for k, v in os.environ.items() if k != "RUST_BACKTRACE"}
+    env.update(BuildContext.default().torch_env())
+    (paths.cache_dir() / "tmp").mkdir(parents=True, exist_ok=True)
+    return env
+
+
+def availability(form: Form, manifest: dict | None = None) -> str:
+    """"" when the form can run, else why not (not built, tool missing, build failed)."""
+    manifest = manifest if manifest is not None else load_manifest(BuildContext.default())
+    for step in form.steps:
+        rec = manifest.get("steps", {}).get(step)
+        if not rec:
+            return f"not built (step {step} never ran): run `deploytui build`"
+        if rec.get("status") != "ok":
+            return f"{rec.get('status')}: step {step}: {rec.get('reason') or 'no reason recorded'}"
+    missing = [p.name for p in form.ship_paths() if not p.exists()]
+    if missing:
+        return f"missing artifact(s): {', '.join(missing)} (run `deploytui build`)"
+    return ""
+
+
+def reference_logits() -> list:
+    try:
+        return jsonio.read(paths.reference_path())["logits"]
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        raise FileNotFoundError(f"no eager reference ({paths.reference_path().name}): {e}") from None
+
+
+def parse_output(stdout: str) -> dict:
+    """The runner's JSON line (the last line that is a JSON object)."""
+    for line in reversed(stdout.strip().splitlines()):
+        line = line.strip()
+        if line.startswith("{"):
+            try:
+                value = json.loads(line)
+            except ValueError:
+                break
+            if isinstance(value, dict):
+                return value
+    raise ValueError("printed no JSON line with logits" + (f" (last line: {stdout.strip().splitlines()[-1][:120]!r})"
+                                                           if stdout.strip() else " (stdout empty)"))
+
+
+def unavailable(form: Form, why: str) -> dict:
+    return _record(form, form.command(), str(paths.ROOT), status="unavailable", error=why)
+
+
+def _record(form: Form, argv: list[str], cwd: str, **kw) -> dict:
+    rec = {
+        "form": form.key, "argv": argv, "cwd": cwd, "status": "failed", "error": None,
+        "wall_s": [], "peak_rss_bytes": [], "exit_codes": [], "stages_ms": None, "modules_added": None,
+        "modules_added_total": None, "logits": None, "diff": None, "max_abs_diff": None,
+        "within_tol": None, "stderr_tail": [], "n": 0, "warmup": 0,
+        "measured_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+    }
+    rec.update(kw)
+    return rec
+
+
+def bench_form(form: Form, *, n: int = 20, warmup: int = 1, timeout_s: float = 120.0,
+               on_progress: Callable[[Progress], None] | None = None,
+               cancel: threading.Event | None = None, manifest: dict | None = None) -> dict:
+    why = availability(form, manifest)
+    if why:
+        return unavailable(form, why)
+    try:
+        want = reference_logits()
+    except FileNotFoundError as e:
+        return unavailable(form, str(e))
+    m = measure(form.command(), n=n, warmup=warmup, timeout_s=timeout_s, cwd=paths.ROOT,
+                env=runner_env(), on_progress=on_progress, cancel=cancel)
+    return evaluate(form, m, want, n=n, warmup=warmup)
+
+
+def evaluate(form: Form, m: Measurement, want: list, *, n: int, warmup: int) -> dict:
+    """Turn a measurement into a record: numbers, the runner's own output, the diff."""
+    s = m.summary()
+    rec = _record(form, m.argv, m.cwd, wall_s=s["wall_s"], peak_rss_bytes=s["peak_rss_bytes"],
+                  exit_codes=s["exit_codes"], n=n, warmup=warmup)
+    last = (m.runs or m.warmup)[-1] if (m.runs or m.warmup) else None
+    if last is not None:
+        rec["stderr_tail"] = last.stderr_tail
+    if not m.ok:
+        rec["error"] = m.error
+        return rec
+    outputs = []
+    for run in m.runs:
+        try:
+            outputs.append(parse_output(run.stdout))
+        except ValueError as e:
+            rec["error"] = str(e)
+            return rec
+    out = outputs[-1]
+    rec["logits"] = out.get("logits")
+    try:
+        diff = compare(out.get("logits"), want, form.tolerance)
+    except ShapeError as e:
+        rec["error"] = f"bad logits: {e}"
+        return rec
+    rec.update(diff=diff.to_dict(), max_abs_diff=diff.max_abs, within_tol=diff.within_tol, status="ok")
+    if not diff.within_tol:
+        rec["error"] = f"logits differ from eager by {diff.max_abs:.3g} > tolerance {diff.tol:g}"
+    stage_runs = [o["stages_ms"] for o in outputs if isinstance(o.get("stages_ms"), dict)]
+    if stage_runs:
+        rec["stages_ms"] = {k: statistics.median(r[k] for r in stage_runs if k in r) for k in stage_runs[-1]}
+        rec["modules_added"] = out.get("modules_added")
+        rec["modules_added_total"] = out.get("modules_added_total")
+    return rec
+
+
+def all_forms() -> list[Form]:
+    return list(forms_mod.FORMS)

@@ -1,0 +1,218 @@
+"""`deploytui build`: every step in order, incremental, with progress events.
+
+The plan is the concatenation of each family's `steps(ctx)`. A step runs when its outputs are
+missing or its fingerprint (command + input contents) changed; a step whose tool is missing is
+marked unavailable with the reason, and steps after it that need it are skipped with that reason.
+The manifest (artifacts/manifest.json) is rewritten after every step.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import os
+import platform
+import shutil
+import subprocess
+import threading
+import time
+from collections import deque
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+from deploytui import jsonio
+from deploytui.build.context import BuildContext
+from deploytui.build.steps import Step, sha256_file
+
+FAMILY_MODULES = ("deploytui.build.torch_steps", "deploytui.build.cpp", "deploytui.build.rust")
+MANIFEST_VERSION = 1
+
+
+@dataclass(frozen=True)
+class BuildEvent:
+    kind: str          # "plan" | "start" | "line" | "end"
+    step: str = ""
+    title: str = ""
+    index: int = 0
+    total: int = 0
+    text: str = ""     # a log line ("line"), or the reason ("end")
+    status: str = ""   # "ok" | "up-to-date" | "failed" | "unavailable" | "skipped"
+    wall_s: float = 0.0
+
+
+def plan(ctx: BuildContext) -> list[Step]:
+    found: list[Step] = []
+    for name in FAMILY_MODULES:
+        try:
+            module = importlib.import_module(name)
+        except ModuleNotFoundError as e:
+            if e.name != name:
+                raise
+            continue
+        found.extend(module.steps(ctx))
+    return found
+
+
+def load_manifest(ctx: BuildContext) -> dict:
+    try:
+        data = jsonio.read(ctx.art / "manifest.json")
+        if isinstance(data, dict) and data.get("version") == MANIFEST_VERSION:
+            return data
+    except (OSError, ValueError):
+        pass
+    return {"version": MANIFEST_VERSION, "tools": {}, "steps": {}, "artifacts": {}}
+
+
+def tool_versions(ctx: BuildContext) -> dict[str, str]:
+    versions = {"python": platform.python_version()}
+    for tool, args in (("cargo", ["--version"]), ("rustc", ["--version"]), ("g++", ["--version"])):
+        exe = shutil.which(tool)
+        if exe:
+            try:
+                out = subprocess.run([exe, *args], capture_output=True, text=True, timeout=30).stdout
+                versions[tool] = out.splitlines()[0].strip() if out else "?"
+            except (OSError, subprocess.SubprocessError):
+                versions[tool] = "?"
+    return versions
+
+
+def run_build(ctx: BuildContext | None = None, only: list[str] | None = None,
+              on_event: Callable[[BuildEvent], None] = lambda e: None,
+              cancel: threading.Event | None = None) -> dict:
+    """Run the plan (or the steps named in `only` and nothing else); returns the manifest."""
+    ctx = ctx or BuildContext.default()
+    ctx.art.mkdir(parents=True, exist_ok=True)
+    ctx.cache.mkdir(parents=True, exist_ok=True)
+    (ctx.cache / "tmp").mkdir(parents=True, exist_ok=True)
+    manifest = load_manifest(ctx)
+    manifest["tools"].update(tool_versions(ctx))
+    steps = plan(ctx)
+    if only:
+        known = {s.name for s in steps}
+        unknown = [n for n in only if n not in known]
+        if unknown:
+            raise ValueError(f"unknown step(s) {', '.join(unknown)}; known: {', '.join(sorted(known))}")
+        steps = [s for s in steps if s.name in only]
+    on_event(BuildEvent("plan", total=len(steps), text=" ".join(s.name for s in steps)))
+    for i, step in enumerate(steps, 1):
+        if cancel is not None and cancel.is_set():
+            break
+        on_event(BuildEvent("start", step.name, step.title, i, len(steps)))
+        t0 = time.perf_counter()
+        status, reason, record = _run_step(ctx, step, manifest, lambda line: on_event(
+            BuildEvent("line", step.name, step.title, i, len(steps), text=line)), cancel)
+        wall = time.perf_counter() - t0
+        if status != "up-to-date":
+            record.update(status=status, reason=reason, wall_s=round(wall, 3),
+                          finished_at=time.strftime("%Y-%m-%dT%H:%M:%S%z"))
+            manifest["steps"][step.name] = record
+            for out in step.outputs:
+                rel = str(out.relative_to(ctx.art)) if out.is_relative_to(ctx.art) else str(out)
+                if status == "ok" and out.is_file():
+                    manifest["artifacts"][rel] = {"size": out.stat().st_size, "sha256": sha256_file(out),
+                                                  "step": step.name}
+                else:
+                    manifest["artifacts"].pop(rel, None)
+            facts = record.get("facts") or {}
+            if step.name == "export-safetensors" and "torch" in facts:
+                manifest["tools"]["torch"] = facts["torch"]
+            if step.name == "export-onnx" and "onnx" in facts:
+                manifest["tools"]["onnx"] = facts["onnx"]
+            jsonio.write_atomic(ctx.art / "manifest.json", manifest)
+        on_event(BuildEvent("end", step.name, step.title, i, len(steps), text=reason, status=status,
+                            wall_s=wall))
+    return manifest
+
+
+def _run_step(ctx: BuildContext, step: Step, manifest: dict, on_line: Callable[[str], None],
+              cancel: threading.Event | None) -> tuple[str, str, dict]:
+    missing = [t for t in step.needs if shutil.which(t) is None]
+    if missing:
+        return "unavailable", f"{', '.join(missing)} not found on PATH", {}
+    for dep in step.after:
+        dep_status = manifest["steps"].get(dep, {}).get("status")
+        if dep_status != "ok":
+            why = manifest["steps"].get(dep, {}).get("reason") or dep_status or "not built"
+            return "skipped", f"needs step {dep} ({why})", {}
+    fingerprint = step.fingerprint()
+    previous = manifest["steps"].get(step.name, {})
+    if (previous.get("status") == "ok" and previous.get("fingerprint") == fingerprint
+            and all(o.exists() for o in step.outputs)):
+        return "up-to-date", "", previous
+    env = {**os.environ, **step.env}
+    tail: deque[str] = deque(maxlen=40)
+    try:
+        proc = subprocess.Popen(step.argv, cwd=step.cwd or ctx.root, env=env, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True, errors="replace", start_new_session=True)
+    except OSError as e:
+        return "failed", f"could not start {step.argv[0]}: {e}", {"fingerprint": fingerprint}
+    stdout_lines: list[str] = []
+    reader = threading.Thread(target=lambda: stdout_lines.extend(proc.stdout), daemon=True)
+    reader.start()
+    deadline = time.monotonic() + step.timeout_s
+    killed = ""
+    assert proc.stderr is not None
+    stderr_thread = threading.Thread(target=_pump, args=(proc.stderr, tail, on_line), daemon=True)
+    stderr_thread.start()
+    while proc.poll() is None:
+        if cancel is not None and cancel.is_set():
+            killed = "cancelled"
+        elif time.monotonic() > deadline:
+            killed = f"timed out after {step.timeout_s:.0f} s"
+        if killed:
+            _kill_group(proc)
+            break
+        time.sleep(0.05)
+    proc.wait()
+    reader.join(5)
+    stderr_thread.join(5)
+    for line in stdout_lines:
+        tail.append(line.rstrip("\n"))
+    record = {"fingerprint": fingerprint, "log_tail": list(tail)[-20:], "facts": _last_json(stdout_lines)}
+    if killed:
+        return "failed", killed, record
+    if proc.returncode != 0:
+        last = next((ln for ln in reversed(tail) if ln.strip()), "")
+        return "failed", f"exit {proc.returncode}: {last[:300]}", record
+    absent = [str(o) for o in step.outputs if not o.exists()]
+    if absent:
+        return "failed", f"finished but did not write {', '.join(absent)}", record
+    return "ok", "", record
+
+
+def _pump(stream, tail: deque, on_line: Callable[[str], None]) -> None:
+    for line in stream:
+        line = line.rstrip("\n")
+        tail.append(line)
+        on_line(line)
+
+
+def _kill_group(proc: subprocess.Popen) -> None:
+    import signal
+
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+
+
+def _last_json(lines: list[str]) -> dict:
+    for line in reversed(lines):
+        line = line.strip()
+        if line.startswith("{"):
+            try:
+                value = json.loads(line)
+            except ValueError:
+                return {}
+            return value if isinstance(value, dict) else {}
+    return {}
+
+
+def step_status(manifest: dict, name: str) -> tuple[str, str]:
+    """(status, reason) of a step in a manifest; ("not built", "") when it never ran."""
+    rec = manifest.get("steps", {}).get(name)
+    if not rec:
+        return "not built", ""
+    return rec.get("status", "?"), rec.get("reason", "")
+

@@ -1,0 +1,71 @@
+"""Logits against the eager reference: the numbers Polygraphy would report, not just OK."""
+
+from __future__ import annotations
+
+import math
+import struct
+from dataclasses import asdict, dataclass
+
+DEFAULT_TOL = 1e-6
+
+
+class ShapeError(ValueError):
+    """The logits are not a rectangular list of numbers of the reference's shape."""
+
+
+def _as_f32(x: float) -> float:
+    return struct.unpack("<f", struct.pack("<f", x))[0]
+
+
+@dataclass
+class Diff:
+    shape: list[int]
+    n: int
+    max_abs: float
+    mean_abs: float
+    max_rel: float
+    worst_index: list[int]      # [row, col] of the largest absolute difference
+    worst_got: float
+    worst_want: float
+    tol: float
+    within_tol: bool
+    abs_diffs: list[list[float]]
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    def line(self) -> str:
+        verdict = "OK" if self.within_tol else "FAIL"
+        return (f"logits n={self.n} max|diff|={self.max_abs:.3g} worst={tuple(self.worst_index)} "
+                f"tol={self.tol:g} {verdict}")
+
+
+def _matrix(values, name: str) -> list[list[float]]:
+    if not isinstance(values, list) or not values or not all(isinstance(r, list) for r in values):
+        raise ShapeError(f"{name} is not a 2-D list")
+    width = len(values[0])
+    if any(len(r) != width for r in values):
+        raise ShapeError(f"{name} rows have different lengths")
+    out = []
+    for r in values:
+        row = []
+        for v in r:
+            if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
+                raise ShapeError(f"{name} holds a non-finite or non-numeric value: {v!r}")
+            row.append(_as_f32(float(v)))
+        out.append(row)
+    return out
+
+
+def compare(got, want, tol: float = DEFAULT_TOL) -> Diff:
+    """Element-wise comparison as f32 values; raises ShapeError on a malformed or mismatched `got`."""
+    g, w = _matrix(got, "logits"), _matrix(want, "reference")
+    if (len(g), len(g[0])) != (len(w), len(w[0])):
+        raise ShapeError(f"logits have shape [{len(g)}, {len(g[0])}], expected [{len(w)}, {len(w[0])}]")
+    abs_d = [[abs(a - b) for a, b in zip(rg, rw)] for rg, rw in zip(g, w)]
+    flat = [(d, i, j) for i, row in enumerate(abs_d) for j, d in enumerate(row)]
+    worst, wi, wj = max(flat)
+    rel = max(d / abs(w[i][j]) if w[i][j] != 0 else (0.0 if d == 0 else math.inf) for d, i, j in flat)
+    return Diff(shape=[len(w), len(w[0])], n=len(flat), max_abs=worst, mean_abs=sum(d for d, _, _ in flat) / len(flat),
+                max_rel=rel, worst_index=[wi, wj], worst_got=g[wi][wj], worst_want=w[wi][wj], tol=tol,
+                within_tol=worst <= tol, abs_diffs=abs_d)

@@ -1,0 +1,40 @@
+"""What the Python runners share: stage timing, the module census, the JSON line, the error line."""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from collections import Counter
+
+
+class Stages:
+    """Wall-clock stages since process start of the runner module (time.perf_counter)."""
+
+    def __init__(self) -> None:
+        self.t = time.perf_counter()
+        self.ms: dict[str, float] = {}
+
+    def mark(self, name: str) -> None:
+        now = time.perf_counter()
+        self.ms[name] = round((now - self.t) * 1000, 3)
+        self.t = now
+
+
+def top_level_counts(names: set[str]) -> dict[str, int]:
+    counts = Counter(n.split(".")[0] for n in names)
+    return dict(counts.most_common())
+
+
+def emit(logits: list, stages: Stages, modules_added: set[str]) -> None:
+    print(json.dumps({
+        "logits": logits,
+        "stages_ms": stages.ms,
+        "modules_added": top_level_counts(modules_added),
+        "modules_added_total": len(modules_added),
+    }), flush=True)
+
+
+def fail(message: str, code: int = 1) -> "None":
+    print(f"error: {message}".replace("\n", " ")[:500], file=sys.stderr, flush=True)
+    sys.exit(code)
