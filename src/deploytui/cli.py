@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 
 
 def cmd_build(args: argparse.Namespace) -> int:
@@ -39,6 +40,157 @@ def _is_progress(line: str) -> bool:
     return s.startswith(("Compiling", "Finished", "warning:", "error", "[torch.onnx]", "Building"))
 
 
+def _fmt_ms(v: float) -> str:
+    return f"{v * 1000:9.1f} ms" if v >= 0.01 else f"{v * 1000:9.2f} ms"
+
+
+def _table_line(rec: dict) -> str:
+    from deploytui.inspect.form_view import human
+
+    wall, rss = rec["wall_s"], rec["peak_rss_bytes"]
+    if rec["status"] == "unavailable" or not wall:
+        return f"{rec['form']:<20} {rec['status']}: {rec['error']}"
+    ws = sorted(wall)
+    med = ws[len(ws) // 2] if len(ws) % 2 else (ws[len(ws) // 2 - 1] + ws[len(ws) // 2]) / 2
+    rs = sorted(rss)
+    line = (f"{rec['form']:<20} n={len(wall):<3} min={_fmt_ms(ws[0])} median={_fmt_ms(med)} "
+            f"max={_fmt_ms(ws[-1])}  rss={human(rs[len(rs) // 2]):>10}")
+    if rec.get("max_abs_diff") is not None:
+        line += f"  max|diff|={rec['max_abs_diff']:.3g} {'OK' if rec['within_tol'] else 'FAIL'}"
+    if rec.get("stages_ms"):
+        st = rec["stages_ms"]
+        line += (f"\n{'':<20} import {st.get('import', 0):8.1f} ms  load {st.get('load', 0):8.1f} ms  "
+                 f"forward#1 {st.get('forward', 0):7.2f} ms  load added {rec.get('modules_added_total') or 0} modules")
+        top = list((rec.get("modules_added") or {}).items())[:4]
+        if top:
+            line += ": " + ", ".join(f"{k} {v}" for k, v in top)
+    if rec.get("error"):
+        line += f"\n{'':<20} {rec['status']}: {rec['error']}"
+    return line
+
+
+def _check_counts(args: argparse.Namespace) -> str:
+    if args.n < 1 or args.warmup < 0 or args.timeout <= 0:
+        return "need -n >= 1, --warmup >= 0, --timeout > 0"
+    return ""
+
+
+def cmd_bench(args: argparse.Namespace) -> int:
+    import json
+
+    from deploytui import bench, forms, machine, results
+    from deploytui.build import load_manifest
+    from deploytui.build.context import BuildContext
+
+    if err := _check_counts(args):
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    try:
+        chosen = [forms.get(k) for k in args.forms] if args.forms else list(forms.FORMS)
+    except KeyError as e:
+        print(f"error: {e.args[0]}", file=sys.stderr)
+        return 2
+    store = results.load()
+    for msg in store.dropped:
+        print(f"warning: {msg}", file=sys.stderr)
+    manifest = load_manifest(BuildContext.default())
+    records = []
+    for form in chosen:
+        if not args.json:
+            print(f"{form.key} …", end="\r", file=sys.stderr, flush=True)
+        rec = bench.bench_form(form, n=args.n, warmup=args.warmup, timeout_s=args.timeout, manifest=manifest)
+        store.put(rec)
+        records.append(rec)
+        if not args.json:
+            print(_table_line(rec), flush=True)
+    if args.json:
+        print(json.dumps({"machine": machine.info(), "tools": manifest.get("tools", {}), "forms": records},
+                         indent=1))
+    bad = [r for r in records if r["status"] != "ok" or r["within_tol"] is False]
+    return 1 if bad else 0
+
+
+def cmd_measure(args: argparse.Namespace) -> int:
+    import json
+    import os
+
+    from deploytui.measure import MeasureError, measure
+
+    if err := _check_counts(args):
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    command = args.cmd[1:] if args.cmd[:1] == ["--"] else args.cmd
+    if not command:
+        print("error: give a command after --", file=sys.stderr)
+        return 2
+    try:
+        m = measure(command, n=args.n, warmup=args.warmup, timeout_s=args.timeout)
+    except MeasureError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    s = m.summary()
+    rec = {"form": None, "argv": s["argv"], "cwd": os.getcwd(), "status": s["status"], "error": s["error"],
+           "wall_s": s["wall_s"], "peak_rss_bytes": s["peak_rss_bytes"], "exit_codes": s["exit_codes"],
+           "stages_ms": None, "max_abs_diff": None, "within_tol": None,
+           "stderr_tail": (m.runs or m.warmup)[-1].stderr_tail if (m.runs or m.warmup) else []}
+    if args.json:
+        print(json.dumps(rec, indent=1))
+    else:
+        rec["form"] = " ".join(command)[:20]
+        print(_table_line(rec))
+    return 0 if m.ok else 1
+
+
+def cmd_inspect(args: argparse.Namespace) -> int:
+    from deploytui import forms
+    from deploytui.build import load_manifest
+    from deploytui.build.context import BuildContext
+    from deploytui.inspect import form_view
+
+    try:
+        form = forms.get(args.form)
+    except KeyError as e:
+        print(f"error: {e.args[0]}", file=sys.stderr)
+        return 2
+    manifest = load_manifest(BuildContext.default())
+    print(f"{form.key}: {form.title} ({form.family})")
+    if form.note:
+        print(f"  {form.note}")
+    errors = 0
+    for sec in form_view.sections(form, manifest):
+        print(f"\n== {sec.tab}: {sec.title}")
+        if sec.error:
+            errors += 1
+            print(f"  ! {sec.error}")
+        elif sec.kind in ("table", "tree"):
+            widths = [max([len(c)] + [len(r[i]) for r in sec.rows if i < len(r)]) for i, c in enumerate(sec.columns)]
+            widths[-1] = 0
+            print("  " + "  ".join(c.ljust(w) for c, w in zip(sec.columns, widths)))
+            for r in sec.rows:
+                print("  " + "  ".join(c.ljust(w) for c, w in zip(r, widths)))
+        else:
+            text = sec.text if args.full or len(sec.text) < 6000 else sec.text[:6000] + "\n… (--full shows all)"
+            print("\n".join("  " + ln for ln in text.splitlines()))
+    return 1 if errors else 0
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    from deploytui import results
+    from deploytui.build import load_manifest
+    from deploytui.build.context import BuildContext
+    from deploytui.report import write_report
+
+    store = results.load()
+    for msg in store.dropped:
+        print(f"warning: {msg}", file=sys.stderr)
+    if not store.forms:
+        print("error: no results yet: run `deploytui bench` (or r / a in the app) first", file=sys.stderr)
+        return 1
+    path = write_report(store, load_manifest(BuildContext.default()), args.format, args.output)
+    print(f"wrote {path}")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="deploytui", description=__doc__)
     sub = p.add_subparsers(dest="command")
@@ -47,6 +199,34 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--only", action="append", metavar="STEP", help="run only this step (repeatable)")
     b.add_argument("-v", "--verbose", action="store_true", help="show every line the steps print")
     b.set_defaults(func=cmd_build)
+
+    def counts(q: argparse.ArgumentParser, n: int) -> None:
+        q.add_argument("-n", type=int, default=n, help=f"counted runs (default {n})")
+        q.add_argument("--warmup", type=int, default=1, help="runs before counting (default 1)")
+        q.add_argument("--timeout", type=float, default=120.0, help="seconds before a run is killed (default 120)")
+        q.add_argument("--json", action="store_true", help="print JSON (schema in README)")
+
+    be = sub.add_parser("bench", help="measure forms (all by default); exits 1 if one fails or misses tolerance")
+    be.add_argument("forms", nargs="*", metavar="FORM", help="form keys (see `deploytui inspect --help`)")
+    counts(be, 20)
+    be.set_defaults(func=cmd_bench)
+
+    me = sub.add_parser("measure", help="measure any command the same way: deploytui measure -- CMD ARG...")
+    counts(me, 20)
+    me.add_argument("cmd", nargs=argparse.REMAINDER, metavar="-- COMMAND [ARG ...]")
+    me.set_defaults(func=cmd_measure)
+
+    from deploytui.forms import BY_KEY
+
+    ins = sub.add_parser("inspect", help="what a form ships and what is inside its artifacts")
+    ins.add_argument("form", choices=list(BY_KEY), metavar="FORM", help=", ".join(BY_KEY))
+    ins.add_argument("--full", action="store_true", help="print long code sections whole")
+    ins.set_defaults(func=cmd_inspect)
+
+    rep = sub.add_parser("report", help="write the report from the stored results")
+    rep.add_argument("-o", "--output", type=Path, help="file to write (default reports/deploytui-report-DATE.FMT)")
+    rep.add_argument("--format", choices=["md", "json", "csv"], default="md")
+    rep.set_defaults(func=cmd_report)
     return p
 
 
@@ -56,4 +236,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.command is None:
         print("app not yet available", file=sys.stderr)
         return 0
-    return args.func(args)
+    try:
+        return args.func(args)
+    except BrokenPipeError:  # e.g. `deploytui inspect X | head`
+        sys.stderr.close()
+        return 0
