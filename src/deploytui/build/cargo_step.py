@@ -1,0 +1,204 @@
+"""Runs one Rust (burn) build step: cargo build, copy the results into artifacts, run a tool.
+
+Usage: python -m deploytui.build.cargo_step STEP --art ART --rust RUST_DIR --target CARGO_TARGET
+STEP is one of burn-convert, burn-deploy, burn-onnx-file, burn-onnx-embed, burn-capture (the
+build step names in deploytui.build.rust). cargo's progress and diagnostics go to stderr as they
+come; the last stdout line is one JSON object of facts (binary sizes, tool versions, warnings).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+WARNING_RE = re.compile(r"^warning: (?!`[^`]+` \(.*\) generated \d+ warnings?)(.*)$")
+
+
+class StepError(Exception):
+    pass
+
+
+@dataclass
+class Cargo:
+    rust: Path
+    target: Path
+    warnings: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+
+    def build(self, package: str, *, bins: tuple[str, ...] = (), features: tuple[str, ...] = (),
+              env: dict[str, str] | None = None) -> dict:
+        """cargo build --release --locked; returns {"bins": {name: path}, "out_dirs": {pkg: dir}}."""
+        argv = ["cargo", "build", "--release", "--locked", "-p", package,
+                "--message-format=json-render-diagnostics"]
+        for b in bins:
+            argv += ["--bin", b]
+        if features:
+            argv += ["--features", ",".join(features)]
+        full_env = {**os.environ, "CARGO_TARGET_DIR": str(self.target), **(env or {})}
+        print("$ " + " ".join(argv), file=sys.stderr, flush=True)
+        t0 = time.monotonic()
+        proc = subprocess.Popen(argv, cwd=self.rust, env=full_env, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True, bufsize=1)
+        found: dict = {"bins": {}, "out_dirs": {}}
+        # stderr: cargo's progress and the rendered diagnostics, streamed through as they come
+        def pump_stderr() -> None:
+            assert proc.stderr is not None
+            for line in proc.stderr:
+                sys.stderr.write(line)
+                sys.stderr.flush()
+                m = WARNING_RE.match(line.rstrip("\n"))
+                if m and m.group(1) not in self.warnings:
+                    self.warnings.append(m.group(1))
+
+        t = threading.Thread(target=pump_stderr, daemon=True)
+        t.start()
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            try:
+                msg = json.loads(line)
+            except json.JSONDecodeError:
+                sys.stderr.write(line)
+                continue
+            reason = msg.get("reason")
+            name = msg.get("package_id", "")
+            if reason == "compiler-artifact" and msg.get("executable"):
+                found["bins"][msg["target"]["name"]] = Path(msg["executable"])
+            elif reason == "build-script-executed":
+                found["out_dirs"][_package_name(name)] = Path(msg["out_dir"])
+        rc = proc.wait()
+        t.join()
+        self.seconds += time.monotonic() - t0
+        if rc != 0:
+            raise StepError(f"cargo build -p {package} failed (exit {rc})")
+        for b in bins:
+            if b not in found["bins"]:
+                raise StepError(f"cargo did not report binary {b}")
+        return found
+
+
+def _package_name(package_id: str) -> str:
+    # "path+file:///.../store-onnx#0.1.0" or "registry+...#burn-core@0.22.1"
+    tail = package_id.rsplit("/", 1)[-1]
+    name = tail.split("#", 1)[0]
+    if "#" in tail and "@" in tail.split("#", 1)[1]:
+        name = tail.split("#", 1)[1].split("@", 1)[0]
+    return name
+
+
+def _copy(src: Path, dst: Path) -> int:
+    dst.parent.mkdir(parents=True, exist_ok=True)
+    tmp = dst.with_name(dst.name + ".tmp")
+    shutil.copy2(src, tmp)
+    os.replace(tmp, dst)
+    return dst.stat().st_size
+
+
+def _run(argv: list[str]) -> str:
+    print("$ " + " ".join(argv), file=sys.stderr, flush=True)
+    proc = subprocess.run(argv, capture_output=True, text=True)
+    sys.stderr.write(proc.stderr)
+    if proc.returncode != 0:
+        raise StepError(f"{Path(argv[0]).name} failed (exit {proc.returncode}): {proc.stderr.strip()}")
+    return proc.stdout
+
+
+def _version(tool: str) -> str:
+    try:
+        return subprocess.run([tool, "--version"], capture_output=True, text=True).stdout.strip()
+    except OSError:
+        return "?"
+
+
+def burn_convert(cargo: Cargo, art: Path) -> dict:
+    found = cargo.build("store-deploy", bins=("convert",), features=("st",))
+    size = _copy(found["bins"]["convert"], art / "bin" / "convert")
+    _run([str(art / "bin" / "convert"), str(art / "a1.safetensors"), str(art / "a1.bpk")])
+    return {"sizes": {"bin/convert": size, "a1.bpk": (art / "a1.bpk").stat().st_size}}
+
+
+def burn_deploy(cargo: Cargo, art: Path) -> dict:
+    bpk = art / "a1.bpk"
+    if not bpk.is_file():
+        raise StepError(f"{bpk} is missing: run burn-convert first")
+    env = {"DEPLOYTUI_BPK": str(bpk)}
+    # infer-file and infer-embed without the store/safetensors features, infer-st with them
+    found = cargo.build("store-deploy", bins=("infer-file", "infer-embed"), env=env)
+    sizes = {f"bin/{b}": _copy(found["bins"][b], art / "bin" / b) for b in ("infer-file", "infer-embed")}
+    found = cargo.build("store-deploy", bins=("infer-st",), features=("st",), env=env)
+    sizes["bin/infer-st"] = _copy(found["bins"]["infer-st"], art / "bin" / "infer-st")
+    return {"sizes": sizes}
+
+
+def burn_onnx(cargo: Cargo, art: Path, embed: bool) -> dict:
+    onnx = art / "a1.onnx"
+    if not onnx.is_file():
+        raise StepError(f"{onnx} is missing: run export-onnx first")
+    found = cargo.build("store-onnx", bins=("store-onnx",), features=("embed",) if embed else (),
+                        env={"DEPLOYTUI_ONNX": str(onnx)})
+    name = "burn-onnx-embed" if embed else "burn-onnx-file"
+    sizes = {f"bin/{name}": _copy(found["bins"]["store-onnx"], art / "bin" / name)}
+    out_dir = found["out_dirs"].get("store-onnx")
+    if out_dir is None:
+        raise StepError("cargo did not report store-onnx's build-script OUT_DIR")
+    model = out_dir / "model"
+    rs_name = "a1_embed.rs" if embed else "a1.rs"
+    sizes[f"onnx/{rs_name}"] = _copy(model / "a1.rs", art / "onnx" / rs_name)
+    facts: dict = {"sizes": sizes, "out_dir": str(out_dir)}
+    if not embed:
+        sizes["onnx/a1.bpk"] = _copy(model / "a1.bpk", art / "onnx" / "a1.bpk")
+        facts["baked_bpk_path"] = str(model / "a1.bpk")
+    return facts
+
+
+def burn_capture(cargo: Cargo, art: Path) -> dict:
+    found = cargo.build("store-capture", bins=("store-capture",))
+    exe = art / "bin" / "store-capture"
+    size = _copy(found["bins"]["store-capture"], exe)
+    out = _run([str(exe), str(art / "a1.bpk"), str(art / "capture.json")])
+    summary = json.loads(out.strip().splitlines()[-1]) if out.strip() else {}
+    return {"sizes": {"bin/store-capture": size}, "capture": summary}
+
+
+STEPS = {
+    "burn-convert": burn_convert,
+    "burn-deploy": burn_deploy,
+    "burn-onnx-file": lambda c, a: burn_onnx(c, a, embed=False),
+    "burn-onnx-embed": lambda c, a: burn_onnx(c, a, embed=True),
+    "burn-capture": burn_capture,
+}
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="deploytui.build.cargo_step")
+    p.add_argument("step", choices=sorted(STEPS))
+    p.add_argument("--art", type=Path, required=True)
+    p.add_argument("--rust", type=Path, required=True)
+    p.add_argument("--target", type=Path, required=True)
+    args = p.parse_args(argv)
+    cargo = Cargo(rust=args.rust, target=args.target)
+    try:
+        facts = STEPS[args.step](cargo, args.art.resolve())
+    except StepError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 1
+    facts.update({
+        "cargo": _version("cargo"),
+        "rustc": _version("rustc"),
+        "cargo_seconds": round(cargo.seconds, 1),
+        "warnings": cargo.warnings,
+    })
+    print(json.dumps(facts))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

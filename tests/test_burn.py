@@ -1,0 +1,151 @@
+"""Integration tests of the Rust (burn) forms, on a built artifacts folder.
+
+Needs the session fixture `built_artifacts` (tests/conftest.py): the full build, run once.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+TOL = 1e-6
+
+# binary -> model-file arguments (relative to artifacts/)
+RUNNERS = {
+    "infer-file": ("a1.bpk",),
+    "infer-embed": (),
+    "infer-st": ("a1.safetensors",),
+    "burn-onnx-file": (),
+    "burn-onnx-embed": (),
+}
+
+SYSTEM_LIBS = re.compile(
+    r"^(linux-vdso|linux-gate|ld-linux[-\w.]*|libc|libm|libgcc_s|libpthread|libdl|librt|libutil)(\.so[.\d]*)?$"
+)
+
+
+def _art(built) -> Path:
+    if isinstance(built, (str, os.PathLike)):
+        return Path(built)
+    return Path(built.art)  # e.g. a BuildContext
+
+
+@pytest.fixture(scope="module")
+def art(built_artifacts) -> Path:
+    art = _art(built_artifacts)
+    missing = [b for b in RUNNERS if not (art / "bin" / b).is_file()]
+    if missing and shutil.which("cargo") is None:
+        pytest.skip("no cargo on this machine: the burn forms are unavailable")
+    assert not missing, f"burn binaries not built: {missing}"
+    return art
+
+
+@pytest.fixture(scope="module")
+def eager() -> list[list[float]]:
+    import torch
+
+    from deploytui.model import a1_input, a1_model
+
+    with torch.no_grad():
+        return a1_model()(a1_input()).tolist()
+
+
+def _run(argv: list[str], **kw) -> subprocess.CompletedProcess:
+    env = {**os.environ, "RUST_BACKTRACE": "1"}
+    return subprocess.run(argv, capture_output=True, text=True, timeout=60, env=env, **kw)
+
+
+def _logits(proc: subprocess.CompletedProcess) -> list[list[float]]:
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.strip().splitlines()
+    assert len(lines) == 1, proc.stdout
+    return json.loads(lines[0])["logits"]
+
+
+def _max_diff(a: list[list[float]], b: list[list[float]]) -> float:
+    assert len(a) == len(b) == 4 and all(len(r) == 3 for r in a + b)
+    return max(abs(x - y) for ra, rb in zip(a, b) for x, y in zip(ra, rb))
+
+
+@pytest.mark.parametrize("exe", list(RUNNERS))
+def test_logits_match_eager(art, eager, exe):
+    proc = _run([str(art / "bin" / exe), *(str(art / f) for f in RUNNERS[exe])])
+    assert _max_diff(_logits(proc), eager) <= TOL
+
+
+@pytest.mark.parametrize("exe", list(RUNNERS))
+def test_links_only_system_libraries(art, exe):
+    if shutil.which("ldd") is None:
+        pytest.skip("no ldd")
+    out = subprocess.run(["ldd", str(art / "bin" / exe)], capture_output=True, text=True).stdout
+    names = [line.split()[0].rsplit("/", 1)[-1] for line in out.splitlines() if line.strip()]
+    assert names, out
+    foreign = [n for n in names if not SYSTEM_LIBS.match(n)]
+    assert not foreign, f"{exe} links {foreign}"
+
+
+def test_embed_binaries_ship_alone(art, eager, tmp_path):
+    """The embed forms carry their weights: a lone copy elsewhere still runs."""
+    for exe in ("infer-embed", "burn-onnx-embed"):
+        lone = tmp_path / exe
+        shutil.copy2(art / "bin" / exe, lone)
+        assert _max_diff(_logits(_run([str(lone)], cwd=tmp_path)), eager) <= TOL
+
+
+def test_capture_lists_the_forward_ops(art):
+    doc = json.loads((art / "capture.json").read_text())
+    kinds = [op["kind"].lower() for op in doc["operations"]]
+    for op in ("matmul", "reshape", "add", "relu"):
+        assert any(op in k for k in kinds), f"{op} not in {kinds}"
+    assert len(doc["inputs"]) == 1 and len(doc["outputs"]) == 1
+    ids = {t["id"] for op in doc["operations"] for t in op["inputs"] + op["outputs"]}
+    assert set(doc["inputs"]) <= ids and set(doc["outputs"]) <= ids
+    first_matmul = next(op for op in doc["operations"] if "matmul" in op["kind"].lower())
+    assert [t["shape"] for t in first_matmul["inputs"]] == [[4, 4], [4, 8]]
+    assert sorted(v["shape"] for v in doc["values"]) == sorted([[4, 8], [8], [8, 3], [3], [4, 4]])
+
+
+def test_generated_onnx_code_is_shown(art):
+    file_rs = (art / "onnx" / "a1.rs").read_text()
+    embed_rs = (art / "onnx" / "a1_embed.rs").read_text()
+    assert "pub struct Model" in file_rs and "pub struct Model" in embed_rs
+    assert "from_file" in file_rs and "from_embedded" in embed_rs
+    assert (art / "onnx" / "a1.bpk").stat().st_size > 0
+
+
+def _assert_one_line_error(proc: subprocess.CompletedProcess) -> None:
+    assert proc.returncode == 1, (proc.returncode, proc.stderr)
+    assert proc.stdout == ""
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: "), proc.stderr
+
+
+def test_infer_file_missing_bpk(art, tmp_path):
+    _assert_one_line_error(_run([str(art / "bin" / "infer-file"), str(tmp_path / "nope.bpk")]))
+
+
+def test_infer_file_truncated_bpk(art, tmp_path):
+    data = (art / "a1.bpk").read_bytes()
+    for n, cut in enumerate((0, 16, len(data) // 2, len(data) - 1)):
+        bad = tmp_path / f"cut{n}.bpk"
+        bad.write_bytes(data[:cut])
+        _assert_one_line_error(_run([str(art / "bin" / "infer-file"), str(bad)]))
+
+
+def test_infer_st_damaged_safetensors(art, tmp_path):
+    data = (art / "a1.safetensors").read_bytes()
+    bad = tmp_path / "a1.safetensors"
+    bad.write_bytes(data[: len(data) // 2])
+    _assert_one_line_error(_run([str(art / "bin" / "infer-st"), str(bad)]))
+    _assert_one_line_error(_run([str(art / "bin" / "infer-st"), str(tmp_path / "missing.safetensors")]))
+
+
+def test_bad_arguments(art):
+    _assert_one_line_error(_run([str(art / "bin" / "infer-file")]))
+    _assert_one_line_error(_run([str(art / "bin" / "infer-embed"), "extra"]))
