@@ -234,8 +234,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     if args.command is None:
-        print("app not yet available", file=sys.stderr)
-        return 0
+        from deploytui.tui import run_app
+
+        return run_app()
     try:
         return args.func(args)
     except BrokenPipeError:  # e.g. `deploytui inspect X | head`

@@ -1,0 +1,57 @@
+"""The build screen (key b): progress through the build steps and their log, fed by BuildEvents."""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical
+from textual.screen import Screen
+from textual.widgets import Footer, ProgressBar, RichLog, Static
+
+STATUS_STYLE = {"ok": "green", "up-to-date": "dim green", "failed": "bold red", "unavailable": "yellow",
+                "skipped": "yellow"}
+
+
+class BuildScreen(Screen):
+    BINDINGS = [Binding("escape", "close", "Close / cancel", id="build-close")]
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="build-box"):
+            yield Static("Building…", id="build-status")
+            yield ProgressBar(total=None, show_eta=False, id="build-progress")
+            yield RichLog(id="build-log", max_lines=5000, wrap=False, markup=False)
+        yield Footer()
+
+    def add_event(self, e) -> None:
+        log = self.query_one("#build-log", RichLog)
+        bar = self.query_one("#build-progress", ProgressBar)
+        status = self.query_one("#build-status", Static)
+        if e.kind == "plan":
+            bar.update(total=max(e.total, 1), progress=0)
+            log.write(Text(f"plan: {e.text}", style="dim"))
+        elif e.kind == "start":
+            status.update(Text(f"[{e.index}/{e.total}] {e.step}: {e.title}"))
+            log.write(Text(f"[{e.index}/{e.total}] {e.step}: {e.title}", style="bold"))
+        elif e.kind == "line":
+            log.write(Text(f"    {e.text}"))
+        elif e.kind == "end":
+            bar.update(progress=e.index)
+            t = Text(f"    {e.status}", style=STATUS_STYLE.get(e.status, ""))
+            t.append(f" ({e.wall_s:.1f} s)" + (f" — {e.text}" if e.text else ""))
+            log.write(t)
+
+    def finished(self, manifest: dict, cancelled: bool, error: str) -> None:
+        steps = manifest.get("steps", {}) if manifest else {}
+        bad = [n for n, r in steps.items() if r.get("status") not in ("ok", "up-to-date")]
+        msg = (f"build failed: {error}" if error else "build cancelled" if cancelled
+               else f"build finished: {len(steps) - len(bad)} steps ok" + (f", not ok: {', '.join(bad)}" if bad else ""))
+        self.query_one("#build-status", Static).update(Text(msg + " — escape returns", style="bold"))
+        self.query_one("#build-log", RichLog).write(Text(msg, style="bold"))
+
+    def action_close(self) -> None:
+        if self.app.job == "build":
+            self.app.cancel_event.set()
+            self.notify("Cancelling the build…")
+            return
+        self.dismiss()

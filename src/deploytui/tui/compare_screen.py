@@ -1,0 +1,140 @@
+"""The compare screen (key c): every form side by side, sortable, with two bar charts."""
+
+from __future__ import annotations
+
+import math
+
+from rich.text import Text
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.screen import Screen
+from textual.widgets import DataTable, Footer, Static
+
+from deploytui import forms
+from deploytui.tui import fmt
+from deploytui.tui.widgets.chart import PlotextChart, bars
+
+COLUMNS = [("form", "Form"), ("runtime", "Runtime"), ("ships", "What ships"), ("size", "Ship size"),
+           ("start_min", "Start min"), ("start_med", "Start median"), ("rss", "Peak RSS"), ("diff", "max|diff|"),
+           ("verdict", "Verdict")]
+
+
+class Cell:
+    """A table cell that shows `text` and sorts by `raw` (None sorts last)."""
+
+    def __init__(self, raw, text: str, style: str = "", right: bool = False) -> None:
+        self.raw, self.text, self.style, self.right = raw, text, style, right
+
+    def __rich__(self) -> Text:
+        return Text(self.text, style=self.style, justify="right" if self.right else "left")
+
+    def sort_key(self):
+        if self.raw is None or (isinstance(self.raw, float) and math.isnan(self.raw)):
+            return (1, 0)
+        return (0, self.raw)
+
+
+def ship_size(form: forms.Form, manifest: dict) -> int | None:
+    arts = manifest.get("artifacts", {})
+    total, known = 0, False
+    for p in form.ship_paths():
+        size = None
+        for key, info in arts.items():
+            if p.as_posix().endswith("/" + key):
+                size = info.get("size")
+                break
+        if size is None and p.exists():
+            size = p.stat().st_size
+        if size is not None:
+            total += size
+            known = True
+    return total if known else None
+
+
+def row_cells(form: forms.Form, why: str, rec: dict | None, manifest: dict) -> list[Cell]:
+    ok = fmt.ok_runs(rec)
+    walls = (rec or {}).get("wall_s") if ok else None
+    rss = fmt.median((rec or {}).get("peak_rss_bytes")) if ok else None
+    size = ship_size(form, manifest)
+    ships = ", ".join(p.name for p in form.ship_paths()) or "–"
+    diff = (rec or {}).get("max_abs_diff")
+    if why and not rec:
+        verdict = Cell(4, fmt.short_reason(why), "grey50")
+    else:
+        mark = fmt.verdict_mark(rec)
+        verdict = Cell({fmt.CHECK: 0, fmt.CROSS: 1}.get(mark, 3 if not rec else 2),
+                       {fmt.CHECK: "✓ ok", fmt.CROSS: "✗ differs", fmt.BANG: "! failed"}.get(mark, "not run"),
+                       "green" if mark == fmt.CHECK else "red" if mark.strip() else "grey50")
+    return [
+        Cell(form.key, form.key, "bold" if not why else "grey62"),
+        Cell(form.runtime, forms.RUNTIME_TITLES.get(form.runtime, form.runtime).split(" and ")[0]),
+        Cell(ships, ships),
+        Cell(size, fmt.size(size), right=True),
+        Cell(fmt.minimum(walls), fmt.seconds(fmt.minimum(walls)) if walls else "–", right=True),
+        Cell(fmt.median(walls), fmt.seconds(fmt.median(walls)) if walls else "–", right=True),
+        Cell(rss, fmt.size(rss) if rss else "–", right=True),
+        Cell(diff if isinstance(diff, (int, float)) else None,
+             f"{diff:.2g}" if isinstance(diff, (int, float)) else "–", right=True),
+        verdict,
+    ]
+
+
+class CompareScreen(Screen):
+    BINDINGS = [
+        Binding("escape,c", "close", "Back", id="compare-close"),
+        Binding("s", "sort", "Sort by column", id="compare-sort"),
+    ]
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._sorted: tuple[str, bool] | None = None
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="compare-box"):
+            yield Static(Text("Every form side by side — s (or a click on a header) sorts by the cursor's column",
+                              style="dim"), id="compare-hint")
+            yield DataTable(id="compare-table", cursor_type="cell", zebra_stripes=True)
+            with Horizontal(id="compare-charts"):
+                yield PlotextChart("no form measured yet", id="chart-start")
+                yield PlotextChart("no form measured yet", id="chart-rss")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        table = self.query_one("#compare-table", DataTable)
+        for key, label in COLUMNS:
+            table.add_column(label, key=key)
+        app = self.app
+        for f in forms.FORMS:
+            table.add_row(*row_cells(f, app.status.get(f.key, ""), app.store.forms.get(f.key), app.manifest),
+                          key=f.key)
+        table.focus()
+        measured = [(f.key, app.store.forms[f.key]) for f in forms.FORMS if fmt.ok_runs(app.store.forms.get(f.key))]
+        if measured:
+            labels = [k for k, _ in measured]
+            starts = [fmt.median(r["wall_s"]) * 1e3 for _, r in measured]
+            rss = [fmt.median(r["peak_rss_bytes"]) / (1 << 20) for _, r in measured]
+            self.query_one("#chart-start", PlotextChart).plot(
+                bars(labels, starts, title="start-up median (log scale)", log=True,
+                     value_text=lambda v: fmt.seconds(v / 1e3)))
+            self.query_one("#chart-rss", PlotextChart).plot(
+                bars(labels, rss, title="peak RSS median",
+                     value_text=lambda v: fmt.size(v * (1 << 20))))
+
+    def sort_by(self, column: str) -> None:
+        reverse = self._sorted == (column, False)
+        self.query_one("#compare-table", DataTable).sort(column, key=lambda c: c.sort_key(), reverse=reverse)
+        self._sorted = (column, reverse)
+
+    def action_sort(self) -> None:
+        table = self.query_one("#compare-table", DataTable)
+        col = table.ordered_columns[table.cursor_column].key.value
+        self.sort_by(col)
+
+    @on(DataTable.HeaderSelected, "#compare-table")
+    def _header(self, event: DataTable.HeaderSelected) -> None:
+        self.sort_by(event.column_key.value)
+
+    def action_close(self) -> None:
+        self.dismiss()

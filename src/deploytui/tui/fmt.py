@@ -1,0 +1,76 @@
+"""Numbers and record fields as short strings for the screens. Pure functions, no Textual."""
+
+from __future__ import annotations
+
+import statistics
+
+CHECK, CROSS, BANG = "✓", "✗", "!"
+
+
+def seconds(s: float | None) -> str:
+    if s is None:
+        return "–"
+    if s < 1e-3:
+        return f"{s * 1e6:.0f}µs"
+    if s < 1.0:
+        return f"{s * 1e3:.1f}ms" if s < 0.1 else f"{s * 1e3:.0f}ms"
+    return f"{s:.2f}s"
+
+
+def size(n: float | None) -> str:
+    """Bytes in binary units, 3 significant digits: 812M, 2.8M, 11.6K, 1.2G."""
+    if n is None:
+        return "–"
+    for unit, scale in (("G", 1 << 30), ("M", 1 << 20), ("K", 1 << 10)):
+        if n >= scale:
+            v = n / scale
+            return f"{v:.1f}{unit}" if v < 100 else f"{v:.0f}{unit}"
+    return f"{int(n)}B"
+
+
+def median(values: list | None) -> float | None:
+    vals = [v for v in (values or []) if isinstance(v, (int, float))]
+    return statistics.median(vals) if vals else None
+
+
+def minimum(values: list | None) -> float | None:
+    vals = [v for v in (values or []) if isinstance(v, (int, float))]
+    return min(vals) if vals else None
+
+
+def ok_runs(rec: dict | None) -> bool:
+    return bool(rec) and rec.get("status") == "ok" and bool(rec.get("wall_s"))
+
+
+def verdict_mark(rec: dict | None) -> str:
+    """✓ within tolerance, ✗ beyond it, ! failed run, blank when never run."""
+    if not rec:
+        return " "
+    if rec.get("status") != "ok":
+        return BANG
+    return CHECK if rec.get("within_tol") else CROSS
+
+
+def verdict_text(rec: dict | None) -> str:
+    if not rec:
+        return "not run"
+    if rec.get("status") == "unavailable":
+        return "unavailable"
+    if rec.get("status") != "ok":
+        return "failed"
+    d = rec.get("diff") or {}
+    if rec.get("within_tol"):
+        return f"OK (max|diff| {d.get('max_abs', 0):.3g} ≤ {d.get('tol', 0):g})"
+    return f"FAIL (max|diff| {d.get('max_abs', float('nan')):.3g} > {d.get('tol', 0):g})"
+
+
+def short_reason(why: str) -> str:
+    """The first words of an availability reason, for a list row."""
+    if not why:
+        return ""
+    if why.startswith("not built"):
+        return "not built"
+    if why.startswith("missing artifact"):
+        return "missing file"
+    head = why.split(":", 1)[0]
+    return head[:14]

@@ -1,0 +1,151 @@
+"""The main screen: header line, the forms on the left, the highlighted form's detail on the right."""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.screen import Screen
+from textual.widgets import Footer, OptionList, Static, TabbedContent, TabPane
+
+from deploytui import forms
+from deploytui.tui import fmt
+from deploytui.tui.widgets.diff_view import DiffView
+from deploytui.tui.widgets.form_list import FormList
+from deploytui.tui.widgets.run_view import RunView
+from deploytui.tui.widgets.sections_view import SectionsView
+
+INSPECT_TABS = ("Artifact", "Code", "Graph", "Symbols")
+
+
+TAB_KEYS = [(str(i), name.lower()) for i, name in enumerate((*INSPECT_TABS, "Run", "Diff"), 1)]
+
+
+class MainScreen(Screen):
+    BINDINGS = [
+        Binding(key, f"show_tab('{name}')", name.title(), show=False, id=f"tab-{name}") for key, name in TAB_KEYS
+    ]
+
+    def compose(self) -> ComposeResult:
+        with Horizontal(id="header"):
+            yield Static(id="header-title")
+            yield Static(id="header-built")
+        yield Static(id="banner")
+        with Horizontal(id="body"):
+            yield FormList(id="forms")
+            with Vertical(id="detail"):
+                yield Static(id="detail-title")
+                with TabbedContent(id="tabs", initial="tab-artifact"):
+                    for tab in INSPECT_TABS:
+                        with TabPane(tab, id=f"tab-{tab.lower()}"):
+                            yield SectionsView(tab, id=f"sections-{tab.lower()}")
+                    with TabPane("Run", id="tab-run"):
+                        yield RunView(id="run-view")
+                    with TabPane("Diff", id="tab-diff"):
+                        yield DiffView(id="diff-view")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.query_one("#forms", FormList).border_title = "Forms"
+        self.refresh_all()
+        self.query_one("#forms", FormList).focus()
+
+    # ---- what the app calls -------------------------------------------------------------
+    @property
+    def current(self) -> str:
+        return self.query_one("#forms", FormList).highlighted_key or forms.FORMS[0].key
+
+    def refresh_all(self) -> None:
+        app = self.app
+        self._header()
+        banner = self.query_one("#banner", Static)
+        if app.store.dropped:
+            banner.update(Text("⚠ results file damaged: " + "; ".join(app.store.dropped), style="bold"))
+            banner.display = True
+        else:
+            banner.display = False
+        running = app.live.form if app.live else ""
+        self.query_one("#forms", FormList).populate(app.status, app.store.forms, running)
+        self.show_detail(self.current)
+
+    def refresh_form(self, key: str) -> None:
+        app = self.app
+        self.query_one("#forms", FormList).refresh_form(
+            key, app.status.get(key, ""), app.store.forms.get(key), bool(app.live and app.live.form == key))
+        if key == self.current:
+            self.show_detail(key)
+
+    def show_live(self, key: str) -> None:
+        if key == self.current:
+            self._run_view(key)
+
+    def show_tab(self, name: str) -> None:
+        self.query_one("#tabs", TabbedContent).active = f"tab-{name}"
+
+    def action_show_tab(self, name: str) -> None:
+        self.show_tab(name)
+
+    def _header(self) -> None:
+        app = self.app
+        tools = app.manifest.get("tools", {})
+        built = sum(1 for f in forms.FORMS if not app.status.get(f.key))
+        t = Text("deploytui", style="bold")
+        t.append(" — A1 MLP 4→8→3")
+        t.append(f" · torch {tools.get('torch', '?')}")
+        if tools.get("burn"):
+            t.append(f" · burn {tools['burn']}")
+        self.query_one("#header-title", Static).update(t)
+        self.query_one("#header-built", Static).update(Text(f"{built}/{len(forms.FORMS)} built", style="bold"))
+
+    def show_detail(self, key: str) -> None:
+        app = self.app
+        form = forms.get(key)
+        why = app.status.get(key, "")
+        title = self.query_one("#detail-title", Static)
+        t = Text(f"{form.key}", style="bold")
+        t.append(f" — {form.title}\n")
+        ships = ", ".join(p.name for p in form.ship_paths()) or "(nothing)"
+        t.append("ships ", style="dim")
+        t.append(ships)
+        t.append("  runtime ", style="dim")
+        t.append(forms.RUNTIME_TITLES.get(form.runtime, form.runtime))
+        if why:
+            t.append("\n○ ", style="grey50")
+            t.append(why, style="yellow")
+        if form.note:
+            t.append(f"\n{form.note}", style="italic dim")
+        title.update(t)
+        self.query_one("#detail", Vertical).border_title = form.key
+        self._run_view(key)
+        self._diff_view(key)
+        app.load_sections(key)
+
+    def show_sections(self, key: str, sections: list, error: str = "") -> None:
+        if key != self.current:
+            return
+        for tab in INSPECT_TABS:
+            view = self.query_one(f"#sections-{tab.lower()}", SectionsView)
+            if error:
+                self.run_worker(view.show_message(error, error=True), group=f"show-{tab}", exclusive=True)
+            else:
+                self.run_worker(view.show(key, sections), group=f"show-{tab}", exclusive=True)
+
+    def _run_view(self, key: str) -> None:
+        app = self.app
+        self.query_one("#run-view", RunView).show(key, app.store.forms.get(key), app.live, app.status.get(key, ""))
+
+    def _diff_view(self, key: str) -> None:
+        ref, err = self.app.reference()
+        self.query_one("#diff-view", DiffView).show(key, self.app.store.forms.get(key), ref, err)
+
+    # ---- events -------------------------------------------------------------------------
+    @on(OptionList.OptionHighlighted, "#forms")
+    def _highlighted(self, event: OptionList.OptionHighlighted) -> None:
+        if event.option_id and not event.option_id.startswith("family:"):
+            self.show_detail(event.option_id)
+
+    @on(OptionList.OptionSelected, "#forms")
+    def _selected(self, event: OptionList.OptionSelected) -> None:
+        self.app.action_run()

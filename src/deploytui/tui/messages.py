@@ -1,0 +1,57 @@
+"""Messages that thread workers post to the app (workers never touch widgets)."""
+
+from __future__ import annotations
+
+from textual.message import Message
+
+
+class RunStarted(Message):
+    def __init__(self, form: str, total: int) -> None:
+        super().__init__()
+        self.form = form
+        self.total = total          # warm-up + counted runs
+
+
+class RunProgress(Message):
+    def __init__(self, form: str, progress) -> None:
+        super().__init__()
+        self.form = form
+        self.progress = progress    # measure.Progress
+
+
+class RunFinished(Message):
+    def __init__(self, form: str, record: dict, cancelled: bool) -> None:
+        super().__init__()
+        self.form = form
+        self.record = record
+        self.cancelled = cancelled
+
+
+class RunAllDone(Message):
+    def __init__(self, done: int, total: int, cancelled: bool) -> None:
+        super().__init__()
+        self.done = done
+        self.total = total
+        self.cancelled = cancelled
+
+
+class BuildLine(Message):
+    def __init__(self, event) -> None:
+        super().__init__()
+        self.event = event          # build.BuildEvent
+
+
+class BuildDone(Message):
+    def __init__(self, manifest: dict, cancelled: bool, error: str = "") -> None:
+        super().__init__()
+        self.manifest = manifest
+        self.cancelled = cancelled
+        self.error = error
+
+
+class SectionsReady(Message):
+    def __init__(self, form: str, sections: list, error: str = "") -> None:
+        super().__init__()
+        self.form = form
+        self.sections = sections
+        self.error = error

@@ -1,0 +1,96 @@
+"""A plotext 6 chart as a Textual widget (plotext is imported lazily, on first draw).
+
+plotext 6 has no public independent figure: we take a private terminal's master figure and lift
+its size limit (`limit(False, False)`), else it is capped at the real tty size.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Callable
+
+from rich.text import Text
+from textual.widgets import Static
+
+
+def _figure(width: int, height: int):
+    import plotext._kernel.terminal as term_mod  # lazy: ~130 ms
+
+    term = term_mod.terminal()
+    term.limit(False, False)
+    fig = term._master
+    fig.plot_size(width, height)
+    return fig
+
+
+def bars(labels: list[str], values: list[float], *, title: str = "", log: bool = False,
+         value_text: Callable[[float], str] | None = None) -> Callable[[int, int], str]:
+    """Horizontal bars, first label on top. With `log`, bar lengths are log10 of the values and
+    the axis ticks are labelled with real values (decades)."""
+
+    def draw(width: int, height: int) -> str:
+        fig = _figure(width, height)
+        vals = [float(v) for v in values]
+        names = [f"{lab} {value_text(v)}" if value_text else lab for lab, v in zip(labels, vals)]
+        floor = 0
+        if log and any(v > 0 for v in vals):
+            floor = math.floor(math.log10(min(v for v in vals if v > 0)))
+            vals = [math.log10(v) - floor + 0.3 if v > 0 else 0.0 for v in vals]
+        sig = fig.bar(names[::-1], vals[::-1], orientation="h", width=0.6)
+        fig.draw(sig)
+        ruler = fig.ruler(axis="x")
+        ruler.lim(0, None)
+        if log:
+            top = math.ceil(max(vals) - 0.3) if vals else 1
+            pos = [d + 0.3 for d in range(0, top + 1)]
+            ruler.ticks(pos, [value_text(10 ** (d + floor)) if value_text else f"1e{d + floor}"
+                              for d in range(0, top + 1)])
+        if title:
+            fig.title(title)
+        return str(fig.build())
+
+    return draw
+
+
+def series(values: list[float], *, title: str = "") -> Callable[[int, int], str]:
+    """Run times as bars, one per run."""
+
+    def draw(width: int, height: int) -> str:
+        fig = _figure(width, height)
+        sig = fig.bar([str(i + 1) for i in range(len(values))], values, width=0.6)
+        fig.draw(sig)
+        if title:
+            fig.title(title)
+        return str(fig.build())
+
+    return draw
+
+
+class PlotextChart(Static):
+    """Redraws its drawing function at its own size; shows `empty` text when there is none."""
+
+    DEFAULT_CSS = "PlotextChart { height: 12; }"
+
+    def __init__(self, empty: str = "", *, id: str | None = None) -> None:
+        super().__init__(empty, id=id, markup=False)
+        self._draw: Callable[[int, int], str] | None = None
+        self._empty = empty
+
+    def plot(self, draw: Callable[[int, int], str] | None, empty: str | None = None) -> None:
+        self._draw = draw
+        if empty is not None:
+            self._empty = empty
+        self._refresh_plot()
+
+    def on_resize(self) -> None:
+        self._refresh_plot()
+
+    def _refresh_plot(self) -> None:
+        w, h = self.size.width, self.size.height
+        if self._draw is None or w < 10 or h < 4:
+            self.update(Text(self._empty if self._draw is None else ""))
+            return
+        try:
+            self.update(Text.from_ansi(self._draw(w, h)))
+        except Exception as e:  # a chart must never take the app down
+            self.update(Text(f"chart failed: {type(e).__name__}: {e}", style="red"))

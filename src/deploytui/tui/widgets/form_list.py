@@ -1,0 +1,76 @@
+"""The list of every form, grouped by family, with its status and last measured numbers."""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual.binding import Binding
+from textual.widgets import OptionList
+from textual.widgets.option_list import Option
+
+from deploytui import forms
+from deploytui.tui import fmt
+
+KEY_W = 19
+
+
+def row(form: forms.Form, why: str, rec: dict | None, running: bool = False) -> Text:
+    """One form's line: ●/○ key  start  RSS  verdict (or the reason it cannot run)."""
+    built = not why
+    t = Text()
+    t.append("▶" if running else " ", style="bold yellow")
+    t.append("● " if built else "○ ", style="green" if built else "grey50")
+    t.append(f"{form.key:<{KEY_W}}", style="" if built else "grey62")
+    if rec and rec.get("status") == "ok":
+        t.append(f"{fmt.seconds(fmt.median(rec.get('wall_s'))):>7} ")
+        t.append(f"{fmt.size(fmt.median(rec.get('peak_rss_bytes'))):>6} ")
+        mark = fmt.verdict_mark(rec)
+        t.append(mark, style="bold green" if mark == fmt.CHECK else "bold red")
+    elif rec and rec.get("status") == "failed":
+        t.append(f"{'failed':>14} ", style="red")
+        t.append(fmt.BANG, style="bold red")
+    elif not built:
+        t.append(f"{fmt.short_reason(why):>14}", style="grey50 italic")
+    else:
+        t.append(f"{'not run':>14}", style="grey50")
+    return t
+
+
+class FormList(OptionList):
+    """Family headers are disabled options, so the cursor moves over forms only."""
+
+    BINDINGS = [
+        Binding("j", "cursor_down", "Down", show=False, id="form-down"),
+        Binding("k", "cursor_up", "Up", show=False, id="form-up"),
+    ]
+
+    def populate(self, status: dict[str, str], results: dict[str, dict], running: str = "") -> None:
+        """(Re)fill the list, keeping the highlighted form."""
+        current = self.highlighted_key
+        self.clear_options()
+        options: list[Option] = []
+        for family in forms.FAMILIES:
+            header = Text(family, style="bold")
+            header.append(f"{'start':>{KEY_W + 10 - len(family)}} {'RSS':>6}", style="dim")
+            options.append(Option(header, id=f"family:{family}", disabled=True))
+            for f in forms.FORMS:
+                if f.family == family:
+                    options.append(Option(row(f, status.get(f.key, ""), results.get(f.key), running == f.key),
+                                          id=f.key))
+        self.add_options(options)
+        self.select_key(current or forms.FORMS[0].key)
+
+    def refresh_form(self, key: str, why: str, rec: dict | None, running: bool = False) -> None:
+        self.replace_option_prompt(key, row(forms.get(key), why, rec, running))
+
+    @property
+    def highlighted_key(self) -> str | None:
+        if self.highlighted is None or not self.option_count:
+            return None
+        oid = self.get_option_at_index(self.highlighted).id
+        return oid if oid and not oid.startswith("family:") else None
+
+    def select_key(self, key: str) -> None:
+        try:
+            self.highlighted = self.get_option_index(key)
+        except Exception:
+            pass

@@ -1,0 +1,146 @@
+"""The Run tab: progress, live start-up and RSS gauges, the run times, stages, modules, errors."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.containers import VerticalScroll
+from textual.widgets import ProgressBar, Static
+
+from deploytui.tui import fmt
+from deploytui.tui.widgets.chart import PlotextChart, series
+from deploytui.tui.widgets.gauge import Gauge
+
+STAGE_STYLES = {"import": "blue", "load": "magenta", "forward": "green"}
+
+
+@dataclass
+class LiveRun:
+    """What the app knows about the run in flight (fed by RunProgress messages)."""
+
+    form: str
+    total: int
+    done: int = 0
+    phase: str = "warmup"
+    index: int = 0
+    phase_total: int = 0
+    rss: int = 0
+    elapsed: float = 0.0
+    walls: list[float] = field(default_factory=list)
+    peak_rss: int = 0
+    max_elapsed: float = 0.0
+    failed: str = ""
+
+
+class RunView(VerticalScroll):
+    def compose(self) -> ComposeResult:
+        yield Static(id="run-status")
+        yield ProgressBar(total=21, show_eta=False, id="run-progress")
+        yield Gauge("start-up", id="gauge-start")
+        yield Gauge("RSS", id="gauge-rss")
+        yield PlotextChart("", id="run-chart")
+        yield Static(id="run-stages")
+        yield Static(id="run-modules")
+        yield Static(id="run-error", classes="error")
+
+    def show(self, form_key: str, rec: dict | None, live: LiveRun | None, why: str = "") -> None:
+        status = self.query_one("#run-status", Static)
+        bar = self.query_one("#run-progress", ProgressBar)
+        start = self.query_one("#gauge-start", Gauge)
+        rss = self.query_one("#gauge-rss", Gauge)
+        chart = self.query_one("#run-chart", PlotextChart)
+        err = self.query_one("#run-error", Static)
+        prev_wall = fmt.median(rec.get("wall_s")) if fmt.ok_runs(rec) else None
+        prev_rss = fmt.median(rec.get("peak_rss_bytes")) if fmt.ok_runs(rec) else None
+        if live is not None and live.form == form_key:
+            phase = "warm-up" if live.phase == "warmup" else "run"
+            status.update(Text(f"running {form_key}: {phase} {live.index}/{live.phase_total} "
+                               f"({live.done}/{live.total} done) — escape or x cancels", style="bold yellow"))
+            bar.update(total=live.total, progress=live.done)
+            top = max(live.max_elapsed, prev_wall or 0.0, live.elapsed) * 1.15 or 1.0
+            start.set(live.elapsed, top, fmt.seconds(live.elapsed))
+            rtop = max(live.peak_rss, prev_rss or 0, live.rss) * 1.15 or 1.0
+            rss.set(live.rss, rtop, fmt.size(live.rss))
+            chart.plot(series([w * 1e3 for w in live.walls], title="start-up per run (ms)")
+                       if live.walls else None, empty="first run in flight…")
+            err.update(Text(live.failed)) if live.failed else err.update("")
+            err.display = bool(live.failed)
+            self._stages(rec if live.done == 0 else None)
+            return
+        n_total = (rec or {}).get("n", 0) + (rec or {}).get("warmup", 0)
+        if rec is None:
+            status.update(Text(f"{form_key} has not been run yet. " + (f"It cannot run: {why}" if why
+                          else "Press r (or enter) to run it 20 times after 1 warm-up."),
+                          style="" if not why else "yellow"))
+            bar.update(total=21, progress=0)
+        else:
+            state = {"ok": "ok", "failed": "FAILED", "unavailable": "unavailable"}.get(rec.get("status"), "?")
+            walls = rec.get("wall_s") or []
+            status.update(Text(f"last run {rec.get('measured_at', '?')}: {state}, "
+                               f"{len(walls)} runs after {rec.get('warmup', 0)} warm-up — "
+                               f"start-up min {fmt.seconds(fmt.minimum(walls))} median {fmt.seconds(prev_wall)}, "
+                               f"peak RSS median {fmt.size(prev_rss)}"))
+            bar.update(total=max(n_total, 1), progress=len(walls) + (rec.get("warmup", 0) if walls else 0))
+        start.set(prev_wall or 0.0, (prev_wall or 1.0) * 1.15, fmt.seconds(prev_wall))
+        rss.set(prev_rss or 0, (prev_rss or 1) * 1.15, fmt.size(prev_rss))
+        walls = (rec or {}).get("wall_s") or []
+        chart.plot(series([w * 1e3 for w in walls], title="start-up per run (ms)") if walls else None,
+                   empty="no run times yet")
+        problem = ""
+        if rec and rec.get("error"):
+            problem = f"⚠ {rec['error']}"
+            tail = rec.get("stderr_tail") or []
+            if tail:
+                problem += "\nstderr (last lines):\n" + "\n".join(f"  {ln}" for ln in tail)
+        err.update(Text(problem))
+        err.display = bool(problem)
+        self._stages(rec)
+
+    def _stages(self, rec: dict | None) -> None:
+        stages = self.query_one("#run-stages", Static)
+        modules = self.query_one("#run-modules", Static)
+        st = (rec or {}).get("stages_ms")
+        if not isinstance(st, dict) or not st:
+            stages.update("")
+            stages.display = False
+        else:
+            stages.display = True
+            stages.update(stage_bar(st, max(self.size.width - 4, 30)))
+        mods = (rec or {}).get("modules_added")
+        if not isinstance(mods, dict):
+            modules.update("")
+            modules.display = False
+        else:
+            modules.display = True
+            total = (rec or {}).get("modules_added_total") or sum(v for v in mods.values() if isinstance(v, int))
+            top = sorted(mods.items(), key=lambda kv: -kv[1] if isinstance(kv[1], (int, float)) else 0)
+            t = Text(f"load imported {total} modules", style="bold")
+            if top:
+                t.append(": " + ", ".join(f"{k} {v}" for k, v in top[:12]))
+                if len(top) > 12:
+                    t.append(f", … {len(top) - 12} more packages")
+            modules.update(t)
+
+
+def stage_bar(stages: dict, width: int) -> Text:
+    """import / load / forward as one stacked bar, then the numbers."""
+    vals = {k: float(v) for k, v in stages.items() if isinstance(v, (int, float))}
+    total = sum(vals.values()) or 1.0
+    t = Text("Python stages (median) ", style="bold")
+    t.append("\n")
+    bar_w = max(width, 10)
+    used = 0
+    for i, (k, v) in enumerate(vals.items()):
+        w = bar_w - used if i == len(vals) - 1 else int(round(v / total * bar_w))
+        used += w
+        t.append("█" * w, style=STAGE_STYLES.get(k, "white"))
+    t.append("\n")
+    t.append("  ".join(f"{k} {v:.1f} ms" for k, v in vals.items()))
+    legend = Text("  ")
+    for k in vals:
+        legend.append("■ ", style=STAGE_STYLES.get(k, "white"))
+        legend.append(k + " ")
+    t.append(legend)
+    return t

@@ -1,0 +1,94 @@
+"""One inspector tab (Artifact, Code, Graph, Symbols): the form's sections, or why there are none.
+
+Sections come from `deploytui.inspect.form_view.sections(form, manifest)`. A section whose
+`error` is set shows that message in place; the other sections still show.
+"""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual.containers import VerticalScroll
+from textual.widgets import DataTable, Label, Static, Tree
+
+WHY_EMPTY = {
+    "Artifact": "nothing of it exists yet to look inside (build it with b)",
+    "Code": "its artifacts hold no source to read (generated a1.rs, torch.export graph code, "
+            "or an AOTInductor wrapper)",
+    "Graph": "it ships no graph to read (a captured burn GraphIr or an ONNX model)",
+    "Symbols": "it is not a native program of ours (no executable to list undefined symbols "
+               "and linked libraries of)",
+}
+
+
+class SectionsView(VerticalScroll):
+    """Holds the widgets of one tab's sections; `show` replaces them."""
+
+    def __init__(self, tab: str, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.tab = tab
+        self.shown_for: str | None = None
+
+    async def show_message(self, text: str, *, error: bool = False) -> None:
+        await self.remove_children()
+        await self.mount(Static(Text(text), classes="error" if error else "note"))
+        self.shown_for = None
+
+    async def show(self, form_key: str, sections: list) -> None:
+        mine = [s for s in sections if getattr(s, "tab", None) == self.tab]
+        await self.remove_children()
+        self.shown_for = form_key
+        if not mine:
+            await self.mount(Static(Text(f"{self.tab} does not apply to {form_key}: {WHY_EMPTY[self.tab]}."),
+                                    classes="note"))
+            return
+        widgets = []
+        for s in mine:
+            widgets.append(Label(Text(s.title, style="bold"), classes="section-title"))
+            widgets.append(_section_widget(s))
+        await self.mount_all(widgets)
+
+
+def _section_widget(s):
+    if getattr(s, "error", ""):
+        return Static(Text(f"⚠ {s.error}"), classes="error")
+    kind = getattr(s, "kind", "text")
+    try:
+        if kind == "code":
+            from textual.widgets import TextArea
+
+            lang = s.language if s.language in ("rust", "python", "cpp") else None
+            area = TextArea.code_editor(s.text or "", language=lang, read_only=True, soft_wrap=False)
+            area.add_class("code")
+            return area
+        if kind == "table":
+            table = DataTable(show_cursor=False, zebra_stripes=True, classes="section-table")
+            table.add_columns(*[str(c) for c in s.columns])
+            for r in s.rows:
+                table.add_row(*[str(c) for c in r])
+            return table
+        if kind == "tree":
+            return _tree(s)
+        return Static(Text(s.text or ""), classes="section-text")
+    except Exception as e:  # a view model we cannot draw is a message, not a crash
+        return Static(Text(f"⚠ could not show {s.title}: {type(e).__name__}: {e}"), classes="error")
+
+
+def _tree(s) -> Tree:
+    tree: Tree[str] = Tree(s.title, classes="section-tree")
+    tree.show_root = False
+    tree.root.expand()
+    nodes = {"": tree.root}
+    for r in s.rows:
+        member, size = (list(r) + ["", ""])[:2]
+        parts = str(member).strip("/").split("/")
+        for depth in range(1, len(parts)):
+            key = "/".join(parts[:depth])
+            if key not in nodes:
+                nodes[key] = nodes["/".join(parts[:depth - 1])].add(parts[depth - 1] + "/", expand=True)
+        parent = nodes["/".join(parts[:-1])]
+        label = Text(parts[-1])
+        label.append(f"  {size}", style="dim")
+        parent.add_leaf(label)
+    n = len(s.rows)
+    tree.styles.height = min(n + len(nodes), 30)
+    return tree
