@@ -1,0 +1,39 @@
+# deploytui: `make run` sets up, builds and opens the app; `make test` sets up, builds and tests.
+# Everything installs into .venv; caches (pip downloads, cargo target dir, inductor) live in
+# ~/.cache/deploytui so a fresh clone reuses them. PIP_CONFIG_FILE=/dev/null makes pip ignore
+# system pip configs (some machines cap torch<=2.14.1 there) without touching them.
+
+PYTHON ?= python3.11
+VENV := .venv
+CACHE ?= $(HOME)/.cache/deploytui
+PIP := PIP_CONFIG_FILE=/dev/null PIP_CACHE_DIR=$(CACHE)/pip $(VENV)/bin/pip
+STAMP := $(VENV)/.installed
+CARGO_TARGET_DIR ?= $(CACHE)/cargo-target
+export CARGO_TARGET_DIR
+
+.PHONY: run test setup build lint-rust test-rust test-python clean
+
+setup: $(STAMP)
+
+$(STAMP): pyproject.toml
+	@test -x $(VENV)/bin/python || $(PYTHON) -m venv $(VENV)
+	$(PIP) install --progress-bar on -e '.[test]'
+	@touch $@
+
+build: setup
+	$(VENV)/bin/deploytui build
+
+run: build
+	$(VENV)/bin/deploytui
+
+test-rust: build
+	cd rust && cargo clippy --locked --release --workspace --all-targets -- -D warnings
+	cd rust && cargo test --locked --release --workspace
+
+test-python: build
+	$(VENV)/bin/pytest
+
+test: test-rust test-python
+
+clean:
+	rm -rf artifacts/bin artifacts/*.json artifacts/a1* artifacts/onnx

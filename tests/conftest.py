@@ -1,0 +1,30 @@
+"""Shared fixtures: the real build (once per session) and copies of it for fault tests."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from deploytui import paths
+
+
+@pytest.fixture(scope="session")
+def built_artifacts() -> Path:
+    """Run the whole build once into the real artifacts folder (incremental: usually a no-op)."""
+    from deploytui.build import run_build
+
+    manifest = run_build()
+    failed = {n: r.get("reason") for n, r in manifest["steps"].items() if r.get("status") == "failed"}
+    assert not failed, f"build steps failed: {failed}"
+    return paths.artifacts_dir()
+
+
+@pytest.fixture
+def artifacts_copy(built_artifacts: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A private copy of the built artifacts, made current through DEPLOYTUI_ARTIFACTS."""
+    dest = tmp_path / "artifacts"
+    shutil.copytree(built_artifacts, dest, ignore=shutil.ignore_patterns("results.json*"), symlinks=True)
+    monkeypatch.setenv("DEPLOYTUI_ARTIFACTS", str(dest))
+    return dest

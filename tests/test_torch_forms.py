@@ -1,0 +1,56 @@
+"""Real exports, real runs: the five PyTorch forms and ONNX Runtime through the measuring core."""
+
+import pytest
+
+from deploytui import bench, forms
+
+PYTHON_FORMS = ["torch-eager", "torchscript-script", "torchscript-trace", "torch-export", "aoti-python",
+                "onnxruntime"]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("key", PYTHON_FORMS)
+def test_python_form_runs_and_matches_eager(built_artifacts, key):
+    rec = bench.bench_form(forms.get(key), n=2, warmup=0, timeout_s=300)
+    assert rec["status"] == "ok", (rec["error"], rec["stderr_tail"])
+    assert rec["within_tol"] is True
+    if key != "onnxruntime":
+        assert rec["max_abs_diff"] == 0.0  # bit-identical to eager, as on the page
+    assert len(rec["wall_s"]) == 2 and all(b > 10 * 2**20 for b in rec["peak_rss_bytes"])
+    assert set(rec["stages_ms"]) == {"import", "load", "forward"}
+
+
+@pytest.mark.slow
+def test_torch_export_load_imports_sympy(built_artifacts):
+    rec = bench.bench_form(forms.get("torch-export"), n=1, warmup=0, timeout_s=300)
+    assert rec["modules_added"].get("sympy", 0) > 100, rec["modules_added"]
+
+
+@pytest.mark.slow
+def test_aoti_lean_package_loads_in_python_with_rtld_global(built_artifacts):
+    from deploytui.measure import run_once
+
+    s = run_once([bench.paths.python(), "-m", "deploytui.runners.torch_runner", "aoti-lean",
+                  str(built_artifacts / "a1_aoti_lean.pt2")], env=bench.runner_env(), timeout_s=300)
+    assert s.ok, s.stderr_tail
+    out = bench.parse_output(s.stdout)
+    assert out["logits"] == bench.reference_logits()
+
+
+def test_manifest_records_exports_and_deprecation_warnings(built_artifacts):
+    from deploytui.build import load_manifest
+    from deploytui.build.context import BuildContext
+
+    m = load_manifest(BuildContext.default())
+    ts = m["steps"]["export-torchscript"]["facts"]
+    assert any("torch.jit.script" in w and "deprecated" in w for w in ts["warnings"])
+    assert m["artifacts"]["a1.safetensors"]["size"] > 0 and len(m["artifacts"]["a1.onnx"]["sha256"]) == 64
+    assert m["steps"]["export-onnx"]["facts"]["nodes"] == ["Gemm", "Relu", "Gemm"]
+    assert m["tools"]["torch"].startswith("2.15.0")
+
+
+def test_runner_reports_missing_model_in_one_line(tmp_path):
+    from deploytui.measure import run_once
+
+    s = run_once([bench.paths.python(), "-m", "deploytui.runners.torch_runner", "jit", str(tmp_path / "no.pt")])
+    assert s.exit_code == 1 and len(s.stderr_tail) == 1 and "not found" in s.stderr_tail[0]
