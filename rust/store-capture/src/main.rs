@@ -25,7 +25,8 @@ fn kind(op: &Value) -> String {
                 parts.push(s.clone());
                 break;
             }
-            Value::Object(m) if m.len() == 1 => {
+            // an enum variant (CamelCase); a one-field struct such as {"out": ..} ends the path
+            Value::Object(m) if m.len() == 1 && m.keys().all(|k| k.starts_with(char::is_uppercase)) => {
                 let (k, v) = m.iter().next().expect("one entry");
                 parts.push(k.clone());
                 cur = v;
@@ -86,7 +87,7 @@ fn main() {
         .values
         .iter()
         .map(|(id, data)| {
-            json!({"id": id.value(), "shape": data.shape.as_slice(), "dtype": format!("{:?}", data.dtype)})
+            json!({"id": id.value(), "shape": data.shape().as_slice(), "dtype": format!("{:?}", data.dtype())})
         })
         .collect();
     let doc = json!({
