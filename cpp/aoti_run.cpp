@@ -36,6 +36,9 @@ int main(int argc, char** argv) {
   const std::string path = argv[1];
   if (!std::ifstream(path).good()) return a1::fail("cannot open model file: " + path);
   PrivateTmp tmp;
+  a1::quiet_logging();
+  a1::QuietWarnings warnings;
+  c10::WarningUtils::WarningHandlerGuard warning_guard(&warnings);
   try {
     at::set_num_threads(1);
     c10::InferenceMode guard;
@@ -43,6 +46,7 @@ int main(int argc, char** argv) {
     torch::inductor::AOTIModelPackageLoader loader(path, "model", false, 1, -1);
     std::vector<at::Tensor> out = loader.run({a1::reference_input()});
     if (out.empty()) return a1::fail("the package returned no outputs");
+    a1::print_warnings(warnings);
     a1::print_logits(out[0]);
     return 0;
   } catch (const c10::Error& e) {

@@ -3,9 +3,12 @@
 #pragma once
 
 #include <ATen/ATen.h>
+#include <c10/util/Exception.h>
+#include <c10/util/Logging.h>
 
 #include <cstdio>
 #include <string>
+#include <vector>
 
 namespace a1 {
 
@@ -44,6 +47,24 @@ inline void print_logits(const at::Tensor& y_in) {
   out += "]}\n";
   std::fputs(out.c_str(), stdout);
   std::fflush(stdout);
+}
+
+// stderr carries at most one line per problem: libtorch's own chatter is kept off it.
+// LOG(WARNING) lines (e.g. the AOTI loader's multi-line "outdated pt2 archive" notice, which
+// lists every ZIP member) are dropped via the log level; TORCH_WARN messages are collected and,
+// after a successful run only, printed as one "warning: ..." line each.
+class QuietWarnings : public c10::WarningHandler {
+ public:
+  void process(const c10::Warning& w) override { messages.push_back(w.msg()); }
+  std::vector<std::string> messages;
+};
+
+inline void quiet_logging() { FLAGS_caffe2_log_level = 2; /* ERROR and above only */ }
+
+inline void print_warnings(const QuietWarnings& q) {
+  for (const std::string& m : q.messages) {
+    std::fprintf(stderr, "warning: %s\n", m.substr(0, m.find('\n')).c_str());
+  }
 }
 
 // One line on stderr: the first line of the message (c10::Error messages carry a backtrace).

@@ -1,0 +1,180 @@
+"""The C++ libtorch forms: cpp-torchscript, cpp-aoti (default AOTI package), cpp-aoti-lean.
+
+Integration tests need the session fixture `built_artifacts` (tests/conftest.py): the full
+build, run once. The step test compiles both programs again into a fresh folder (~30 s).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import struct
+import subprocess
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from deploytui import a1
+from deploytui.build import cpp as cpp_build
+from deploytui.build.context import BuildContext
+
+TOL = 1e-6
+
+# form key -> (executable, model file), as in deploytui.forms
+CASES = {
+    "cpp-torchscript": ("cpp-torchscript", "a1_script.pt"),
+    "cpp-aoti": ("cpp-aoti", "a1_aoti.pt2"),
+    "cpp-aoti-lean": ("cpp-aoti", "a1_aoti_lean.pt2"),
+}
+
+
+def _art(built) -> Path:
+    if isinstance(built, (str, os.PathLike)):
+        return Path(built)
+    return Path(built.art)  # e.g. a BuildContext
+
+
+@pytest.fixture(scope="module")
+def art(built_artifacts) -> Path:
+    art = _art(built_artifacts)
+    missing = [e for e in ("cpp-torchscript", "cpp-aoti") if not (art / "bin" / e).is_file()]
+    if missing and shutil.which("g++") is None:
+        pytest.skip("no g++ on this machine: the C++ forms are unavailable")
+    assert not missing, f"C++ programs not built: {missing}"
+    return art
+
+
+@pytest.fixture(scope="module")
+def eager() -> list[list[float]]:
+    import torch
+
+    from deploytui.model import a1_input, a1_model
+
+    with torch.no_grad():
+        return a1_model()(a1_input()).tolist()
+
+
+@pytest.fixture
+def env(tmp_path) -> dict[str, str]:
+    """A private TMPDIR: the AOTI loader unpacks the package there."""
+    tmp = tmp_path / "tmpdir"
+    tmp.mkdir()
+    return {**os.environ, "TMPDIR": str(tmp)}
+
+
+def _run(argv, env) -> subprocess.CompletedProcess:
+    return subprocess.run([str(a) for a in argv], capture_output=True, text=True, timeout=120, env=env)
+
+
+def _f32(x: float) -> float:
+    return struct.unpack("<f", struct.pack("<f", x))[0]
+
+
+@pytest.mark.parametrize("form", list(CASES))
+def test_runs_and_matches_eager(art, eager, env, form):
+    exe, model = CASES[form]
+    proc = _run([art / "bin" / exe, art / model], env)
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    assert len(lines) == 1, proc.stdout
+    logits = json.loads(lines[0])["logits"]
+    assert [len(r) for r in logits] == [a1.OUTPUT_SHAPE[1]] * a1.OUTPUT_SHAPE[0]
+    diff = max(abs(a - b) for ra, rb in zip(logits, eager) for a, b in zip(ra, rb))
+    assert diff <= TOL
+    # %.9g is round-trip for f32: each printed value, rounded to f32, is the eager float exactly
+    assert [[_f32(v) for v in row] for row in logits] == eager
+    # the AOTI loader's unpack folder is gone after the run
+    assert os.listdir(env["TMPDIR"]) == []
+
+
+def _assert_one_line_error(proc: subprocess.CompletedProcess) -> None:
+    assert proc.returncode == 1, (proc.returncode, proc.stderr)
+    assert proc.stdout == ""
+    lines = proc.stderr.splitlines()
+    assert len(lines) == 1, proc.stderr
+    assert lines[0].startswith("error: ")
+    assert "terminate called" not in proc.stderr
+
+
+def _bad_models(art: Path, tmp: Path) -> dict[str, list[str]]:
+    corrupt = tmp / "corrupt.pt"
+    corrupt.write_bytes(b"this is not a zip archive\n" * 10)
+    truncated = tmp / "truncated.pt2"
+    truncated.write_bytes((art / "a1_aoti.pt2").read_bytes()[:2000])
+    empty_zip = tmp / "empty.pt2"
+    with zipfile.ZipFile(empty_zip, "w") as z:
+        z.writestr("x/readme.txt", "no model here")
+    return {
+        "no-args": [],
+        "two-args": ["a", "b"],
+        "missing": [str(tmp / "does-not-exist.pt")],
+        "corrupt": [str(corrupt)],
+        "truncated": [str(truncated)],
+        "zip-without-model": [str(empty_zip)],
+    }
+
+
+@pytest.mark.parametrize("exe", ["cpp-torchscript", "cpp-aoti"])
+def test_bad_input_is_one_line_error(art, env, tmp_path, exe):
+    for case, args in _bad_models(art, tmp_path).items():
+        proc = _run([art / "bin" / exe, *args], env)
+        try:
+            _assert_one_line_error(proc)
+        except AssertionError as e:
+            raise AssertionError(f"{exe} {case}: {e}") from None
+    # a failed AOTI load must not leave its unpack folder behind either
+    assert os.listdir(env["TMPDIR"]) == []
+
+
+def test_wrong_kind_of_model_is_one_line_error(art, env):
+    _assert_one_line_error(_run([art / "bin" / "cpp-torchscript", art / "a1_aoti.pt2"], env))
+    _assert_one_line_error(_run([art / "bin" / "cpp-aoti", art / "a1_script.pt"], env))
+
+
+def test_links_only_libtorch_cpu_and_c10(art):
+    """No -ltorch: libtorch.so (and with it libtorch_cuda) is not a direct dependency."""
+    from deploytui.inspect import elf
+
+    for exe in ("cpp-torchscript", "cpp-aoti"):
+        report = elf.ldd(art / "bin" / exe)
+        names = {lib.name for lib in report.libraries}
+        assert {"libtorch_cpu.so", "libc10.so"} <= names
+        assert "libtorch.so" not in names and "libtorch_cuda.so" not in names
+        assert report.not_found == ()
+
+
+def test_step_definition():
+    ctx = BuildContext(root=Path("/r"), art=Path("/a"), cache=Path("/c"), python="/py")
+    (step,) = cpp_build.steps(ctx)
+    assert step.name == "cpp-build"
+    assert step.outputs == (ctx.bin / "cpp-torchscript", ctx.bin / "cpp-aoti")
+    assert "g++" in step.needs
+    assert step.argv[:3] == ("/py", "-m", "deploytui.build.cpp_step")
+    assert Path("/r/cpp/aoti_run.cpp") in step.inputs
+    assert any(p.name == "version.py" for p in step.inputs)
+
+
+@pytest.mark.skipif(shutil.which("g++") is None, reason="no g++")
+def test_step_builds_both_programs(tmp_path):
+    """Run the step's command into a fresh folder: both programs appear, with facts, and run."""
+    import sys
+
+    from deploytui import paths
+
+    ctx = BuildContext(root=paths.ROOT, art=tmp_path / "art", cache=tmp_path / "cache", python=sys.executable)
+    (step,) = cpp_build.steps(ctx)
+    proc = subprocess.run(step.argv, cwd=step.cwd, capture_output=True, text=True, timeout=1200)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    facts = json.loads(proc.stdout.splitlines()[-1])
+    assert set(facts["programs"]) == {"cpp-torchscript", "cpp-aoti"}
+    for out in step.outputs:
+        assert out.is_file() and os.access(out, os.X_OK)
+        info = facts["programs"][out.name]
+        assert info["size_bytes"] == out.stat().st_size
+        assert info["compile_s"] > 0
+        assert "libtorch.so" not in info["needed"]
+    # cpp-aoti carries DT_RPATH (searched for the dlopen'ed model .so's libtorch.so); no stray temp files
+    assert facts["programs"]["cpp-aoti"]["rpath"]
+    assert sorted(p.name for p in ctx.bin.iterdir()) == ["cpp-aoti", "cpp-torchscript"]
