@@ -40,7 +40,7 @@ class Form:
 
     def command(self) -> list[str]:
         art = str(paths.artifacts_dir())
-        return [a.format(python=paths.python(), art=art) for a in self.argv]
+        return [a.replace("{python}", paths.python()).replace("{art}", art) for a in self.argv]
 
     def ship_paths(self) -> list[Path]:
         """Every artifact that must be copied to the target machine (model files + program)."""

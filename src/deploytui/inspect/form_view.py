@@ -79,7 +79,8 @@ def runtime(form: Form) -> Section:
 
     total = elf.runtime_size(libs)
     rows = [[lib.path or lib.name, human(lib.size) if lib.exists else "gone after run",
-             "system" if lib.system else "runtime"] for lib in libs]
+             "system" if lib.system else ("runtime" if lib.exists else "model (unpacked from the package)")]
+            for lib in libs]
     return Section("Artifact", f"{title} — {human(total)} of non-system libraries loaded", "table",
                    columns=["library loaded while running", "size", "kind"], rows=rows)
 

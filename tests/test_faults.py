@@ -1,0 +1,270 @@
+"""Fault injection: every failure is shown at the form concerned, nothing is lost, nothing left running.
+
+Real processes and real files: each test works on a private copy of the built artifacts
+(`artifacts_copy`, made current through DEPLOYTUI_ARTIFACTS), so the real build is untouched.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import psutil
+import pytest
+
+from deploytui import bench, forms, paths, report, results
+from deploytui.build import load_manifest
+from deploytui.build.context import BuildContext
+from deploytui.forms import Form
+
+DEPLOYTUI = [sys.executable, "-m", "deploytui"]
+
+
+def fake_form(key: str, script: str) -> Form:
+    """A form whose runner is a small Python program: for faults no real runner would show on cue."""
+    return Form(key=key, family="test", title=key, model_files=(), program="test runner", runtime="none",
+                argv=("{python}", "-c", script), steps=())
+
+
+def run_cli(*args: str, timeout: float = 600) -> subprocess.CompletedProcess:
+    return subprocess.run([*DEPLOYTUI, *args], capture_output=True, text=True, timeout=timeout,
+                          env={**os.environ}, cwd=paths.ROOT)
+
+
+def others_still_run(key: str = "burn-embed") -> None:
+    rec = bench.bench_form(forms.get(key), n=1, warmup=0)
+    assert rec["status"] == "ok" and rec["within_tol"], rec["error"]
+
+
+# 1. a missing artifact --------------------------------------------------------------------------
+
+def test_missing_artifact_is_unavailable_with_reason(artifacts_copy):
+    (artifacts_copy / "a1_script.pt").unlink()
+    rec = bench.bench_form(forms.get("torchscript-script"), n=1, warmup=0)
+    assert rec["status"] == "unavailable" and "a1_script.pt" in rec["error"]
+    res = run_cli("bench", "torchscript-script", "burn-embed", "-n", "1", "--warmup", "0")
+    assert res.returncode == 1
+    assert re.search(r"torchscript-script\s+unavailable: missing artifact.*a1_script\.pt", res.stdout)
+    assert re.search(r"burn-embed .*OK", res.stdout), res.stdout
+    res = run_cli("inspect", "torchscript-script")
+    assert "a1_script.pt is missing" in res.stdout and res.returncode == 1
+
+
+# 2. truncated or corrupted artifacts ------------------------------------------------------------
+
+def truncate(path: Path, keep: float = 0.5) -> None:
+    data = path.read_bytes()
+    path.write_bytes(data[: int(len(data) * keep)])
+
+
+@pytest.mark.parametrize("key,file", [
+    ("torchscript-script", "a1_script.pt"), ("torch-export", "a1_export.pt2"),
+    ("aoti-python", "a1_aoti.pt2"), ("torch-eager", "a1.safetensors"), ("onnxruntime", "a1.onnx"),
+    ("burn-file", "a1.bpk"), ("burn-st", "a1.safetensors"), ("cpp-torchscript", "a1_script.pt"),
+])
+def test_truncated_artifact_fails_at_its_form_in_one_line(artifacts_copy, key, file):
+    truncate(artifacts_copy / file)
+    rec = bench.bench_form(forms.get(key), n=1, warmup=0, timeout_s=300)
+    assert rec["status"] == "failed", rec
+    assert rec["error"].startswith("exit 1: error:"), rec["error"]
+    assert len(rec["stderr_tail"]) <= 3, rec["stderr_tail"]  # a message, not a traceback
+
+
+def test_corrupt_safetensors_header_and_zip_shown_by_inspectors(artifacts_copy):
+    from deploytui.inspect.form_view import sections
+
+    st = artifacts_copy / "a1.safetensors"
+    st.write_bytes(b"\xff" * 8 + st.read_bytes()[8:])
+    pt = artifacts_copy / "a1_script.pt"
+    pt.write_bytes(b"garbage" + pt.read_bytes()[-10:])
+    m = load_manifest(BuildContext.default())
+    errs = {s.title: s.error for s in sections(forms.get("torch-eager"), m) if s.error}
+    assert any("header length" in e for e in errs.values()), errs
+    errs = {s.title: s.error for s in sections(forms.get("torchscript-script"), m) if s.error}
+    assert any("not a readable ZIP" in e for e in errs.values()), errs
+
+
+# 3. a runner crashes ----------------------------------------------------------------------------
+
+def test_runner_killed_by_signal(artifacts_copy):
+    rec = bench.bench_form(fake_form("segv", "import os, signal; os.kill(os.getpid(), signal.SIGSEGV)"),
+                           n=1, warmup=0)
+    assert rec["status"] == "failed" and "SIGSEGV" in rec["error"]
+    others_still_run()
+
+
+def test_runner_panics(artifacts_copy):
+    rec = bench.bench_form(fake_form("panic", "import sys; print('thread main panicked', file=sys.stderr); "
+                                              "sys.exit(101)"), n=1, warmup=0)
+    assert rec["status"] == "failed" and rec["error"] == "exit 101: thread main panicked"
+
+
+# 4. a runner hangs ------------------------------------------------------------------------------
+
+def test_hanging_runner_is_killed_with_its_group(artifacts_copy):
+    marker = "import time; time.sleep(86.42)"
+    t0 = time.monotonic()
+    rec = bench.bench_form(fake_form("hang", f"import subprocess, sys; "
+                                             f"subprocess.Popen([sys.executable, '-c', '{marker}']); {marker}"),
+                           n=1, warmup=0, timeout_s=2)
+    assert time.monotonic() - t0 < 15
+    assert rec["status"] == "failed" and "timed out" in rec["error"]
+    time.sleep(0.3)
+    assert not _alive(marker)
+    others_still_run()
+
+
+def _alive(marker: str) -> list:
+    return [p for p in psutil.process_iter(["cmdline", "status"])
+            if marker in " ".join(p.info["cmdline"] or []) and p.info["status"] != psutil.STATUS_ZOMBIE]
+
+
+# 5. a missing toolchain at build time (see also test_build.py) -----------------------------------
+
+def test_no_cargo_makes_burn_forms_unavailable_rest_builds(artifacts_copy, monkeypatch):
+    from deploytui.build import run_build
+
+    manifest_path = artifacts_copy / "manifest.json"
+    m = json.loads(manifest_path.read_text())
+    for rec in m["steps"].values():
+        rec["fingerprint"] = "stale"  # force every step to be reconsidered
+    manifest_path.write_text(json.dumps(m))
+    py_bin = Path(sys.executable).parent
+    tools = artifacts_copy.parent / "tools"
+    tools.mkdir()
+    for name in ("g++", "cc", "c++", "as", "ld", "openssl"):  # keep the C++ toolchain, hide cargo
+        for d in os.environ["PATH"].split(os.pathsep):
+            if (Path(d) / name).exists():
+                (tools / name).symlink_to(Path(d) / name)
+                break
+    monkeypatch.setenv("PATH", f"{py_bin}{os.pathsep}{tools}")
+    manifest = run_build(only=["export-safetensors", "burn-convert", "burn-deploy"])
+    steps = manifest["steps"]
+    assert steps["export-safetensors"]["status"] == "ok"
+    assert steps["burn-convert"]["status"] == "unavailable" and "cargo" in steps["burn-convert"]["reason"]
+    assert steps["burn-deploy"]["status"] == "skipped" and "burn-convert" in steps["burn-deploy"]["reason"]
+    rec = bench.bench_form(forms.get("burn-file"), n=1, warmup=0)
+    assert rec["status"] == "unavailable" and "cargo not found" in rec["error"]
+
+
+# 6. burn-onnx File binary after its build-directory .bpk is gone --------------------------------
+
+def test_burn_onnx_file_relocation_failure(built_artifacts):
+    exe = built_artifacts / "bin" / "burn-onnx-file"
+    baked = re.search(rb"(/[^\x00\"]+/out/model/a1\.bpk)", exe.read_bytes())
+    assert baked, "the File binary should carry the absolute build-directory path of its .bpk"
+    bpk = Path(baked.group(1).decode())
+    moved = bpk.with_suffix(".bpk.moved-by-test")
+    bpk.rename(moved)
+    try:
+        rec = bench.bench_form(forms.get("burn-onnx-file"), n=1, warmup=0)
+    finally:
+        moved.rename(bpk)
+    assert rec["status"] == "failed" and rec["error"].startswith("exit 101"), rec["error"]
+    assert any("Failed to load burnpack file" in ln for ln in rec["stderr_tail"]), rec["stderr_tail"]
+    rec = bench.bench_form(forms.get("burn-onnx-embed"), n=1, warmup=0)
+    assert rec["status"] == "ok"
+
+
+# 7. wrong output: beyond tolerance, wrong shape, no JSON -----------------------------------------
+
+@pytest.mark.parametrize("out,expect", [
+    ("LOGITS_OFF", "logits differ from eager by"),
+    ('{"logits": [[1.0, 2.0]]}', "bad logits: logits have shape [1, 2], expected [4, 3]"),
+    ("hello", "printed no JSON line with logits"),
+    ("", "printed no JSON line with logits (stdout empty)"),
+])
+def test_wrong_output_is_a_failure_with_reason(artifacts_copy, out, expect):
+    if out == "LOGITS_OFF":
+        logits = [[v + 1e-3 for v in row] for row in bench.reference_logits()]
+        out = json.dumps({"logits": logits})
+    rec = bench.bench_form(fake_form("wrong", f"print({out!r})"), n=1, warmup=0)
+    assert expect in rec["error"], rec["error"]
+    if expect.startswith("logits differ"):
+        assert rec["within_tol"] is False and rec["diff"]["worst_index"] is not None
+
+
+# 8. the results file is damaged -------------------------------------------------------------------
+
+def test_cli_starts_with_what_it_can_read(artifacts_copy):
+    good = {"form": "burn-embed", "status": "ok", "wall_s": [0.003], "peak_rss_bytes": [3_000_000]}
+    (artifacts_copy / "results.json").write_text(json.dumps(
+        {"version": 1, "forms": {"burn-embed": good, "burn-st": {"form": "burn-st"}}}))
+    res = run_cli("report", "-o", str(artifacts_copy / "r.md"))
+    assert res.returncode == 0 and "result for 'burn-st' dropped" in res.stderr
+    assert "burn-embed" in (artifacts_copy / "r.md").read_text()
+    (artifacts_copy / "results.json").write_text("{ not json")
+    res = run_cli("bench", "burn-embed", "-n", "1", "--warmup", "0")
+    assert res.returncode == 0 and "could not be read" in res.stderr
+    assert list(results.load().forms) == ["burn-embed"]
+
+
+# shutdown: signals and kill -9 mid-bench ------------------------------------------------------------
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM, signal.SIGKILL])
+def test_cli_killed_mid_bench_leaves_nothing_and_keeps_finished_forms(artifacts_copy, sig):
+    proc = subprocess.Popen([*DEPLOYTUI, "bench", "burn-embed", "torch-export", "-n", "20", "--warmup", "0"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=paths.ROOT)
+    deadline = time.monotonic() + 120
+    while "burn-embed" not in results.load().forms and time.monotonic() < deadline:
+        time.sleep(0.1)
+    time.sleep(2.0)  # torch-export is running now
+    family = [proc.pid] + [c.pid for c in psutil.Process(proc.pid).children(recursive=True)]
+    assert len(family) >= 3, "launcher and runner should be running"
+    proc.send_signal(sig)
+    proc.wait(30)
+    time.sleep(0.5)
+    alive = [p for p in family if psutil.pid_exists(p) and psutil.Process(p).status() != psutil.STATUS_ZOMBIE]
+    assert not alive, alive
+    assert "burn-embed" in results.load().forms  # the finished form survived
+    assert "torch-export" not in results.load().forms  # only the form in flight is lost
+
+
+# hygiene ---------------------------------------------------------------------------------------------
+
+SRC = paths.ROOT / "src" / "deploytui"
+
+
+def test_no_shell_anywhere():
+    for f in SRC.rglob("*.py"):
+        text = f.read_text()
+        assert "shell=True" not in text and "os.system(" not in text and "os.popen(" not in text, f
+
+
+def test_pickles_are_loaded_only_in_runner_subprocesses():
+    pattern = re.compile(r"torch\.(jit\.)?load\(|pickle\.load|torch\.export\.load|aoti_load_package")
+    offenders = [f for f in SRC.rglob("*.py") if pattern.search(f.read_text()) and f.parent.name != "runners"]
+    assert not offenders, offenders
+
+
+def test_inspecting_every_form_in_process_imports_no_torch(built_artifacts):
+    code = ("import sys; from deploytui import forms; from deploytui.inspect.form_view import sections; "
+            "from deploytui.build import load_manifest; from deploytui.build.context import BuildContext; "
+            "m = load_manifest(BuildContext.default()); [sections(f, m) for f in forms.FORMS]; "
+            "bad = [n for n in ('torch', 'onnx', 'onnxruntime', 'numpy', 'pickle_loaded') if n in sys.modules]; "
+            "print(bad); sys.exit(1 if bad else 0)")
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600)
+    assert res.returncode == 0, res.stdout + res.stderr
+
+
+def test_report_has_no_foreign_absolute_paths_nor_environment(artifacts_copy, monkeypatch):
+    monkeypatch.setenv("DEPLOYTUI_SECRET_TOKEN", "s3cr3t-value-42")
+    store = results.load()
+    store.put(bench.bench_form(forms.get("burn-embed"), n=1, warmup=0))
+    rec = bench.bench_form(fake_form("burn-onnx-file", "import sys; print('panicked at "
+                                                         "/root/.cache/x/out/model/a1.rs:39:17', file=sys.stderr); "
+                                                         "sys.exit(101)"), n=1, warmup=0)
+    store.put(rec)
+    manifest = load_manifest(BuildContext.default())
+    for fmt in ("md", "json", "csv"):
+        text = report.write_report(store, manifest, fmt, artifacts_copy / f"r.{fmt}").read_text()
+        assert "s3cr3t" not in text
+        for home in {str(Path.home()), "/root", str(paths.ROOT), str(paths.cache_dir())}:
+            assert home + "/" not in text, (fmt, home)
+        assert "burn-embed" in text
