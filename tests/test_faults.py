@@ -73,7 +73,9 @@ def test_truncated_artifact_fails_at_its_form_in_one_line(artifacts_copy, key, f
     rec = bench.bench_form(forms.get(key), n=1, warmup=0, timeout_s=300)
     assert rec["status"] == "failed", rec
     assert rec["error"].startswith("exit 1: error:"), rec["error"]
-    assert len(rec["stderr_tail"]) <= 3, rec["stderr_tail"]  # a message, not a traceback
+    assert rec["stderr_tail"][-1].startswith("error: ")  # the runner's own one-line message comes last
+    if forms.get(key).program.startswith("bin/"):  # compiled runners print nothing else
+        assert len(rec["stderr_tail"]) == 1, rec["stderr_tail"]
 
 
 def test_corrupt_safetensors_header_and_zip_shown_by_inspectors(artifacts_copy):
@@ -148,7 +150,7 @@ def test_no_cargo_makes_burn_forms_unavailable_rest_builds(artifacts_copy, monke
     steps = manifest["steps"]
     assert steps["export-safetensors"]["status"] == "ok"
     assert steps["burn-convert"]["status"] == "unavailable" and "cargo" in steps["burn-convert"]["reason"]
-    assert steps["burn-deploy"]["status"] == "skipped" and "burn-convert" in steps["burn-deploy"]["reason"]
+    assert steps["burn-deploy"]["status"] == "unavailable" and "cargo" in steps["burn-deploy"]["reason"]
     rec = bench.bench_form(forms.get("burn-file"), n=1, warmup=0)
     assert rec["status"] == "unavailable" and "cargo not found" in rec["error"]
 
