@@ -9,7 +9,8 @@ use burn::prelude::*;
 
 // The generated file: warnings in it are burn-onnx's, e.g. the File variant's
 // "associated function `from_bytes` is never used". Kept visible in builds, silenced for clippy.
-#[cfg_attr(clippy, allow(dead_code, clippy::all))]
+#[allow(clippy::all)]
+#[cfg_attr(clippy, allow(dead_code))]
 mod model {
     include!(concat!(env!("OUT_DIR"), "/model/a1.rs"));
 }
