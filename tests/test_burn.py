@@ -119,6 +119,18 @@ def test_generated_onnx_code_is_shown(art):
     assert (art / "onnx" / "a1.bpk").stat().st_size > 0
 
 
+def test_onnx_file_bakes_the_build_directory_path(art):
+    """LoadStrategy::File: Model::default() reads the .bpk at the absolute OUT_DIR path of the build
+    (the page's lesson: the binary only works where it was built)."""
+    m = re.search(r'Self::from_file\(\s*"([^"]+)"', (art / "onnx" / "a1.rs").read_text())
+    assert m, "no from_file(<path>) in the generated Default"
+    baked = Path(m.group(1))
+    assert baked.is_absolute() and baked.name == "a1.bpk" and baked.is_file()
+    assert str(art) not in str(baked)  # not the artifacts copy: the cargo build directory
+    assert m.group(1).encode() in (art / "bin" / "burn-onnx-file").read_bytes()
+    assert m.group(1).encode() not in (art / "bin" / "burn-onnx-embed").read_bytes()
+
+
 def _assert_one_line_error(proc: subprocess.CompletedProcess) -> None:
     assert proc.returncode == 1, (proc.returncode, proc.stderr)
     assert proc.stdout == ""
