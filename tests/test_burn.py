@@ -161,3 +161,17 @@ def test_infer_st_damaged_safetensors(art, tmp_path):
 def test_bad_arguments(art):
     _assert_one_line_error(_run([str(art / "bin" / "infer-file")]))
     _assert_one_line_error(_run([str(art / "bin" / "infer-embed"), "extra"]))
+
+
+def test_cargo_lock_pins_burn_versions():
+    """burn's inner crates depend on each other with caret requirements: the lock must hold 0.22.1."""
+    import tomllib
+
+    root = Path(__file__).resolve().parents[1]
+    lock = tomllib.loads((root / "rust" / "Cargo.lock").read_text())
+    versions = {p["name"]: p["version"] for p in lock["package"]}
+    burn = {n: v for n, v in versions.items() if n.startswith("burn")}
+    assert versions["burn"] == "0.22.1" and versions["burn-capture"] == "0.22.1"
+    assert versions["burn-onnx"] == "0.22.0" and versions["onnx-ir"] == "0.22.0"
+    wrong = {n: v for n, v in burn.items() if n != "burn-onnx" and v != "0.22.1"}
+    assert not wrong, wrong

@@ -118,6 +118,18 @@ def _version(tool: str) -> str:
         return "?"
 
 
+def _locked_versions(rust: Path) -> dict[str, str]:
+    """Versions of the burn crates that Cargo.lock pins (burn's inner crates use caret requirements)."""
+    try:
+        import tomllib
+
+        lock = tomllib.loads((rust / "Cargo.lock").read_text())
+    except (OSError, ValueError):
+        return {}
+    wanted = {"burn", "burn-core", "burn-flex", "burn-store", "burn-capture", "burn-onnx", "onnx-ir"}
+    return {p["name"]: p["version"] for p in lock.get("package", []) if p["name"] in wanted}
+
+
 def burn_convert(cargo: Cargo, art: Path) -> dict:
     found = cargo.build("store-deploy", bins=("convert",), features=("st",))
     size = _copy(found["bins"]["convert"], art / "bin" / "convert")
@@ -194,6 +206,7 @@ def main(argv: list[str] | None = None) -> int:
         "cargo": _version("cargo"),
         "rustc": _version("rustc"),
         "cargo_seconds": round(cargo.seconds, 1),
+        "crates": _locked_versions(args.rust),
         "warnings": cargo.warnings,
     })
     print(json.dumps(facts))
