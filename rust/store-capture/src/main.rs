@@ -26,7 +26,9 @@ fn kind(op: &Value) -> String {
                 break;
             }
             // an enum variant (CamelCase); a one-field struct such as {"out": ..} ends the path
-            Value::Object(m) if m.len() == 1 && m.keys().all(|k| k.starts_with(char::is_uppercase)) => {
+            Value::Object(m)
+                if m.len() == 1 && m.keys().all(|k| k.starts_with(char::is_uppercase)) =>
+            {
                 let (k, v) = m.iter().next().expect("one entry");
                 parts.push(k.clone());
                 cur = v;
@@ -46,17 +48,9 @@ fn tensor_ref(t: &burn_ir::TensorIr) -> Value {
     json!({"id": t.id.value(), "shape": t.shape.as_slice(), "dtype": format!("{:?}", t.dtype)})
 }
 
-fn main() {
-    quiet_panics();
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let [bpk, out_path] = args.as_slice() else {
-        fail("usage: store-capture A1.BPK OUT.json");
-    };
+/// Records `model.forward` on a capture device and describes the graph as JSON.
+fn capture(model: &Mlp) -> Result<Value, String> {
     let flex = Device::flex();
-    let model = match Mlp::new(&flex).try_load_file(bpk) {
-        Ok(m) => m,
-        Err(e) => fail(format!("cannot load {bpk}: {e}")),
-    };
     let device = Device::capture();
     let captured = device
         .capture_scope(|scope| {
@@ -66,7 +60,7 @@ fn main() {
             let (i, o) = (id(&input), id(&output));
             scope.complete([i], [o])
         })
-        .unwrap_or_else(|e| fail(format!("capture failed: {e}")));
+        .map_err(|e| format!("capture failed: {e}"))?;
 
     let graph = &captured.graph;
     let operations: Vec<Value> = graph
@@ -90,17 +84,80 @@ fn main() {
             json!({"id": id.value(), "shape": data.shape().as_slice(), "dtype": format!("{:?}", data.dtype())})
         })
         .collect();
-    let doc = json!({
+    Ok(json!({
         "inputs": graph.inputs.iter().map(|t| t.value()).collect::<Vec<_>>(),
         "outputs": graph.outputs.iter().map(|t| t.value()).collect::<Vec<_>>(),
         "operations": operations,
         "values": values,
-    });
+    }))
+}
+
+fn main() {
+    quiet_panics();
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let [bpk, out_path] = args.as_slice() else {
+        fail("usage: store-capture A1.BPK OUT.json");
+    };
+    let model = match Mlp::new(&Device::flex()).try_load_file(bpk) {
+        Ok(m) => m,
+        Err(e) => fail(format!("cannot load {bpk}: {e}")),
+    };
+    let doc = capture(&model).unwrap_or_else(|e| fail(e));
     let text = serde_json::to_string_pretty(&doc).expect("JSON") + "\n";
     if let Err(e) = std::fs::write(out_path, text) {
         fail(format!("cannot write {out_path}: {e}"));
     }
-    let summary = json!({"operations": graph.operations.len(), "values": captured.values.len(),
-                         "inputs": graph.inputs.len(), "outputs": graph.outputs.len()});
+    let count = |k: &str| doc[k].as_array().map_or(0, Vec::len);
+    let summary = json!({"operations": count("operations"), "values": count("values"),
+                         "inputs": count("inputs"), "outputs": count("outputs")});
     println!("{summary}");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn captures_the_mlp_forward() {
+        let doc = capture(&Mlp::new(&Device::flex())).unwrap();
+        let kinds: Vec<&str> = doc["operations"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|op| op["kind"].as_str().unwrap())
+            .collect();
+        let ops: Vec<&str> = kinds.iter().copied().filter(|k| *k != "Init").collect();
+        assert_eq!(
+            ops,
+            [
+                "Float/Matmul",
+                "BaseFloat/Reshape",
+                "NumericFloat/Add",
+                "Activation/Relu",
+                "Float/Matmul",
+                "BaseFloat/Reshape",
+                "NumericFloat/Add"
+            ]
+        );
+        // 4 parameters + the moved-in input are recorded values; only the input is a graph input
+        assert_eq!(doc["values"].as_array().unwrap().len(), 5);
+        assert_eq!(doc["inputs"].as_array().unwrap().len(), 1);
+        assert_eq!(doc["outputs"].as_array().unwrap().len(), 1);
+        let first = &doc["operations"][5];
+        assert_eq!(first["inputs"][0]["shape"], json!([4, 4]));
+        assert_eq!(first["outputs"][0]["shape"], json!([4, 8]));
+    }
+
+    #[test]
+    fn kind_paths() {
+        assert_eq!(kind(&json!({"Init": {"out": {}}})), "Init");
+        assert_eq!(
+            kind(&json!({"Float": ["F32", {"Matmul": {"lhs": 1, "rhs": 2}}]})),
+            "Float/Matmul"
+        );
+        assert_eq!(
+            kind(&json!({"Activation": {"Relu": {"input": 1, "out": 2}}})),
+            "Activation/Relu"
+        );
+    }
 }

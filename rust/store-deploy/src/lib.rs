@@ -38,7 +38,9 @@ impl Mlp {
 
 /// The reference input, row-major: element k is 0.1*k - 0.5 computed in f64, stored as f32.
 pub fn input_values() -> Vec<f32> {
-    (0..BATCH * D_IN).map(|k| (0.1 * k as f64 - 0.5) as f32).collect()
+    (0..BATCH * D_IN)
+        .map(|k| (0.1 * k as f64 - 0.5) as f32)
+        .collect()
 }
 
 pub fn input(device: &Device) -> Tensor<2> {
@@ -49,7 +51,9 @@ pub fn input(device: &Device) -> Tensor<2> {
 pub fn logits(model: &Mlp, device: &Device) -> Result<Vec<Vec<f32>>, String> {
     let out = model.forward(input(device));
     let [rows, cols] = out.dims();
-    let flat = out.try_into_vec_as::<f32>().map_err(|e| one_line(format!("{e:?}")))?;
+    let flat = out
+        .try_into_vec_as::<f32>()
+        .map_err(|e| one_line(format!("{e:?}")))?;
     Ok(flat.chunks(cols).take(rows).map(<[f32]>::to_vec).collect())
 }
 
@@ -70,7 +74,10 @@ pub fn run(model: &Mlp, device: &Device) {
 
 /// Collapses a (possibly multi-line) message into one line.
 pub fn one_line(msg: impl Display) -> String {
-    msg.to_string().split_whitespace().collect::<Vec<_>>().join(" ")
+    msg.to_string()
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 /// Prints `error: MSG` as one line on stderr and exits with status 1.
@@ -89,7 +96,10 @@ pub fn quiet_panics() {
             .map(|s| s.to_string())
             .or_else(|| info.payload().downcast_ref::<String>().cloned())
             .unwrap_or_else(|| "unknown panic".to_string());
-        let at = info.location().map(|l| format!(" (at {}:{})", l.file(), l.line())).unwrap_or_default();
+        let at = info
+            .location()
+            .map(|l| format!(" (at {}:{})", l.file(), l.line()))
+            .unwrap_or_default();
         fail(format!("panic: {msg}{at}"))
     }));
 }
@@ -116,17 +126,33 @@ mod tests {
         let w1 = (0..D_HIDDEN)
             .flat_map(|i| (0..D_IN).map(move |j| ((((4 * i + j) % 7) as f64 - 3.0) * 0.1) as f32))
             .collect();
-        let b1 = (0..D_HIDDEN).map(|i| (0.05 * (i as f64 - 4.0)) as f32).collect();
-        let w2 = (0..D_OUT)
-            .flat_map(|i| (0..D_HIDDEN).map(move |j| ((((8 * i + j) % 5) as f64 - 2.0) * 0.1) as f32))
+        let b1 = (0..D_HIDDEN)
+            .map(|i| (0.05 * (i as f64 - 4.0)) as f32)
             .collect();
-        let b2 = (0..D_OUT).map(|i| (0.1 * (i as f64 - 1.0)) as f32).collect();
+        let w2 = (0..D_OUT)
+            .flat_map(|i| {
+                (0..D_HIDDEN).map(move |j| ((((8 * i + j) % 5) as f64 - 2.0) * 0.1) as f32)
+            })
+            .collect();
+        let b2 = (0..D_OUT)
+            .map(|i| (0.1 * (i as f64 - 1.0)) as f32)
+            .collect();
         (w1, b1, w2, b2)
     }
 
-    fn linear(w_out_in: Vec<f32>, b: Vec<f32>, d_in: usize, d_out: usize, device: &Device) -> Linear {
-        // burn stores [in, out]: transpose PyTorch's [out, in]
-        let w = Tensor::<2>::from_data(TensorData::new(w_out_in, [d_out, d_in]), device).transpose();
+    fn linear(
+        w_out_in: Vec<f32>,
+        b: Vec<f32>,
+        d_in: usize,
+        d_out: usize,
+        device: &Device,
+    ) -> Linear {
+        // burn stores [in, out]: transpose PyTorch's [out, in] (as contiguous data, like a
+        // loaded record; a transposed view would sum in another order)
+        let w_in_out: Vec<f32> = (0..d_in * d_out)
+            .map(|k| w_out_in[(k % d_out) * d_in + k / d_out])
+            .collect();
+        let w = Tensor::<2>::from_data(TensorData::new(w_in_out, [d_in, d_out]), device);
         let b = Tensor::<1>::from_data(TensorData::new(b, [d_out]), device);
         let mut l = LinearConfig::new(d_in, d_out).init(device);
         l.weight = Param::from_tensor(w);
@@ -151,12 +177,19 @@ mod tests {
             .map(|r| {
                 let h: Vec<f64> = (0..D_HIDDEN)
                     .map(|i| {
-                        let s: f64 = (0..D_IN).map(|j| w1[i * D_IN + j] as f64 * x[r * D_IN + j] as f64).sum();
+                        let s: f64 = (0..D_IN)
+                            .map(|j| w1[i * D_IN + j] as f64 * x[r * D_IN + j] as f64)
+                            .sum();
                         (s + b1[i] as f64).max(0.0)
                     })
                     .collect();
                 (0..D_OUT)
-                    .map(|i| (0..D_HIDDEN).map(|j| w2[i * D_HIDDEN + j] as f64 * h[j]).sum::<f64>() + b2[i] as f64)
+                    .map(|i| {
+                        (0..D_HIDDEN)
+                            .map(|j| w2[i * D_HIDDEN + j] as f64 * h[j])
+                            .sum::<f64>()
+                            + b2[i] as f64
+                    })
                     .collect()
             })
             .collect()
@@ -200,7 +233,9 @@ mod tests {
         assert_eq!(logits(&from_file, &device).unwrap(), want);
 
         let bytes = std::fs::read(&path).unwrap();
-        let record = burn::store::ModuleRecord::from_bytes(burn::tensor::Bytes::from_bytes_vec(bytes)).unwrap();
+        let record =
+            burn::store::ModuleRecord::from_bytes(burn::tensor::Bytes::from_bytes_vec(bytes))
+                .unwrap();
         let from_bytes = Mlp::new(&device).try_load_record(record).unwrap();
         assert_eq!(logits(&from_bytes, &device).unwrap(), want);
 

@@ -32,5 +32,29 @@ fn main() {
     let rows: Vec<&[f32]> = flat.chunks(cols).collect();
     let mut out = BTreeMap::new();
     out.insert("logits", rows);
-    println!("{}", serde_json::to_string(&out).expect("f32 rows serialise"));
+    println!(
+        "{}",
+        serde_json::to_string(&out).expect("f32 rows serialise")
+    );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn generated_model_gives_the_reference_logits() {
+        let device = Device::default();
+        let model = model::Model::default();
+        let xs: Vec<f32> = (0..16).map(|k| (0.1 * k as f64 - 0.5) as f32).collect();
+        let y = model.forward(Tensor::<2>::from_data(TensorData::new(xs, [4, 4]), &device));
+        assert_eq!(y.dims(), [4, 3]);
+        let got = y.try_into_vec_as::<f32>().unwrap();
+        let want = [
+            -0.132, -0.07, 0.127, -0.106, 0.002, 0.105, -0.114, 0.084, 0.072, -0.127, 0.142, 0.056,
+        ];
+        for (g, w) in got.iter().zip(want) {
+            assert!((*g as f64 - w).abs() < 1e-6, "{g} vs {w}");
+        }
+    }
 }
