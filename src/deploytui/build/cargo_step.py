@@ -31,6 +31,7 @@ class StepError(Exception):
 class Cargo:
     rust: Path
     target: Path
+    art: Path
     warnings: list[str] = field(default_factory=list)
     seconds: float = 0.0
 
@@ -43,7 +44,11 @@ class Cargo:
             argv += ["--bin", b]
         if features:
             argv += ["--features", ",".join(features)]
-        full_env = {**os.environ, "CARGO_TARGET_DIR": str(self.target), **(env or {})}
+        # the same build-script inputs for every build, so that switching steps does not rerun
+        # build scripts: store-deploy embeds a1.bpk (when present), store-onnx generates from a1.onnx
+        full_env = {**os.environ, "CARGO_TARGET_DIR": str(self.target),
+                    "DEPLOYTUI_BPK": str(self.art / "a1.bpk"), "DEPLOYTUI_ONNX": str(self.art / "a1.onnx"),
+                    **(env or {})}
         print("$ " + " ".join(argv), file=sys.stderr, flush=True)
         t0 = time.monotonic()
         proc = subprocess.Popen(argv, cwd=self.rust, env=full_env, stdout=subprocess.PIPE,
@@ -133,7 +138,11 @@ def _locked_versions(rust: Path) -> dict[str, str]:
 def burn_convert(cargo: Cargo, art: Path) -> dict:
     found = cargo.build("store-deploy", bins=("convert",), features=("st",))
     size = _copy(found["bins"]["convert"], art / "bin" / "convert")
-    _run([str(art / "bin" / "convert"), str(art / "a1.safetensors"), str(art / "a1.bpk")])
+    bpk, tmp = art / "a1.bpk", art / "a1.bpk.tmp.bpk"
+    _run([str(art / "bin" / "convert"), str(art / "a1.safetensors"), str(tmp)])
+    # written aside, then moved: a1.bpk is never half-written. (Not byte-reproducible: burnpack
+    # stores each parameter's random ParamId, so every run changes the file and infer-embed.)
+    os.replace(tmp, bpk)
     return {"sizes": {"bin/convert": size, "a1.bpk": (art / "a1.bpk").stat().st_size}}
 
 
@@ -141,11 +150,10 @@ def burn_deploy(cargo: Cargo, art: Path) -> dict:
     bpk = art / "a1.bpk"
     if not bpk.is_file():
         raise StepError(f"{bpk} is missing: run burn-convert first")
-    env = {"DEPLOYTUI_BPK": str(bpk)}
     # infer-file and infer-embed without the store/safetensors features, infer-st with them
-    found = cargo.build("store-deploy", bins=("infer-file", "infer-embed"), env=env)
+    found = cargo.build("store-deploy", bins=("infer-file", "infer-embed"))
     sizes = {f"bin/{b}": _copy(found["bins"][b], art / "bin" / b) for b in ("infer-file", "infer-embed")}
-    found = cargo.build("store-deploy", bins=("infer-st",), features=("st",), env=env)
+    found = cargo.build("store-deploy", bins=("infer-st",), features=("st",))
     sizes["bin/infer-st"] = _copy(found["bins"]["infer-st"], art / "bin" / "infer-st")
     return {"sizes": sizes}
 
@@ -154,8 +162,7 @@ def burn_onnx(cargo: Cargo, art: Path, embed: bool) -> dict:
     onnx = art / "a1.onnx"
     if not onnx.is_file():
         raise StepError(f"{onnx} is missing: run export-onnx first")
-    found = cargo.build("store-onnx", bins=("store-onnx",), features=("embed",) if embed else (),
-                        env={"DEPLOYTUI_ONNX": str(onnx)})
+    found = cargo.build("store-onnx", bins=("store-onnx",), features=("embed",) if embed else ())
     name = "burn-onnx-embed" if embed else "burn-onnx-file"
     sizes = {f"bin/{name}": _copy(found["bins"]["store-onnx"], art / "bin" / name)}
     out_dir = found["out_dirs"].get("store-onnx")
@@ -196,9 +203,10 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--rust", type=Path, required=True)
     p.add_argument("--target", type=Path, required=True)
     args = p.parse_args(argv)
-    cargo = Cargo(rust=args.rust, target=args.target)
+    art = args.art.resolve()
+    cargo = Cargo(rust=args.rust, target=args.target, art=art)
     try:
-        facts = STEPS[args.step](cargo, args.art.resolve())
+        facts = STEPS[args.step](cargo, art)
     except StepError as e:
         print(f"error: {e}", file=sys.stderr)
         return 1
