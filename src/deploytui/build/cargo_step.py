@@ -140,9 +140,13 @@ def burn_convert(cargo: Cargo, art: Path) -> dict:
     size = _copy(found["bins"]["convert"], art / "bin" / "convert")
     bpk, tmp = art / "a1.bpk", art / "a1.bpk.tmp.bpk"
     _run([str(art / "bin" / "convert"), str(art / "a1.safetensors"), str(tmp)])
-    # written aside, then moved: a1.bpk is never half-written. (Not byte-reproducible: burnpack
-    # stores each parameter's random ParamId, so every run changes the file and infer-embed.)
-    os.replace(tmp, bpk)
+    # written aside, then moved: never half-written. convert numbers the parameters (burnpack
+    # stores their ids), so the bytes are reproducible; an identical a1.bpk is left untouched,
+    # as infer-embed's build script watches its mtime.
+    if bpk.is_file() and bpk.read_bytes() == tmp.read_bytes():
+        tmp.unlink()
+    else:
+        os.replace(tmp, bpk)
     return {"sizes": {"bin/convert": size, "a1.bpk": (art / "a1.bpk").stat().st_size}}
 
 

@@ -22,7 +22,7 @@ fn main() {
         }
         Err(e) => fail(format!("cannot load {input}: {e}")),
     }
-    if let Err(e) = model.save_file(output) {
+    if let Err(e) = model.with_stable_param_ids().save_file(output) {
         fail(format!("cannot write {output}: {e}"));
     }
     eprintln!("convert: {input} -> {output}");
