@@ -30,8 +30,15 @@ fn main() {
     } else {
         LoadStrategy::File
     };
+    // ModelGen names its input in the generated header; give it relative to this crate
+    // (e.g. ../../artifacts/a1.onnx) when the file is inside the repository
+    let manifest = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let input = match manifest.join("../..").canonicalize().map(|root| onnx.strip_prefix(root)) {
+        Ok(Ok(rel)) => PathBuf::from("../..").join(rel),
+        _ => onnx.clone(),
+    };
     ModelGen::new()
-        .input(onnx.to_str().expect("UTF-8 path"))
+        .input(input.to_str().expect("UTF-8 path"))
         .out_dir("model/")
         .load_strategy(strategy)
         .run_from_script();
