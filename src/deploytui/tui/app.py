@@ -65,6 +65,9 @@ class DeployApp(App):
         self._sections: dict[str, list] = {}
         self._reference: tuple[list | None, str] | None = None
         self._last_live = 0.0
+        self._want_inspect: str | None = None
+        self._inspecting = threading.Event()     # set while the inspector thread works
+        self._quitting = False
         self.load_state()
 
     # ---- state ----------------------------------------------------------------------------
@@ -124,6 +127,8 @@ class DeployApp(App):
         self.exit()
 
     def on_unmount(self) -> None:
+        self._quitting = True
+        self._want_inspect = None
         self.cancel_event.set()
 
     # ---- actions --------------------------------------------------------------------------
@@ -201,6 +206,8 @@ class DeployApp(App):
         self.call_from_thread(self.notify, f"Report written to {path}", title="Exported")
 
     async def action_quit(self) -> None:
+        self._quitting = True
+        self._want_inspect = None
         self.cancel_event.set()
         self.exit()
 
@@ -228,6 +235,8 @@ class DeployApp(App):
         cancel = self.cancel_event
         worker = get_current_worker()
         done = 0
+        while self._inspecting.is_set() and not cancel.is_set():   # never overlap the inspector's run
+            time.sleep(0.05)
         for key in keys:
             if cancel.is_set() or worker.is_cancelled:
                 break
@@ -268,37 +277,68 @@ class DeployApp(App):
             self.post_message(msg.BuildDone({}, False, f"{type(e).__name__}: {e}"))
 
     def load_sections(self, key: str) -> None:
+        """Show the inspector sections of `key`: cached, or computed by the one inspector thread.
+
+        Inspecting a compiled form runs it once (to list the libraries it loads), so it never
+        overlaps a measurement: it waits while a job runs, and a job waits for it to finish.
+        """
         if key in self._sections:
             self.main.show_sections(key, self._sections[key])
             return
-        self._inspect(key)
+        if self.job:
+            self.main.show_waiting(key, "Looking inside waits until the job in flight ends "
+                                        "(inspecting a program runs it once).")
+            return
+        self.main.show_waiting(key, f"Looking inside {key}…")
+        self._want_inspect = key
+        if not self._inspecting.is_set():
+            self._inspecting.set()
+            self._inspect()
 
-    @work(thread=True, exclusive=True, group="inspect", exit_on_error=False, name="inspect")
-    def _inspect(self, key: str) -> None:
+    @work(thread=True, group="inspect", exit_on_error=False, name="inspect")
+    def _inspect(self) -> None:
         try:
-            from deploytui.inspect.form_view import sections
-        except ImportError as e:
-            self.post_message(msg.SectionsReady(key, [], f"inspectors not available: {e}"))
-            return
-        try:
-            found = sections(forms.get(key), self.manifest)
-        except Exception as e:  # sections() should never raise; if it does, say so in place
-            self.post_message(msg.SectionsReady(key, [], f"inspecting {key} failed: {type(e).__name__}: {e}"))
-            return
-        self.post_message(msg.SectionsReady(key, list(found)))
+            try:
+                from deploytui.inspect.form_view import sections
+            except ImportError as e:
+                self.post_message(msg.SectionsReady(self._want_inspect or "", [], f"inspectors not available: {e}"))
+                return
+            while True:
+                key = self._want_inspect
+                if not key or self.cancel_event.is_set() and self._quitting:
+                    return
+                try:
+                    found = sections(forms.get(key), self.manifest)
+                    self.post_message(msg.SectionsReady(key, list(found)))
+                except Exception as e:  # sections() should never raise; if it does, say so in place
+                    self.post_message(msg.SectionsReady(key, [], f"inspecting {key} failed: "
+                                                                 f"{type(e).__name__}: {e}"))
+                if self._want_inspect == key:
+                    self._want_inspect = None
+                    return
+        finally:
+            self._inspecting.clear()
 
     # ---- messages from workers ------------------------------------------------------------
     def on_sections_ready(self, m: msg.SectionsReady) -> None:
+        if self._quitting:
+            return
         if not m.error:
             self._sections[m.form] = m.sections
         self.main.show_sections(m.form, m.sections, m.error)
+        if not self._inspecting.is_set() and self.main.current not in self._sections and not self.job:
+            self.load_sections(self.main.current)
 
     def on_run_started(self, m: msg.RunStarted) -> None:
+        if self._quitting:
+            return
         self.live = LiveRun(m.form, m.total)
         self.main.refresh_form(m.form)
         self.main.query_one("#forms").select_key(m.form)
 
     def on_run_progress(self, m: msg.RunProgress) -> None:
+        if self._quitting:
+            return
         live, p = self.live, m.progress
         if live is None or live.form != m.form:
             return
@@ -320,6 +360,8 @@ class DeployApp(App):
         self.main.show_live(m.form)
 
     def on_run_finished(self, m: msg.RunFinished) -> None:
+        if self._quitting:
+            return
         self.live = None
         self.main.refresh_form(m.form)
         rec = m.record
@@ -330,6 +372,8 @@ class DeployApp(App):
                         else "Logits differ", severity="error", timeout=10)
 
     def on_run_all_done(self, m: msg.RunAllDone) -> None:
+        if self._quitting:
+            return
         self.job = ""
         self.live = None
         if m.total > 1:
@@ -337,6 +381,8 @@ class DeployApp(App):
         self.main.refresh_all()
 
     def on_build_line(self, m: msg.BuildLine) -> None:
+        if self._quitting:
+            return
         from deploytui.tui.build_screen import BuildScreen
 
         for s in self.screen_stack:
@@ -344,6 +390,8 @@ class DeployApp(App):
                 s.add_event(m.event)
 
     def on_build_done(self, m: msg.BuildDone) -> None:
+        if self._quitting:
+            return
         from deploytui.tui.build_screen import BuildScreen
 
         self.job = ""

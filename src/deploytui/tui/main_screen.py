@@ -75,7 +75,7 @@ class MainScreen(Screen):
         self.query_one("#forms", FormList).refresh_form(
             key, app.status.get(key, ""), app.store.forms.get(key), bool(app.live and app.live.form == key))
         if key == self.current:
-            self.show_detail(key)
+            self.show_detail(key, inspect=False)
 
     def show_live(self, key: str) -> None:
         if key == self.current:
@@ -99,7 +99,7 @@ class MainScreen(Screen):
         self.query_one("#header-title", Static).update(t)
         self.query_one("#header-built", Static).update(Text(f"{built}/{len(forms.FORMS)} built", style="bold"))
 
-    def show_detail(self, key: str) -> None:
+    def show_detail(self, key: str, inspect: bool = True) -> None:
         app = self.app
         form = forms.get(key)
         why = app.status.get(key, "")
@@ -120,7 +120,12 @@ class MainScreen(Screen):
         self.query_one("#detail", Vertical).border_title = form.key
         self._run_view(key)
         self._diff_view(key)
-        app.load_sections(key)
+        if inspect:
+            app.load_sections(key)
+
+    def show_waiting(self, key: str, text: str) -> None:
+        for tab in INSPECT_TABS:
+            self.query_one(f"#sections-{tab.lower()}", SectionsView).show_message(text)
 
     def show_sections(self, key: str, sections: list, error: str = "") -> None:
         if key != self.current:
@@ -128,9 +133,9 @@ class MainScreen(Screen):
         for tab in INSPECT_TABS:
             view = self.query_one(f"#sections-{tab.lower()}", SectionsView)
             if error:
-                self.run_worker(view.show_message(error, error=True), group=f"show-{tab}", exclusive=True)
+                view.show_message(error, error=True)
             else:
-                self.run_worker(view.show(key, sections), group=f"show-{tab}", exclusive=True)
+                view.show(key, sections)
 
     def _run_view(self, key: str) -> None:
         app = self.app

@@ -35,6 +35,8 @@ class LiveRun:
 
 
 class RunView(VerticalScroll):
+    _shown: tuple = ()
+
     def compose(self) -> ComposeResult:
         yield Static(id="run-status")
         yield ProgressBar(total=21, show_eta=False, id="run-progress")
@@ -63,12 +65,15 @@ class RunView(VerticalScroll):
             start.set(live.elapsed, top, fmt.seconds(live.elapsed))
             rtop = max(live.peak_rss, prev_rss or 0, live.rss) * 1.15 or 1.0
             rss.set(live.rss, rtop, fmt.size(live.rss))
-            chart.plot(series([w * 1e3 for w in live.walls], title="start-up per run (ms)")
-                       if live.walls else None, empty="first run in flight…")
-            err.update(Text(live.failed)) if live.failed else err.update("")
-            err.display = bool(live.failed)
-            self._stages(rec if live.done == 0 else None)
+            if self._shown != (form_key, "live", live.done):   # the rest changes once per finished run
+                self._shown = (form_key, "live", live.done)
+                chart.plot(series([w * 1e3 for w in live.walls], title="start-up per run (ms)")
+                           if live.walls else None, empty="first run in flight…")
+                err.update(Text(live.failed))
+                err.display = bool(live.failed)
+                self._stages(None)
             return
+        self._shown = (form_key, "rec", id(rec))
         n_total = (rec or {}).get("n", 0) + (rec or {}).get("warmup", 0)
         if rec is None:
             status.update(Text(f"{form_key} has not been run yet. " + (f"It cannot run: {why}" if why

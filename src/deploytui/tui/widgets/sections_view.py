@@ -27,25 +27,36 @@ class SectionsView(VerticalScroll):
         super().__init__(id=id)
         self.tab = tab
         self.shown_for: str | None = None
+        self._latest: list = []
 
-    async def show_message(self, text: str, *, error: bool = False) -> None:
-        await self.remove_children()
-        await self.mount(Static(Text(text), classes="error" if error else "note"))
+    def show_message(self, text: str, *, error: bool = False) -> None:
+        self._replace([Static(Text(text), classes="error" if error else "note")])
         self.shown_for = None
 
-    async def show(self, form_key: str, sections: list) -> None:
+    def show(self, form_key: str, sections: list) -> None:
         mine = [s for s in sections if getattr(s, "tab", None) == self.tab]
-        await self.remove_children()
         self.shown_for = form_key
         if not mine:
-            await self.mount(Static(Text(f"{self.tab} does not apply to {form_key}: {WHY_EMPTY[self.tab]}."),
-                                    classes="note"))
+            self._replace([Static(Text(f"{self.tab} does not apply to {form_key}: {WHY_EMPTY[self.tab]}."),
+                                  classes="note")])
             return
         widgets = []
         for s in mine:
             widgets.append(Label(Text(s.title, style="bold"), classes="section-title"))
             widgets.append(_section_widget(s))
+        self._replace(widgets)
+
+    def _replace(self, widgets: list) -> None:
+        """Swap the content in this widget's own queue, so swaps never overlap."""
+        self._latest = widgets
+        self.call_later(self._swap, widgets)
+
+    async def _swap(self, widgets: list) -> None:
+        if widgets is not self._latest:       # a newer swap is queued behind this one
+            return
+        await self.remove_children()
         await self.mount_all(widgets)
+        self.scroll_home(animate=False)
 
 
 def _section_widget(s):
