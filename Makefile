@@ -27,8 +27,8 @@ run: build
 	$(VENV)/bin/deploytui
 
 test-rust: build
-	cd rust && cargo clippy --locked --release --workspace --all-targets -- -D warnings
-	cd rust && cargo test --locked --release --workspace
+	cd rust && cargo clippy --locked --release --workspace --all-targets --features store-deploy/st -- -D warnings
+	cd rust && cargo test --locked --release --workspace --features store-deploy/st
 
 test-python: build
 	$(VENV)/bin/pytest
