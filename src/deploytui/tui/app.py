@@ -121,6 +121,12 @@ class DeployApp(App):
         self.log.info(f"ready in {self.ready_ms:.0f} ms")
         if os.environ.get(EXIT_ON_READY_ENV):
             self.exit(return_code=0, result=self.ready_ms)
+            return
+        self.call_after_refresh(self._after_ready)
+
+    async def _after_ready(self) -> None:
+        await self.main.mount_rest()
+        self.load_sections(self.main.current)
 
     def _on_signal(self) -> None:
         self.cancel_event.set()
@@ -284,6 +290,9 @@ class DeployApp(App):
         """
         if key in self._sections:
             self.main.show_sections(key, self._sections[key])
+            return
+        if self.ready_ms is None:      # the inspectors' imports wait until the app is on screen
+            self._want_inspect = key
             return
         if self.job:
             self.main.show_waiting(key, "Looking inside waits until the job in flight ends "

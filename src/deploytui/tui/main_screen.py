@@ -41,10 +41,8 @@ class MainScreen(Screen):
                     for tab in INSPECT_TABS:
                         with TabPane(tab, id=f"tab-{tab.lower()}"):
                             yield SectionsView(tab, id=f"sections-{tab.lower()}")
-                    with TabPane("Run", id="tab-run"):
-                        yield RunView(id="run-view")
-                    with TabPane("Diff", id="tab-diff"):
-                        yield DiffView(id="diff-view")
+                    yield TabPane("Run", id="tab-run")      # filled by mount_rest(), after ready
+                    yield TabPane("Diff", id="tab-diff")
         yield Footer()
 
     def on_mount(self) -> None:
@@ -53,6 +51,14 @@ class MainScreen(Screen):
         self.query_one("#forms", FormList).focus()
 
     # ---- what the app calls -------------------------------------------------------------
+    async def mount_rest(self) -> None:
+        """Mount the Run and Diff views once the app is on screen (keeps time-to-ready short)."""
+        if self.query("#run-view"):
+            return
+        await self.query_one("#tab-run", TabPane).mount(RunView(id="run-view"))
+        await self.query_one("#tab-diff", TabPane).mount(DiffView(id="diff-view"))
+        self.show_detail(self.current, inspect=False)
+
     @property
     def current(self) -> str:
         return self.query_one("#forms", FormList).highlighted_key or forms.FORMS[0].key
@@ -139,11 +145,13 @@ class MainScreen(Screen):
 
     def _run_view(self, key: str) -> None:
         app = self.app
-        self.query_one("#run-view", RunView).show(key, app.store.forms.get(key), app.live, app.status.get(key, ""))
+        for view in self.query("#run-view").results(RunView):
+            view.show(key, app.store.forms.get(key), app.live, app.status.get(key, ""))
 
     def _diff_view(self, key: str) -> None:
-        ref, err = self.app.reference()
-        self.query_one("#diff-view", DiffView).show(key, self.app.store.forms.get(key), ref, err)
+        for view in self.query("#diff-view").results(DiffView):
+            ref, err = self.app.reference()
+            view.show(key, self.app.store.forms.get(key), ref, err)
 
     # ---- events -------------------------------------------------------------------------
     @on(OptionList.OptionHighlighted, "#forms")
