@@ -40,11 +40,8 @@ def bars(labels: list[str], values: list[float], *, title: str = "", log: bool =
         fig.draw(sig)
         ruler = fig.ruler(axis="x")
         ruler.lim(0, None)
-        if log:
-            top = math.ceil(max(vals) - 0.3) if vals else 1
-            pos = [d + 0.3 for d in range(0, top + 1)]
-            ruler.ticks(pos, [value_text(10 ** (d + floor)) if value_text else f"1e{d + floor}"
-                              for d in range(0, top + 1)])
+        if log:   # bar lengths are log10 values: the real values are in the labels, not on the axis
+            ruler.ticks([], [])
         if title:
             fig.title(title)
         return str(fig.build())
@@ -64,6 +61,17 @@ def series(values: list[float], *, title: str = "") -> Callable[[int, int], str]
         return str(fig.build())
 
     return draw
+
+
+def _no_background(text: Text) -> Text:
+    """plotext paints its own canvas colour; drop it so the chart sits on the app's background."""
+    from rich.style import Style
+
+    out = Text(text.plain)
+    for span in text.spans:
+        st = span.style if isinstance(span.style, Style) else Style.parse(str(span.style))
+        out.stylize(Style(color=st.color, bold=st.bold), span.start, span.end)
+    return out
 
 
 class PlotextChart(Static):
@@ -91,6 +99,6 @@ class PlotextChart(Static):
             self.update(Text(self._empty if self._draw is None else ""))
             return
         try:
-            self.update(Text.from_ansi(self._draw(w, h)))
+            self.update(_no_background(Text.from_ansi(self._draw(w, h))))
         except Exception as e:  # a chart must never take the app down
             self.update(Text(f"chart failed: {type(e).__name__}: {e}", style="red"))

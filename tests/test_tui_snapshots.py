@@ -1,0 +1,72 @@
+"""Snapshot tests of the app on FIXED stored results (no live timings on screen).
+
+Regenerate after an intended change: pytest tests/test_tui_snapshots.py --snapshot-update
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from tui_support import FIXED_RESULTS, make_artifacts
+
+SIZE = (150, 45)
+
+
+@pytest.fixture
+def fixed_app(tmp_path, monkeypatch):
+    art = make_artifacts(tmp_path, results=FIXED_RESULTS,
+                         built=tuple(k for k in FIXED_RESULTS) + ("torch-eager", "aoti-python"))
+    monkeypatch.setenv("DEPLOYTUI_ARTIFACTS", str(art))
+    monkeypatch.setenv("DEPLOYTUI_CACHE", str(tmp_path / "cache"))
+    from deploytui.inspect import form_view
+
+    # the inspector tabs are not in these pictures (their content depends on the machine)
+    monkeypatch.setattr(form_view, "sections", lambda form, manifest: [])
+    from deploytui.tui.app import DeployApp
+
+    return DeployApp()
+
+
+async def _settle(pilot) -> None:
+    await pilot.pause()
+    await pilot.app.workers.wait_for_complete()
+    await pilot.pause(0.2)
+
+
+def test_main_run_tab_python_form(fixed_app, snap_compare):
+    async def before(pilot):
+        await _settle(pilot)
+        pilot.app.main.query_one("#forms").select_key("torch-export")
+        await pilot.press("5")
+        await _settle(pilot)
+
+    assert snap_compare(fixed_app, terminal_size=SIZE, run_before=before)
+
+
+def test_main_diff_tab_beyond_tolerance(fixed_app, snap_compare):
+    async def before(pilot):
+        await _settle(pilot)
+        pilot.app.main.query_one("#forms").select_key("onnxruntime")
+        await pilot.press("6")
+        await _settle(pilot)
+
+    assert snap_compare(fixed_app, terminal_size=SIZE, run_before=before)
+
+
+def test_main_failed_run(fixed_app, snap_compare):
+    async def before(pilot):
+        await _settle(pilot)
+        pilot.app.main.query_one("#forms").select_key("cpp-torchscript")
+        await pilot.press("5")
+        await _settle(pilot)
+
+    assert snap_compare(fixed_app, terminal_size=SIZE, run_before=before)
+
+
+def test_compare_screen(fixed_app, snap_compare):
+    async def before(pilot):
+        await _settle(pilot)
+        await pilot.press("c")
+        await _settle(pilot)
+
+    assert snap_compare(fixed_app, terminal_size=SIZE, run_before=before)
