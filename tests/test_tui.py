@@ -307,3 +307,42 @@ print("BAD", bad)
                          env=os.environ.copy())
     assert out.returncode == 0, out.stderr[-2000:]
     assert "BAD []" in out.stdout, out.stdout
+
+
+def test_build_screen_shows_progress_and_refreshes_the_list(art, monkeypatch):
+    import deploytui.build as build_mod
+    from deploytui.build import BuildEvent
+
+    (art / "a1.onnx").unlink()
+
+    def fake_build(ctx=None, only=None, on_event=lambda e: None, cancel=None):
+        on_event(BuildEvent("plan", total=2, text="export-onnx burn-deploy"))
+        on_event(BuildEvent("start", "export-onnx", "ONNX export", 1, 2))
+        on_event(BuildEvent("line", "export-onnx", "ONNX export", 1, 2, text="[torch.onnx] exporting"))
+        (art / "a1.onnx").write_bytes(b"x" * 100)
+        on_event(BuildEvent("end", "export-onnx", "ONNX export", 1, 2, status="ok", wall_s=1.5))
+        on_event(BuildEvent("start", "burn-deploy", "burn", 2, 2))
+        on_event(BuildEvent("end", "burn-deploy", "burn", 2, 2, status="unavailable", text="cargo not found"))
+        return json.loads((art / "manifest.json").read_text())
+
+    monkeypatch.setattr(build_mod, "run_build", fake_build)
+
+    async def go():
+        from deploytui.tui.build_screen import BuildScreen
+
+        app = make_app()
+        async with app.run_test(size=SIZE) as pilot:
+            await pilot.pause()
+            assert app.status["onnxruntime"]
+            await pilot.press("b")
+            await wait_for(pilot, lambda: app.job == "")
+            await pilot.pause()
+            assert isinstance(app.screen, BuildScreen)
+            log_text = "\n".join(str(line.text) for line in app.screen.query_one("#build-log").lines)
+            assert "[torch.onnx] exporting" in log_text and "cargo not found" in log_text
+            assert "build finished" in str(app.screen.query_one("#build-status").content)
+            assert app.status["onnxruntime"] == ""        # the list knows the new artifact
+            await pilot.press("escape")
+            assert app.screen is app.main
+
+    asyncio.run(go())

@@ -23,7 +23,19 @@ class BuildScreen(Screen):
             yield RichLog(id="build-log", max_lines=5000, wrap=False, markup=False)
         yield Footer()
 
+    def __init__(self) -> None:
+        super().__init__()
+        self._pending: list = []
+
+    def on_mount(self) -> None:
+        for e in self._pending:
+            self.add_event(e)
+        self._pending.clear()
+
     def add_event(self, e) -> None:
+        if not self.is_mounted:
+            self._pending.append(e)
+            return
         log = self.query_one("#build-log", RichLog)
         bar = self.query_one("#build-progress", ProgressBar)
         status = self.query_one("#build-status", Static)
