@@ -21,6 +21,17 @@ def built_artifacts() -> Path:
     return paths.artifacts_dir()
 
 
+@pytest.fixture(scope="session")
+def eager() -> list[list[float]]:
+    """Eager PyTorch logits computed here, independently of the build's reference.json."""
+    import torch
+
+    from deploytui.model import a1_input, a1_model
+
+    with torch.inference_mode():
+        return a1_model()(a1_input()).tolist()
+
+
 @pytest.fixture
 def artifacts_copy(built_artifacts: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A private copy of the built artifacts, made current through DEPLOYTUI_ARTIFACTS."""

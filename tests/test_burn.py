@@ -30,30 +30,16 @@ SYSTEM_LIBS = re.compile(
 )
 
 
-def _art(built) -> Path:
-    if isinstance(built, (str, os.PathLike)):
-        return Path(built)
-    return Path(built.art)  # e.g. a BuildContext
-
 
 @pytest.fixture(scope="module")
 def art(built_artifacts) -> Path:
-    art = _art(built_artifacts)
+    art = built_artifacts
     missing = [b for b in RUNNERS if not (art / "bin" / b).is_file()]
     if missing and shutil.which("cargo") is None:
         pytest.skip("no cargo on this machine: the burn forms are unavailable")
     assert not missing, f"burn binaries not built: {missing}"
     return art
 
-
-@pytest.fixture(scope="module")
-def eager() -> list[list[float]]:
-    import torch
-
-    from deploytui.model import a1_input, a1_model
-
-    with torch.no_grad():
-        return a1_model()(a1_input()).tolist()
 
 
 def _run(argv: list[str], **kw) -> subprocess.CompletedProcess:

@@ -30,30 +30,16 @@ CASES = {
 }
 
 
-def _art(built) -> Path:
-    if isinstance(built, (str, os.PathLike)):
-        return Path(built)
-    return Path(built.art)  # e.g. a BuildContext
-
 
 @pytest.fixture(scope="module")
 def art(built_artifacts) -> Path:
-    art = _art(built_artifacts)
+    art = built_artifacts
     missing = [e for e in ("cpp-torchscript", "cpp-aoti") if not (art / "bin" / e).is_file()]
     if missing and shutil.which("g++") is None:
         pytest.skip("no g++ on this machine: the C++ forms are unavailable")
     assert not missing, f"C++ programs not built: {missing}"
     return art
 
-
-@pytest.fixture(scope="module")
-def eager() -> list[list[float]]:
-    import torch
-
-    from deploytui.model import a1_input, a1_model
-
-    with torch.no_grad():
-        return a1_model()(a1_input()).tolist()
 
 
 @pytest.fixture

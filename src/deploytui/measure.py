@@ -9,6 +9,7 @@ psutil for live gauges. One measuring path for the CLI, the app and the report. 
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -250,6 +251,11 @@ class Progress:
     elapsed_s: float = 0.0
 
 
+def _live(on_progress: Callable[[Progress], None], phase: str, i: int, count: int,
+          rss: int, elapsed: float) -> None:
+    on_progress(Progress(phase, i, count, rss_bytes=rss, elapsed_s=elapsed))
+
+
 def measure(argv: list[str], *, n: int = 20, warmup: int = 1, timeout_s: float = 60.0,
             cwd: Path | None = None, env: dict[str, str] | None = None,
             on_progress: Callable[[Progress], None] | None = None,
@@ -263,8 +269,7 @@ def measure(argv: list[str], *, n: int = 20, warmup: int = 1, timeout_s: float =
                 return m
             live = None
             if on_progress is not None:
-                def live(rss: int, elapsed: float, phase=phase, i=i, count=count) -> None:
-                    on_progress(Progress(phase, i, count, rss_bytes=rss, elapsed_s=elapsed))
+                live = functools.partial(_live, on_progress, phase, i, count)
             s = run_once(list(argv), timeout_s=timeout_s, cwd=cwd, env=env, on_rss=live, cancel=cancel)
             bucket.append(s)
             if on_progress is not None:

@@ -18,7 +18,6 @@ import threading
 import time
 from collections import deque
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Callable
 
 from deploytui import jsonio
