@@ -255,3 +255,15 @@ def test_runtime_libraries_default_vs_lean(art, tmp_path):
     assert any(n.endswith(".wrapper.so") for n in names["cpp-aoti-lean"])
     assert runs["cpp-aoti-lean"].runtime_size == runs["cpp-torchscript"].runtime_size
     assert runs["cpp-aoti"].runtime_size > 3 * runs["cpp-aoti-lean"].runtime_size
+
+
+def test_loaded_libraries_can_be_cancelled():
+    import threading
+    import time
+
+    cancel = threading.Event()
+    threading.Timer(0.3, cancel.set).start()
+    t0 = time.monotonic()
+    with pytest.raises(InspectError, match="cancelled"):
+        elf.loaded_libraries(["sleep", "30"], cancel=cancel)
+    assert time.monotonic() - t0 < 5

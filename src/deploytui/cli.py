@@ -234,6 +234,10 @@ def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     if args.command is None:
+        if not (sys.stdin.isatty() and sys.stdout.isatty()):
+            print("deploytui: the app needs a terminal; for headless use see "
+                  "`deploytui bench`, `deploytui report` and `deploytui --help`", file=sys.stderr)
+            return 2
         from deploytui.tui import run_app
 
         return run_app()

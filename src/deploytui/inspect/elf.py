@@ -21,8 +21,11 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import signal
 import subprocess
 import tempfile
+import threading
+import time
 import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
@@ -340,7 +343,7 @@ def parse_ld_debug(text: str, pid: int | None = None) -> list[str]:
 
 
 def loaded_libraries(argv, env: dict[str, str] | None = None, timeout_s: float = 300.0,
-                     cwd: str | os.PathLike | None = None) -> LoadedRun:
+                     cwd: str | os.PathLike | None = None, cancel: threading.Event | None = None) -> LoadedRun:
     """Run a program to completion under LD_DEBUG=libs,files and list every shared library it loaded.
 
     The loader's debug output goes to a private LD_DEBUG_OUTPUT file (not the program's stderr);
@@ -358,15 +361,10 @@ def loaded_libraries(argv, env: dict[str, str] | None = None, timeout_s: float =
         run_env["LD_DEBUG_OUTPUT"] = prefix
         try:
             proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=run_env,
-                                    cwd=cwd, text=True, errors="replace")
+                                    cwd=cwd, text=True, errors="replace", start_new_session=True)
         except OSError as e:
             raise InspectError(f"cannot run {argv[0]}: {e.strerror or e}") from None
-        try:
-            out, err = proc.communicate(timeout=timeout_s)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.communicate()
-            raise InspectError(f"{argv[0]} did not finish within {timeout_s:.0f} s") from None
+        out, err = _communicate(proc, argv[0], timeout_s, cancel)
         debug_file = f"{prefix}.{proc.pid}"
         try:
             text = Path(debug_file).read_text(errors="replace")
@@ -374,6 +372,25 @@ def loaded_libraries(argv, env: dict[str, str] | None = None, timeout_s: float =
             raise InspectError(f"{argv[0]}: no dynamic-loader output (a static or setuid program?)") from None
     libs = tuple(_library(PurePosixPath(p).name, p) for p in parse_ld_debug(text, proc.pid))
     return LoadedRun(argv=argv, returncode=proc.returncode, stdout=out, stderr=err, libraries=libs)
+
+
+def _communicate(proc: subprocess.Popen, name: str, timeout_s: float,
+                 cancel: threading.Event | None) -> tuple[str, str]:
+    """Wait for the program, killing its whole process group on timeout or when `cancel` is set."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        try:
+            return proc.communicate(timeout=0.1)
+        except subprocess.TimeoutExpired:
+            why = ("cancelled" if cancel is not None and cancel.is_set()
+                   else f"did not finish within {timeout_s:.0f} s" if time.monotonic() > deadline else "")
+            if why:
+                try:
+                    os.killpg(proc.pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+                proc.communicate()
+                raise InspectError(f"{name}: {why}") from None
 
 
 # ---------------------------------------------------------------- AOTI package

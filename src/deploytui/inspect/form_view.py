@@ -6,9 +6,9 @@ which the app and `deploytui inspect` show in place. Tabs: Artifact, Code, Graph
 
 from __future__ import annotations
 
-import functools
 import json
 import tempfile
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
@@ -65,7 +65,7 @@ def ships(form: Form, manifest: dict) -> Section:
     return Section("Artifact", "What ships", "table", columns=["file", "size", "sha256"], rows=rows)
 
 
-def runtime(form: Form) -> Section:
+def runtime(form: Form, cancel: threading.Event | None = None) -> Section:
     """The runtime a form needs on the target machine, and what it weighs on disk."""
     title = f"Runtime: {F.RUNTIME_TITLES[form.runtime]}"
     if form.runtime in python_runtime.ROOTS:
@@ -74,7 +74,7 @@ def runtime(form: Form) -> Section:
         rows = [[d.name, d.version, human(d.bytes)] for d in dists]
         return Section("Artifact", f"{title} — {human(total)} in {len(dists)} distributions", "table",
                        columns=["distribution", "version", "size"], rows=rows)
-    libs = loaded_runtime(form)
+    libs = loaded_runtime(form, cancel)
     from deploytui.inspect import elf
 
     total = elf.runtime_size(libs)
@@ -85,25 +85,34 @@ def runtime(form: Form) -> Section:
                    columns=["library loaded while running", "size", "kind"], rows=rows)
 
 
-@functools.lru_cache(maxsize=32)
-def _loaded(argv: tuple[str, ...], stamp: tuple) -> tuple:
+_LOADED: dict[tuple, tuple] = {}
+
+
+def _loaded(argv: tuple[str, ...], stamp: tuple, cancel: threading.Event | None) -> tuple:
+    key = (argv, stamp)
+    if key not in _LOADED:
+        _LOADED[key] = _run_loaded(argv, cancel)
+    return _LOADED[key]
+
+
+def _run_loaded(argv: tuple[str, ...], cancel: threading.Event | None) -> tuple:
     from deploytui.bench import runner_env
     from deploytui.inspect import elf
 
-    run = elf.loaded_libraries(list(argv), env=runner_env(), timeout_s=120)
+    run = elf.loaded_libraries(list(argv), env=runner_env(), timeout_s=120, cancel=cancel)
     if run.returncode != 0:
         tail = (run.stderr.strip().splitlines() or [""])[-1]
         raise InspectError(f"the program failed while listing its libraries (exit {run.returncode}): {tail[:200]}")
     return run.libraries
 
 
-def loaded_runtime(form: Form) -> tuple:
+def loaded_runtime(form: Form, cancel: threading.Event | None = None) -> tuple:
     """Libraries a compiled form loads in a real run (LD_DEBUG), cached per artifact version."""
     missing = [p.name for p in form.ship_paths() if not p.exists()]
     if missing:
         raise InspectError(f"not built: {', '.join(missing)} missing")
     stamp = tuple((str(p), p.stat().st_mtime_ns) for p in form.ship_paths())
-    return _loaded(tuple(form.command()), stamp)
+    return _loaded(tuple(form.command()), stamp, cancel)
 
 
 def zip_tree(path: Path) -> Section:
@@ -226,10 +235,11 @@ def aoti_so_sections(pt2: Path) -> list[Section]:
 
 # ------------------------------------------------------------------ assembly
 
-def sections(form: Form, manifest: dict) -> list[Section]:
+def sections(form: Form, manifest: dict, cancel: threading.Event | None = None) -> list[Section]:
+    """All sections for a form; `cancel` stops the one step that runs the program (runtime libs)."""
     art = paths.artifacts_dir()
     out: list[Section] = [_guard("Artifact", "What ships", "table", lambda: ships(form, manifest)),
-                          _guard("Artifact", "Runtime", "table", lambda: runtime(form))]
+                          _guard("Artifact", "Runtime", "table", lambda: runtime(form, cancel))]
     for rel in form.model_files:
         p = art / rel
         if p.suffix in (".pt", ".pt2"):

@@ -62,6 +62,7 @@ class DeployApp(App):
         self.live: LiveRun | None = None
         self.job: str = ""                       # "run" | "build" | "" (nothing in flight)
         self.cancel_event = threading.Event()
+        self.quit_event = threading.Event()        # set once when the app goes: stops inspection too
         self._sections: dict[str, list] = {}
         self._reference: tuple[list | None, str] | None = None
         self._last_live = 0.0
@@ -129,10 +130,12 @@ class DeployApp(App):
         self.load_sections(self.main.current)
 
     def _on_signal(self) -> None:
+        self.quit_event.set()
         self.cancel_event.set()
         self.exit()
 
     def on_unmount(self) -> None:
+        self.quit_event.set()
         self._quitting = True
         self._want_inspect = None
         self.cancel_event.set()
@@ -214,6 +217,7 @@ class DeployApp(App):
     async def action_quit(self) -> None:
         self._quitting = True
         self._want_inspect = None
+        self.quit_event.set()
         self.cancel_event.set()
         self.exit()
 
@@ -317,7 +321,7 @@ class DeployApp(App):
                 if not key or self.cancel_event.is_set() and self._quitting:
                     return
                 try:
-                    found = sections(forms.get(key), self.manifest)
+                    found = sections(forms.get(key), self.manifest, self.quit_event)
                     self.post_message(msg.SectionsReady(key, list(found)))
                 except Exception as e:  # sections() should never raise; if it does, say so in place
                     self.post_message(msg.SectionsReady(key, [], f"inspecting {key} failed: "
