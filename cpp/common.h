@@ -3,10 +3,12 @@
 #pragma once
 
 #include <ATen/ATen.h>
+#include <ATen/Parallel.h>
 #include <c10/util/Exception.h>
 #include <c10/util/Logging.h>
 
 #include <cstdio>
+#include <exception>
 #include <string>
 #include <vector>
 
@@ -72,6 +74,30 @@ inline int fail(const std::string& what) {
   std::string line = what.substr(0, what.find('\n'));
   std::fprintf(stderr, "error: %s\n", line.c_str());
   return 1;
+}
+
+// The part both programs share around their own load + forward: one thread, inference mode,
+// libtorch's chatter kept off stderr, the logits printed as JSON; any exception becomes one
+// `error:` line and exit 1. `forward` loads the model and returns the logits tensor.
+template <typename Forward>
+int run_guarded(Forward&& forward) {
+  quiet_logging();
+  QuietWarnings warnings;
+  c10::WarningUtils::WarningHandlerGuard warning_guard(&warnings);
+  try {
+    at::set_num_threads(1);
+    c10::InferenceMode guard;
+    at::Tensor y = forward();
+    print_warnings(warnings);
+    print_logits(y);
+    return 0;
+  } catch (const c10::Error& e) {
+    return fail(e.what_without_backtrace());
+  } catch (const std::exception& e) {
+    return fail(e.what());
+  } catch (...) {
+    return fail("unknown exception");
+  }
 }
 
 }  // namespace a1
