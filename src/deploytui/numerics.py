@@ -64,7 +64,7 @@ def compare(got, want, tol: float = DEFAULT_TOL) -> Diff:
         raise ShapeError(f"logits have shape [{len(g)}, {len(g[0])}], expected [{len(w)}, {len(w[0])}]")
     abs_d = [[abs(a - b) for a, b in zip(rg, rw)] for rg, rw in zip(g, w)]
     flat = [(d, i, j) for i, row in enumerate(abs_d) for j, d in enumerate(row)]
-    worst, wi, wj = max(flat)
+    worst, wi, wj = max(flat, key=lambda t: t[0])  # the first of equal ones
     rel = max(d / abs(w[i][j]) if w[i][j] != 0 else (0.0 if d == 0 else math.inf) for d, i, j in flat)
     return Diff(shape=[len(w), len(w[0])], n=len(flat), max_abs=worst, mean_abs=sum(d for d, _, _ in flat) / len(flat),
                 max_rel=rel, worst_index=[wi, wj], worst_got=g[wi][wj], worst_want=w[wi][wj], tol=tol,

@@ -132,7 +132,8 @@ def markdown(store: Store, manifest: dict) -> str:
         _md_table(["form", "max abs diff", "max rel diff", "worst [row, col]", "tolerance", "verdict"],
                   [[r["form"], f"{r['max_abs_diff']:.3g}" if r["max_abs_diff"] is not None else "–",
                     f"{r['max_rel_diff']:.3g}" if r["max_rel_diff"] is not None else "–",
-                    str(r["worst_index"] or "–"), f"{r['tolerance']:g}", _verdict(r)] for r in rs]),
+                    str(r["worst_index"]) if r["max_abs_diff"] else "–", f"{r['tolerance']:g}", _verdict(r)]
+                   for r in rs]),
         "## Python stages (medians)",
         _md_table(["form", "import", "load", "first forward", "modules added by load"],
                   [[r["form"]] + [f"{r['stages_ms'].get(k, 0):.2f} ms" for k in ("import", "load", "forward")]

@@ -11,7 +11,6 @@ from textual.screen import Screen
 from textual.widgets import Footer, OptionList, Static, TabbedContent, TabPane
 
 from deploytui import forms
-from deploytui.tui import fmt
 from deploytui.tui.widgets.diff_view import DiffView
 from deploytui.tui.widgets.form_list import FormList
 from deploytui.tui.widgets.run_view import RunView

@@ -39,7 +39,7 @@ def bars(labels: list[str], values: list[float], *, title: str = "", log: bool =
         sig = fig.bar(names[::-1], vals[::-1], orientation="h", width=0.6)
         fig.draw(sig)
         ruler = fig.ruler(axis="x")
-        ruler.lim(0, None)
+        ruler.lim(0, max(vals, default=0) * 1.02 or None)  # plotext may clip the longest bar otherwise
         if log:   # bar lengths are log10 values: the real values are in the labels, not on the axis
             ruler.ticks([], [])
         if title:

@@ -38,8 +38,13 @@ class DiffView(VerticalScroll):
         t.append(f"\nmax |diff| {diff.get('max_abs', 0):.3g}   mean |diff| {diff.get('mean_abs', 0):.3g}   "
                  f"max rel {diff.get('max_rel', 0):.3g}   tolerance {diff.get('tol', 0):g}")
         wi = diff.get("worst_index") or []
-        t.append(f"\nworst element {tuple(wi)}: got {diff.get('worst_got', float('nan')):.9g}, "
-                 f"eager {diff.get('worst_want', float('nan')):.9g}   shape {diff.get('shape')}  n={diff.get('n')}")
+        if not diff.get("max_abs"):
+            wi = []  # bit-identical: no element is worse than another
+            t.append("\nbit-identical to eager: every element equal as f32")
+        else:
+            t.append(f"\nworst element {tuple(wi)}: got {diff.get('worst_got', float('nan')):.9g}, "
+                     f"eager {diff.get('worst_want', float('nan')):.9g}   shape {diff.get('shape')}  "
+                     f"n={diff.get('n')}")
         if ref_error:
             t.append(f"\n⚠ {ref_error}", style="yellow")
         summary.update(t)
