@@ -152,10 +152,12 @@ def code_file(tab: str, path: Path, language: str | None, title: str | None = No
     return Section(tab, title or path.name, "code", text=text, language=language)
 
 
-def zip_code(path: Path, suffixes: tuple[str, ...], language: str, limit: int = 3) -> list[Section]:
+def zip_code(path: Path, suffixes: tuple[str, ...], language: str, limit: int = 3,
+             under: str = "") -> list[Section]:
+    """Source members of an archive: names ending in one of `suffixes` (and containing `under`)."""
     out = []
     for m in archive.members(path):
-        if m.name.endswith(suffixes) and len(out) < limit:
+        if m.name.endswith(suffixes) and under in m.name and len(out) < limit:
             out.append(Section("Code", f"{path.name}: {m.name}", "code",
                                text=archive.read_text(path, m.name), language=language))
     if not out:
@@ -268,8 +270,7 @@ def _code(form: Form, art: Path) -> list[Section]:
                                          "deploytui/model.py (ships with the weights)"))]
     if key.startswith("torchscript") or key == "cpp-torchscript":
         pt = art / form.model_files[0]
-        return _many("Code", pt.name, lambda: zip_code(pt, ("code/__torch__/deploytui/model.py", "a1.py",
-                                                            "model.py", "linear.py"), "python"))
+        return _many("Code", pt.name, lambda: zip_code(pt, (".py",), "python", under="/code/__torch__/"))
     if key == "torch-export":
         return [_guard("Code", "graph", "code", lambda: code_file(
             "Code", art / "a1_export_graph.py", "python", "torch.export graph_module.code"))]

@@ -35,13 +35,7 @@ class MainScreen(Screen):
         with Horizontal(id="body"):
             yield FormList(id="forms")
             with Vertical(id="detail"):
-                yield Static(id="detail-title")
-                with TabbedContent(id="tabs", initial="tab-artifact"):
-                    for tab in INSPECT_TABS:
-                        with TabPane(tab, id=f"tab-{tab.lower()}"):
-                            yield SectionsView(tab, id=f"sections-{tab.lower()}")
-                    yield TabPane("Run", id="tab-run")      # filled by mount_rest(), after ready
-                    yield TabPane("Diff", id="tab-diff")
+                yield Static(id="detail-title")   # the tabs are mounted by mount_rest(), after ready
         yield Footer()
 
     def on_mount(self) -> None:
@@ -52,10 +46,17 @@ class MainScreen(Screen):
     # ---- what the app calls -------------------------------------------------------------
     async def mount_rest(self) -> None:
         """Mount the Run and Diff views once the app is on screen (keeps time-to-ready short)."""
-        if self.query("#run-view"):
+        if self.query("#tabs"):
             return
-        await self.query_one("#tab-run", TabPane).mount(RunView(id="run-view"))
-        await self.query_one("#tab-diff", TabPane).mount(DiffView(id="diff-view"))
+        panes = [TabPane(tab, SectionsView(tab, id=f"sections-{tab.lower()}"), id=f"tab-{tab.lower()}")
+                 for tab in INSPECT_TABS]
+        panes += [TabPane("Run", RunView(id="run-view"), id="tab-run"),
+                  TabPane("Diff", DiffView(id="diff-view"), id="tab-diff")]
+        tabs = TabbedContent(id="tabs")
+        await self.query_one("#detail", Vertical).mount(tabs)
+        for pane in panes:
+            await tabs.add_pane(pane)
+        tabs.active = "tab-artifact"
         self.show_detail(self.current, inspect=False)
 
     @property
@@ -87,7 +88,8 @@ class MainScreen(Screen):
             self._run_view(key)
 
     def show_tab(self, name: str) -> None:
-        self.query_one("#tabs", TabbedContent).active = f"tab-{name}"
+        for tabs in self.query("#tabs").results(TabbedContent):
+            tabs.active = f"tab-{name}"
 
     def action_show_tab(self, name: str) -> None:
         self.show_tab(name)
@@ -129,14 +131,13 @@ class MainScreen(Screen):
             app.load_sections(key)
 
     def show_waiting(self, key: str, text: str) -> None:
-        for tab in INSPECT_TABS:
-            self.query_one(f"#sections-{tab.lower()}", SectionsView).show_message(text)
+        for view in self.query(SectionsView).results(SectionsView):
+            view.show_message(text)
 
     def show_sections(self, key: str, sections: list, error: str = "") -> None:
         if key != self.current:
             return
-        for tab in INSPECT_TABS:
-            view = self.query_one(f"#sections-{tab.lower()}", SectionsView)
+        for view in self.query(SectionsView).results(SectionsView):
             if error:
                 view.show_message(error, error=True)
             else:
