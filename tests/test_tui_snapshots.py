@@ -33,31 +33,16 @@ async def _settle(pilot) -> None:
     await pilot.pause(0.2)
 
 
-def test_main_run_tab_python_form(fixed_app, snap_compare):
+@pytest.mark.parametrize("form,tab", [
+    ("torch-export", "5"),    # Run tab of a Python form: stages, modules, run-time chart
+    ("onnxruntime", "6"),     # Diff tab beyond tolerance
+    ("cpp-torchscript", "5"),  # a failed run: error and stderr tail
+], ids=["main_run_tab_python_form", "main_diff_tab_beyond_tolerance", "main_failed_run"])
+def test_main(fixed_app, snap_compare, form, tab):
     async def before(pilot):
         await _settle(pilot)
-        pilot.app.main.query_one("#forms").select_key("torch-export")
-        await pilot.press("5")
-        await _settle(pilot)
-
-    assert snap_compare(fixed_app, terminal_size=SIZE, run_before=before)
-
-
-def test_main_diff_tab_beyond_tolerance(fixed_app, snap_compare):
-    async def before(pilot):
-        await _settle(pilot)
-        pilot.app.main.query_one("#forms").select_key("onnxruntime")
-        await pilot.press("6")
-        await _settle(pilot)
-
-    assert snap_compare(fixed_app, terminal_size=SIZE, run_before=before)
-
-
-def test_main_failed_run(fixed_app, snap_compare):
-    async def before(pilot):
-        await _settle(pilot)
-        pilot.app.main.query_one("#forms").select_key("cpp-torchscript")
-        await pilot.press("5")
+        pilot.app.main.query_one("#forms").select_key(form)
+        await pilot.press(tab)
         await _settle(pilot)
 
     assert snap_compare(fixed_app, terminal_size=SIZE, run_before=before)
