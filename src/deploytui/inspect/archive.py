@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import zipfile
+import zlib
 from dataclasses import dataclass
 from pathlib import Path
 
 from deploytui.inspect import InspectError
 
 MAX_TEXT = 200_000
+# what reading a damaged archive can raise (zlib.error: a corrupt deflate stream)
+ZIP_ERRORS = (zipfile.BadZipFile, zipfile.LargeZipFile, OSError, ValueError, EOFError, RuntimeError,
+              NotImplementedError, zlib.error, UnicodeDecodeError)
 
 
 @dataclass(frozen=True)
@@ -31,7 +35,7 @@ def read_text(path: Path, name: str, limit: int = MAX_TEXT) -> str:
                 data = f.read(limit + 1)
         except KeyError:
             raise InspectError(f"{path.name} has no member {name}") from None
-        except (zipfile.BadZipFile, OSError, ValueError, EOFError, RuntimeError) as e:
+        except ZIP_ERRORS as e:
             raise InspectError(f"{path.name}: member {name} is damaged: {e}") from None
     text = data[:limit].decode("utf-8", errors="replace")
     return text + ("\n… (truncated)" if len(data) > limit else "")
@@ -47,7 +51,7 @@ def extract(path: Path, name: str, dest: Path) -> Path:
                     out.write(chunk)
         except KeyError:
             raise InspectError(f"{path.name} has no member {name}") from None
-        except (zipfile.BadZipFile, OSError, ValueError, EOFError, RuntimeError) as e:
+        except ZIP_ERRORS as e:
             raise InspectError(f"{path.name}: member {name} is damaged: {e}") from None
     return dest
 
@@ -57,5 +61,5 @@ def _open(path: Path) -> zipfile.ZipFile:
         raise InspectError(f"{path.name} is missing ({path})")
     try:
         return zipfile.ZipFile(path)
-    except (zipfile.BadZipFile, OSError, ValueError, EOFError, RuntimeError, NotImplementedError) as e:
+    except ZIP_ERRORS as e:
         raise InspectError(f"{path.name} is not a readable ZIP archive: {e}") from None

@@ -26,7 +26,6 @@ import subprocess
 import tempfile
 import threading
 import time
-import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
@@ -400,29 +399,17 @@ def aoti_shared_object(pt2_path, dest_dir) -> list[Path]:
 
     Returns the extracted paths (basename of each member; a clash gets a numeric prefix).
     """
-    p = os.fspath(pt2_path)
+    from deploytui.inspect import archive
+
+    p = Path(os.fspath(pt2_path))
     dest = Path(dest_dir)
-    try:
-        zf = zipfile.ZipFile(p)
-    except FileNotFoundError:
-        raise InspectError(f"{p}: no such file") from None
-    except (zipfile.BadZipFile, OSError) as e:
-        raise InspectError(f"{p}: not a readable ZIP archive ({e})") from None
+    members = [m for m in archive.members(p) if PurePosixPath(m.name).name.endswith(".so")]
+    if not members:
+        raise InspectError(f"{p}: no .so member: not an AOTInductor package (or a link-free export)")
     out: list[Path] = []
-    with zf:
-        members = [i for i in zf.infolist() if not i.is_dir() and PurePosixPath(i.filename).name.endswith(".so")]
-        if not members:
-            raise InspectError(f"{p}: no .so member: not an AOTInductor package")
-        dest.mkdir(parents=True, exist_ok=True)
-        for n, info in enumerate(members):
-            base = PurePosixPath(info.filename).name
-            target = dest / base
-            if target in out:
-                target = dest / f"{n}_{base}"
-            try:
-                with zf.open(info) as src, open(target, "wb") as dst:
-                    shutil.copyfileobj(src, dst)
-            except (zipfile.BadZipFile, OSError, EOFError) as e:
-                raise InspectError(f"{p}: cannot extract {info.filename}: {e}") from None
-            out.append(target)
+    for n, m in enumerate(members):
+        target = dest / PurePosixPath(m.name).name
+        if target in out:
+            target = dest / f"{n}_{target.name}"
+        out.append(archive.extract(p, m.name, target))
     return out
