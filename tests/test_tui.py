@@ -31,7 +31,7 @@ def quick_inspect(monkeypatch):
     """Inspecting a compiled form runs it once; live-run tests do not need that."""
     from deploytui.inspect import form_view
 
-    monkeypatch.setattr(form_view, "sections", lambda form, manifest: [])
+    monkeypatch.setattr(form_view, "sections", lambda form, manifest, cancel=None: [])
 
 
 def make_app(**kw):
