@@ -24,7 +24,7 @@ from textual.worker import Worker, WorkerState, get_current_worker
 
 from deploytui import forms, results
 from deploytui.tui import messages as msg
-from deploytui.tui.widgets.run_view import LiveRun
+from deploytui.tui.live import LiveRun
 
 RUNS = 20
 WARMUP = 1

@@ -11,10 +11,7 @@ from textual.screen import Screen
 from textual.widgets import Footer, OptionList, Static, TabbedContent, TabPane
 
 from deploytui import forms
-from deploytui.tui.widgets.diff_view import DiffView
 from deploytui.tui.widgets.form_list import FormList
-from deploytui.tui.widgets.run_view import RunView
-from deploytui.tui.widgets.sections_view import SectionsView
 
 INSPECT_TABS = ("Artifact", "Code", "Graph", "Symbols")
 
@@ -48,6 +45,11 @@ class MainScreen(Screen):
         """Mount the Run and Diff views once the app is on screen (keeps time-to-ready short)."""
         if self.query("#tabs"):
             return
+        # imported here, not at start: these pull in DataTable, Tree, ProgressBar (~20 ms)
+        from deploytui.tui.widgets.diff_view import DiffView
+        from deploytui.tui.widgets.run_view import RunView
+        from deploytui.tui.widgets.sections_view import SectionsView
+
         panes = [TabPane(tab, SectionsView(tab, id=f"sections-{tab.lower()}"), id=f"tab-{tab.lower()}")
                  for tab in INSPECT_TABS]
         panes += [TabPane("Run", RunView(id="run-view"), id="tab-run"),
@@ -131,13 +133,13 @@ class MainScreen(Screen):
             app.load_sections(key)
 
     def show_waiting(self, key: str, text: str) -> None:
-        for view in self.query(SectionsView).results(SectionsView):
+        for view in self.query("SectionsView"):
             view.show_message(text)
 
     def show_sections(self, key: str, sections: list, error: str = "") -> None:
         if key != self.current:
             return
-        for view in self.query(SectionsView).results(SectionsView):
+        for view in self.query("SectionsView"):
             if error:
                 view.show_message(error, error=True)
             else:
@@ -145,11 +147,11 @@ class MainScreen(Screen):
 
     def _run_view(self, key: str) -> None:
         app = self.app
-        for view in self.query("#run-view").results(RunView):
+        for view in self.query("#run-view"):
             view.show(key, app.store.forms.get(key), app.live, app.status.get(key, ""))
 
     def _diff_view(self, key: str) -> None:
-        for view in self.query("#diff-view").results(DiffView):
+        for view in self.query("#diff-view"):
             ref, err = self.app.reference()
             view.show(key, self.app.store.forms.get(key), ref, err)
 

@@ -2,36 +2,17 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import VerticalScroll
 from textual.widgets import ProgressBar, Static
 
 from deploytui.tui import fmt
+from deploytui.tui.live import LiveRun
 from deploytui.tui.widgets.chart import PlotextChart, series
 from deploytui.tui.widgets.gauge import Gauge
 
 STAGE_STYLES = {"import": "blue", "load": "magenta", "forward": "green"}
-
-
-@dataclass
-class LiveRun:
-    """What the app knows about the run in flight (fed by RunProgress messages)."""
-
-    form: str
-    total: int
-    done: int = 0
-    phase: str = "warmup"
-    index: int = 0
-    phase_total: int = 0
-    rss: int = 0
-    elapsed: float = 0.0
-    walls: list[float] = field(default_factory=list)
-    peak_rss: int = 0
-    max_elapsed: float = 0.0
-    failed: str = ""
 
 
 class RunView(VerticalScroll):
