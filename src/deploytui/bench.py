@@ -15,7 +15,6 @@ import threading
 import time
 from typing import Callable
 
-from deploytui import forms as forms_mod
 from deploytui import jsonio, paths
 from deploytui.build import load_manifest
 from deploytui.build.context import BuildContext
@@ -135,6 +134,3 @@ def evaluate(form: Form, m: Measurement, want: list, *, n: int, warmup: int) -> 
         rec["modules_added_total"] = out.get("modules_added_total")
     return rec
 
-
-def all_forms() -> list[Form]:
-    return list(forms_mod.FORMS)

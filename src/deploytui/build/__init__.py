@@ -207,11 +207,3 @@ def _last_json(lines: list[str]) -> dict:
             return value if isinstance(value, dict) else {}
     return {}
 
-
-def step_status(manifest: dict, name: str) -> tuple[str, str]:
-    """(status, reason) of a step in a manifest; ("not built", "") when it never ran."""
-    rec = manifest.get("steps", {}).get(name)
-    if not rec:
-        return "not built", ""
-    return rec.get("status", "?"), rec.get("reason", "")
-
