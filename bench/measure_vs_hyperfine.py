@@ -19,7 +19,7 @@ import subprocess
 import sys
 import tempfile
 
-from deploytui import bench, forms
+from deploytui import bench, forms, manifest
 from deploytui.measure import measure
 
 
@@ -57,7 +57,7 @@ def main() -> int:
     ok = True
     for key in args.forms:
         form = forms.get(key)
-        why = bench.availability(form)
+        why = manifest.availability(form)
         if why:
             print(f"{key:<16} skipped: {why}")
             continue

@@ -19,8 +19,7 @@ import psutil
 import pytest
 
 from deploytui import bench, forms, paths, report, results
-from deploytui.build import load_manifest
-from deploytui.build.context import BuildContext
+from deploytui import manifest
 from deploytui.forms import Form
 
 DEPLOYTUI = [sys.executable, "-m", "deploytui"]
@@ -85,7 +84,7 @@ def test_corrupt_safetensors_header_and_zip_shown_by_inspectors(artifacts_copy):
     st.write_bytes(b"\xff" * 8 + st.read_bytes()[8:])
     pt = artifacts_copy / "a1_script.pt"
     pt.write_bytes(b"garbage" + pt.read_bytes()[-10:])
-    m = load_manifest(BuildContext.default())
+    m = manifest.load()
     errs = {s.title: s.error for s in sections(forms.get("torch-eager"), m) if s.error}
     assert any("header length" in e for e in errs.values()), errs
     errs = {s.title: s.error for s in sections(forms.get("torchscript-script"), m) if s.error}
@@ -247,8 +246,8 @@ def test_pickles_are_loaded_only_in_runner_subprocesses():
 
 def test_inspecting_every_form_in_process_imports_no_torch(built_artifacts):
     code = ("import sys; from deploytui import forms; from deploytui.inspect.form_view import sections; "
-            "from deploytui.build import load_manifest; from deploytui.build.context import BuildContext; "
-            "m = load_manifest(BuildContext.default()); [sections(f, m) for f in forms.FORMS]; "
+            "from deploytui import manifest; "
+            "m = manifest.load(); [sections(f, m) for f in forms.FORMS]; "
             "bad = [n for n in ('torch', 'onnx', 'onnxruntime', 'numpy', 'pickle_loaded') if n in sys.modules]; "
             "print(bad); sys.exit(1 if bad else 0)")
     res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600)
@@ -263,9 +262,9 @@ def test_report_has_no_foreign_absolute_paths_nor_environment(artifacts_copy, mo
                                                          "/root/.cache/x/out/model/a1.rs:39:17', file=sys.stderr); "
                                                          "sys.exit(101)"), n=1, warmup=0)
     store.put(rec)
-    manifest = load_manifest(BuildContext.default())
+    m = manifest.load()
     for fmt in ("md", "json", "csv"):
-        text = report.write_report(store, manifest, fmt, artifacts_copy / f"r.{fmt}").read_text()
+        text = report.write_report(store, m, fmt, artifacts_copy / f"r.{fmt}").read_text()
         assert "s3cr3t" not in text
         for home in {str(Path.home()), "/root", str(paths.ROOT), str(paths.cache_dir())}:
             assert home + "/" not in text, (fmt, home)

@@ -3,14 +3,13 @@
 import pytest
 
 from deploytui import forms
-from deploytui.build import load_manifest
-from deploytui.build.context import BuildContext
+from deploytui import manifest
 from deploytui.inspect import form_view
 
 
 @pytest.mark.parametrize("key", [f.key for f in forms.FORMS])
 def test_every_built_form_inspects_without_error(built_artifacts, key):
-    secs = form_view.sections(forms.get(key), load_manifest(BuildContext.default()))
+    secs = form_view.sections(forms.get(key), manifest.load())
     errors = [(s.tab, s.title, s.error) for s in secs if s.error]
     assert not errors
     tabs = {s.tab for s in secs}
@@ -29,12 +28,12 @@ def test_runtime_sizes_show_the_cuda_pull_in(built_artifacts):
 
 
 def test_onnx_and_capture_graphs(built_artifacts):
-    secs = form_view.sections(forms.get("burn-onnx-embed"), load_manifest(BuildContext.default()))
+    secs = form_view.sections(forms.get("burn-onnx-embed"), manifest.load())
     graph = next(s for s in secs if s.tab == "Graph")
     assert "Gemm → Relu → Gemm" in graph.title
     code = next(s for s in secs if s.tab == "Code")
     assert "pub struct Model" in code.text and code.language == "rust"
-    secs = form_view.sections(forms.get("burn-file"), load_manifest(BuildContext.default()))
+    secs = form_view.sections(forms.get("burn-file"), manifest.load())
     ops = [r[1] for r in next(s for s in secs if s.tab == "Graph").rows]
     for kind in ("Matmul", "Reshape", "Add", "Relu"):
         assert any(kind in op for op in ops), ops

@@ -38,10 +38,9 @@ def test_aoti_lean_package_loads_in_python_with_rtld_global(built_artifacts):
 
 
 def test_manifest_records_exports_and_deprecation_warnings(built_artifacts):
-    from deploytui.build import load_manifest
-    from deploytui.build.context import BuildContext
+    from deploytui import manifest
 
-    m = load_manifest(BuildContext.default())
+    m = manifest.load()
     ts = m["steps"]["export-torchscript"]["facts"]
     assert any("torch.jit.script" in w and "deprecated" in w for w in ts["warnings"])
     assert m["artifacts"]["a1.safetensors"]["size"] > 0 and len(m["artifacts"]["a1.onnx"]["sha256"]) == 64

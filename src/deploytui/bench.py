@@ -16,7 +16,7 @@ import time
 from typing import Callable
 
 from deploytui import jsonio, paths
-from deploytui.build import load_manifest
+from deploytui.manifest import availability
 from deploytui.build.context import BuildContext
 from deploytui.forms import Form
 from deploytui.measure import Measurement, Progress, measure
@@ -29,21 +29,6 @@ def runner_env() -> dict[str, str]:
     env.update(BuildContext.default().torch_env())
     (paths.cache_dir() / "tmp").mkdir(parents=True, exist_ok=True)
     return env
-
-
-def availability(form: Form, manifest: dict | None = None) -> str:
-    """"" when the form can run, else why not (not built, tool missing, build failed)."""
-    manifest = manifest if manifest is not None else load_manifest(BuildContext.default())
-    for step in form.steps:
-        rec = manifest.get("steps", {}).get(step)
-        if not rec:
-            return f"not built (step {step} never ran): run `deploytui build`"
-        if rec.get("status") != "ok":
-            return f"{rec.get('status')}: step {step}: {rec.get('reason') or 'no reason recorded'}"
-    missing = [p.name for p in form.ship_paths() if not p.exists()]
-    if missing:
-        return f"missing artifact(s): {', '.join(missing)} (run `deploytui build`)"
-    return ""
 
 
 def reference_logits() -> list:

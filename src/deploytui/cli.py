@@ -79,8 +79,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
     import json
 
     from deploytui import bench, forms, machine, results
-    from deploytui.build import load_manifest
-    from deploytui.build.context import BuildContext
+    from deploytui.manifest import load as load_manifest
 
     if err := _check_counts(args):
         print(f"error: {err}", file=sys.stderr)
@@ -93,7 +92,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
     store = results.load()
     for msg in store.dropped:
         print(f"warning: {msg}", file=sys.stderr)
-    manifest = load_manifest(BuildContext.default())
+    manifest = load_manifest()
     records = []
     for form in chosen:
         if not args.json:
@@ -143,8 +142,7 @@ def cmd_measure(args: argparse.Namespace) -> int:
 
 def cmd_inspect(args: argparse.Namespace) -> int:
     from deploytui import forms
-    from deploytui.build import load_manifest
-    from deploytui.build.context import BuildContext
+    from deploytui.manifest import load as load_manifest
     from deploytui.inspect import form_view
 
     try:
@@ -152,7 +150,7 @@ def cmd_inspect(args: argparse.Namespace) -> int:
     except KeyError as e:
         print(f"error: {e.args[0]}", file=sys.stderr)
         return 2
-    manifest = load_manifest(BuildContext.default())
+    manifest = load_manifest()
     print(f"{form.key}: {form.title} ({form.family})")
     if form.note:
         print(f"  {form.note}")
@@ -176,8 +174,7 @@ def cmd_inspect(args: argparse.Namespace) -> int:
 
 def cmd_report(args: argparse.Namespace) -> int:
     from deploytui import results
-    from deploytui.build import load_manifest
-    from deploytui.build.context import BuildContext
+    from deploytui.manifest import load as load_manifest
     from deploytui.report import write_report
 
     store = results.load()
@@ -186,7 +183,7 @@ def cmd_report(args: argparse.Namespace) -> int:
     if not store.forms:
         print("error: no results yet: run `deploytui bench` (or r / a in the app) first", file=sys.stderr)
         return 1
-    path = write_report(store, load_manifest(BuildContext.default()), args.format, args.output)
+    path = write_report(store, load_manifest(), args.format, args.output)
     print(f"wrote {path}")
     return 0
 

@@ -29,10 +29,6 @@ def bin_dir() -> Path:
     return artifacts_dir() / "bin"
 
 
-def manifest_path() -> Path:
-    return artifacts_dir() / "manifest.json"
-
-
 def results_path() -> Path:
     return artifacts_dir() / "results.json"
 

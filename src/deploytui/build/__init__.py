@@ -21,11 +21,11 @@ from dataclasses import dataclass
 from typing import Callable
 
 from deploytui import jsonio
+from deploytui import manifest as manifest_file
 from deploytui.build.context import BuildContext
 from deploytui.build.steps import Step, sha256_file
 
 FAMILY_MODULES = ("deploytui.build.torch_steps", "deploytui.build.cpp", "deploytui.build.rust")
-MANIFEST_VERSION = 1
 
 
 @dataclass(frozen=True)
@@ -53,16 +53,6 @@ def plan(ctx: BuildContext) -> list[Step]:
     return found
 
 
-def load_manifest(ctx: BuildContext) -> dict:
-    try:
-        data = jsonio.read(ctx.art / "manifest.json")
-        if isinstance(data, dict) and data.get("version") == MANIFEST_VERSION:
-            return data
-    except (OSError, ValueError):
-        pass
-    return {"version": MANIFEST_VERSION, "tools": {}, "steps": {}, "artifacts": {}}
-
-
 def tool_versions(ctx: BuildContext) -> dict[str, str]:
     versions = {"python": platform.python_version()}
     for tool, args in (("cargo", ["--version"]), ("rustc", ["--version"]), ("g++", ["--version"])):
@@ -84,7 +74,7 @@ def run_build(ctx: BuildContext | None = None, only: list[str] | None = None,
     ctx.art.mkdir(parents=True, exist_ok=True)
     ctx.cache.mkdir(parents=True, exist_ok=True)
     (ctx.cache / "tmp").mkdir(parents=True, exist_ok=True)
-    manifest = load_manifest(ctx)
+    manifest = manifest_file.load(ctx.art)
     manifest["tools"].update(tool_versions(ctx))
     steps = plan(ctx)
     if only:
@@ -118,7 +108,7 @@ def run_build(ctx: BuildContext | None = None, only: list[str] | None = None,
                 manifest["tools"]["torch"] = facts["torch"]
             if step.name == "export-onnx" and "onnx" in facts:
                 manifest["tools"]["onnx"] = facts["onnx"]
-            jsonio.write_atomic(ctx.art / "manifest.json", manifest)
+            jsonio.write_atomic(ctx.art / manifest_file.NAME, manifest)
         on_event(BuildEvent("end", step.name, step.title, i, len(steps), text=reason, status=status,
                             wall_s=wall))
     return manifest

@@ -22,7 +22,7 @@ from textual.binding import Binding
 from textual.screen import Screen
 from textual.worker import Worker, WorkerState, get_current_worker
 
-from deploytui import forms, results
+from deploytui import forms, manifest, results
 from deploytui.tui import messages as msg
 from deploytui.tui.live import LiveRun
 
@@ -75,15 +75,11 @@ class DeployApp(App):
     # ---- state ----------------------------------------------------------------------------
     def load_state(self) -> None:
         """Read the manifest and work out which forms can run (cheap: no subprocess, no torch)."""
-        from deploytui import bench
-        from deploytui.build import load_manifest
-        from deploytui.build.context import BuildContext
-
-        self.manifest = load_manifest(BuildContext.default())
+        self.manifest = manifest.load()
         self.status = {}
         for f in forms.FORMS:
             try:
-                self.status[f.key] = bench.availability(f, self.manifest)
+                self.status[f.key] = manifest.availability(f, self.manifest)
             except Exception as e:  # never die on a strange manifest
                 self.status[f.key] = f"cannot tell: {type(e).__name__}: {e}"
         self._sections.clear()
@@ -282,9 +278,9 @@ class DeployApp(App):
         from deploytui.build import run_build
 
         try:
-            manifest = run_build(on_event=lambda e: self.post_message(msg.BuildLine(e)),
-                                 cancel=self.cancel_event)
-            self.post_message(msg.BuildDone(manifest, self.cancel_event.is_set()))
+            built = run_build(on_event=lambda e: self.post_message(msg.BuildLine(e)),
+                              cancel=self.cancel_event)
+            self.post_message(msg.BuildDone(built, self.cancel_event.is_set()))
         except Exception as e:
             self.post_message(msg.BuildDone({}, False, f"{type(e).__name__}: {e}"))
 

@@ -14,6 +14,11 @@ STATUS_STYLE = {"ok": "green", "up-to-date": "dim green", "failed": "bold red", 
 
 
 class BuildScreen(Screen):
+    DEFAULT_CSS = """
+    #build-box { padding: 0 1; }
+    #build-status { height: auto; }
+    #build-log { height: 1fr; border: round $primary 50%; }
+    """
     BINDINGS = [Binding("escape", "close", "Close / cancel", id="build-close")]
 
     def compose(self) -> ComposeResult:

@@ -82,6 +82,13 @@ def row_cells(form: forms.Form, why: str, rec: dict | None, manifest: dict) -> l
 
 
 class CompareScreen(Screen):
+    DEFAULT_CSS = """
+    #compare-box { height: 1fr; }
+    #compare-hint { height: 1; padding: 0 1; }
+    #compare-table { height: auto; max-height: 50%; }
+    #compare-charts { height: 1fr; min-height: 18; }
+    #compare-charts PlotextChart { width: 1fr; height: 100%; }
+    """
     BINDINGS = [
         Binding("escape,c", "close", "Back", id="compare-close"),
         Binding("s", "sort", "Sort by column", id="compare-sort"),

@@ -19,6 +19,11 @@ EXTRA = [
 
 
 class HelpScreen(ModalScreen):
+    DEFAULT_CSS = """
+    HelpScreen { align: center middle; }
+    #help-box { width: 64; height: auto; border: thick $primary; background: $surface; padding: 1 2; }
+    #help-box .title { text-style: bold; margin-bottom: 1; }
+    """
     BINDINGS = [Binding("escape,question_mark,q", "close", "Close", id="help-close")]
 
     def compose(self) -> ComposeResult:

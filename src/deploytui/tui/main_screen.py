@@ -8,7 +8,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
-from textual.widgets import Footer, OptionList, Static, TabbedContent, TabPane
+from textual.widgets import Footer, OptionList, Static
 
 from deploytui import forms
 from deploytui.tui.widgets.form_list import FormList
@@ -45,7 +45,9 @@ class MainScreen(Screen):
         """Mount the Run and Diff views once the app is on screen (keeps time-to-ready short)."""
         if self.query("#tabs"):
             return
-        # imported here, not at start: these pull in DataTable, Tree, ProgressBar (~20 ms)
+        # imported here, not at start: these pull in TabbedContent, DataTable, Tree, ProgressBar (~30 ms)
+        from textual.widgets import TabbedContent, TabPane
+
         from deploytui.tui.widgets.diff_view import DiffView
         from deploytui.tui.widgets.run_view import RunView
         from deploytui.tui.widgets.sections_view import SectionsView
@@ -90,7 +92,7 @@ class MainScreen(Screen):
             self._run_view(key)
 
     def show_tab(self, name: str) -> None:
-        for tabs in self.query("#tabs").results(TabbedContent):
+        for tabs in self.query("#tabs"):
             tabs.active = f"tab-{name}"
 
     def action_show_tab(self, name: str) -> None:

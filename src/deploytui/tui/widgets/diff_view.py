@@ -11,6 +11,12 @@ from deploytui.tui import fmt
 
 
 class DiffView(VerticalScroll):
+    DEFAULT_CSS = """
+    DiffView { height: 1fr; }
+    #diff-table { height: auto; }
+    #diff-summary { height: auto; margin-bottom: 1; }
+    """
+
     def compose(self) -> ComposeResult:
         yield Static(id="diff-summary")
         yield DataTable(show_cursor=False, zebra_stripes=True, id="diff-table")

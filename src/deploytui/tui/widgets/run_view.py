@@ -16,6 +16,13 @@ STAGE_STYLES = {"import": "blue", "load": "magenta", "forward": "green"}
 
 
 class RunView(VerticalScroll):
+    DEFAULT_CSS = """
+    RunView { height: 1fr; }
+    #run-status, #run-stages, #run-modules { height: auto; }
+    #run-progress { margin: 1 0; }
+    #run-chart { height: 12; margin-top: 1; }
+    #run-stages, #run-modules, #run-error { margin-top: 1; }
+    """
     _shown: tuple = ()
 
     def compose(self) -> ComposeResult:

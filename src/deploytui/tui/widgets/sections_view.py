@@ -23,6 +23,13 @@ WHY_EMPTY = {
 class SectionsView(VerticalScroll):
     """Holds the widgets of one tab's sections; `show` replaces them."""
 
+    DEFAULT_CSS = """
+    SectionsView { height: 1fr; }
+    .section-title { margin-top: 1; color: $accent; }
+    TextArea.code { height: 24; }
+    DataTable.section-table { height: auto; max-height: 30; }
+    """
+
     def __init__(self, tab: str, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self.tab = tab
