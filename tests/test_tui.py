@@ -309,6 +309,25 @@ print("BAD", bad)
     assert "BAD []" in out.stdout, out.stdout
 
 
+def test_run_app_holds_the_collector_until_the_first_frame(art):
+    code = """
+import gc
+from deploytui.tui import _start, run_app
+seen = []
+release = _start.release_gc
+def spy():
+    seen.append(gc.isenabled())
+    release()
+_start.release_gc = spy
+app = run_app(headless=True)
+print("RESULT", app.return_code, app.ready_ms is not None, seen, gc.isenabled(), gc.get_freeze_count() > 0)
+"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                         env={**os.environ, "DEPLOYTUI_EXIT_ON_READY": "1"})
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert "RESULT 0 True [False] True True" in out.stdout, out.stdout
+
+
 def test_build_screen_shows_progress_and_refreshes_the_list(art, monkeypatch):
     import deploytui.build as build_mod
     from deploytui.build import BuildEvent

@@ -237,7 +237,7 @@ def main(argv: list[str] | None = None) -> int:
             return 2
         from deploytui.tui import run_app
 
-        return run_app()
+        return run_app().return_code or 0
     try:
         return args.func(args)
     except BrokenPipeError:  # e.g. `deploytui inspect X | head`

@@ -4,15 +4,24 @@
 torch; the app module is imported inside `run_app`.
 """
 
-from deploytui.tui._start import START_NS  # first: the start-up clock
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from deploytui.tui import _start  # first: the start-up clock
+
+if TYPE_CHECKING:
+    from deploytui.tui.app import DeployApp
 
 
-def run_app() -> int:
+def run_app(*, headless: bool = False) -> DeployApp:
+    """Run the app until it exits; returns it (its `return_code`, `ready_ms`, `ready_at_ns`)."""
+    _start.hold_gc()          # released by the app once its first frame is up
     from deploytui.tui.app import DeployApp
 
     app = DeployApp(handle_signals=True)
-    app.run()
-    return app.return_code or 0
+    app.run(headless=headless)
+    return app
 
 
-__all__ = ["START_NS", "run_app"]
+__all__ = ["run_app"]

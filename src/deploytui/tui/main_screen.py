@@ -25,9 +25,7 @@ class MainScreen(Screen):
     ]
 
     def compose(self) -> ComposeResult:
-        with Horizontal(id="header"):
-            yield Static(id="header-title")
-            yield Static(id="header-built")
+        yield Static(id="header")
         yield Static(id="banner")
         with Horizontal(id="body"):
             yield FormList(id="forms")
@@ -107,8 +105,8 @@ class MainScreen(Screen):
         t.append(f" · torch {tools.get('torch', '?')}")
         if tools.get("burn"):
             t.append(f" · burn {tools['burn']}")
-        self.query_one("#header-title", Static).update(t)
-        self.query_one("#header-built", Static).update(Text(f"{built}/{len(forms.FORMS)} built", style="bold"))
+        self.query_one("#header", Static).update(t)
+        self.query_one("#forms", FormList).border_subtitle = f"{built}/{len(forms.FORMS)} built"
 
     def show_detail(self, key: str, inspect: bool = True) -> None:
         app = self.app
