@@ -40,6 +40,17 @@ def make_app(**kw):
     return DeployApp(**kw)
 
 
+def with_pilot(body, *, notifications: bool = False, message_hook=None, **app_kw) -> None:
+    """Run a fresh app headless and await `body(app, pilot)` once its first frame is up."""
+    async def go():
+        app = make_app(**app_kw)
+        async with app.run_test(size=SIZE, notifications=notifications, message_hook=message_hook) as pilot:
+            await pilot.pause()
+            await body(app, pilot)
+
+    asyncio.run(go())
+
+
 async def wait_for(pilot, cond, timeout=30.0):
     t0 = time.monotonic()
     while not cond():
@@ -53,79 +64,71 @@ def descendants() -> list[psutil.Process]:
 
 
 def test_navigation_arrows_and_jk(art):
-    async def go():
-        app = make_app()
-        async with app.run_test(size=SIZE) as pilot:
-            await pilot.pause()
-            assert app.main.current == "torch-eager"
-            await pilot.press("down")
-            assert app.main.current == "torchscript-script"
-            await pilot.press("j", "j", "j")
-            assert app.main.current == "aoti-python"
-            await pilot.press("j")          # skips the "C++ libtorch" header
-            assert app.main.current == "cpp-torchscript"
-            await pilot.press("k", "up")
-            assert app.main.current == "torch-export"
-            await pilot.press("6")
-            assert app.main.query_one("#tabs").active == "tab-diff"
+    async def body(app, pilot):
+        assert app.main.current == "torch-eager"
+        await pilot.press("down")
+        assert app.main.current == "torchscript-script"
+        await pilot.press("j", "j", "j")
+        assert app.main.current == "aoti-python"
+        await pilot.press("j")          # skips the "C++ libtorch" header
+        assert app.main.current == "cpp-torchscript"
+        await pilot.press("k", "up")
+        assert app.main.current == "torch-export"
+        await pilot.press("6")
+        assert app.main.query_one("#tabs").active == "tab-diff"
 
-    asyncio.run(go())
+    with_pilot(body)
 
 
 def test_live_run_of_a_fast_form_stores_the_record(art, quick_inspect, monkeypatch):
     install_fake_form(monkeypatch, art, sleep_s=0.15)
 
-    async def go():
-        app = make_app(runs=3, warmup=1)
-        seen = []
+    seen = []
+
+    def hook(m):
         from deploytui.tui.messages import RunProgress
 
-        def hook(m):
-            if isinstance(m, RunProgress):
-                seen.append(m.progress)
+        if isinstance(m, RunProgress):
+            seen.append(m.progress)
 
-        async with app.run_test(size=SIZE, message_hook=hook) as pilot:
-            await pilot.pause()
-            app.main.query_one("#forms").select_key(FAKE_KEY)
-            await pilot.pause()
-            await pilot.press("r")
-            assert app.job == "run"
-            assert app.main.query_one("#tabs").active == "tab-run"
-            await wait_for(pilot, lambda: app.job == "")
-            await pilot.pause()
-            rec = app.store.forms[FAKE_KEY]
-            assert rec["status"] == "ok" and rec["within_tol"] is True
-            assert len(rec["wall_s"]) == 3
-            status = str(app.main.query_one("#run-status").content)
-            assert "ok, 3 runs after 1 warm-up" in status
-            await pilot.press("6")
-            await pilot.pause()
-            assert "OK" in str(app.main.query_one("#diff-summary").content)
-        stored = json.loads((art / "results.json").read_text())
-        assert stored["forms"][FAKE_KEY]["status"] == "ok"
-        # progress was live: RSS samples while running, one sample per finished run
-        assert any(p.sample is None and p.rss_bytes > 0 for p in seen)
-        assert sum(1 for p in seen if p.sample is not None) == 4
+    async def body(app, pilot):
+        app.main.query_one("#forms").select_key(FAKE_KEY)
+        await pilot.pause()
+        await pilot.press("r")
+        assert app.job == "run"
+        assert app.main.query_one("#tabs").active == "tab-run"
+        await wait_for(pilot, lambda: app.job == "")
+        await pilot.pause()
+        rec = app.store.forms[FAKE_KEY]
+        assert rec["status"] == "ok" and rec["within_tol"] is True
+        assert len(rec["wall_s"]) == 3
+        status = str(app.main.query_one("#run-status").content)
+        assert "ok, 3 runs after 1 warm-up" in status
+        await pilot.press("6")
+        await pilot.pause()
+        assert "OK" in str(app.main.query_one("#diff-summary").content)
 
-    asyncio.run(go())
+    with_pilot(body, message_hook=hook, runs=3, warmup=1)
+    stored = json.loads((art / "results.json").read_text())
+    assert stored["forms"][FAKE_KEY]["status"] == "ok"
+    # progress was live: RSS samples while running, one sample per finished run
+    assert any(p.sample is None and p.rss_bytes > 0 for p in seen)
+    assert sum(1 for p in seen if p.sample is not None) == 4
 
 
 def test_cancel_kills_the_child_and_keeps_the_old_result(art, quick_inspect, monkeypatch):
     install_fake_form(monkeypatch, art, sleep_s=60)
     (art / "results.json").write_text(json.dumps({"version": 1, "forms": {FAKE_KEY: FIXED_RESULTS["burn-embed"]}}))
 
-    async def go():
-        app = make_app(runs=2, warmup=0)
-        async with app.run_test(size=SIZE) as pilot:
-            await pilot.pause()
-            app.main.query_one("#forms").select_key(FAKE_KEY)
-            await pilot.press("r")
-            await wait_for(pilot, lambda: any("fake_runner" in " ".join(p.cmdline()) for p in descendants()))
-            await pilot.press("x")
-            await wait_for(pilot, lambda: app.job == "", timeout=10)
-            assert app.store.forms[FAKE_KEY]["wall_s"] == FIXED_RESULTS["burn-embed"]["wall_s"]
+    async def body(app, pilot):
+        app.main.query_one("#forms").select_key(FAKE_KEY)
+        await pilot.press("r")
+        await wait_for(pilot, lambda: any("fake_runner" in " ".join(p.cmdline()) for p in descendants()))
+        await pilot.press("x")
+        await wait_for(pilot, lambda: app.job == "", timeout=10)
+        assert app.store.forms[FAKE_KEY]["wall_s"] == FIXED_RESULTS["burn-embed"]["wall_s"]
 
-    asyncio.run(go())
+    with_pilot(body, runs=2, warmup=0)
     time.sleep(0.2)
     assert not [p for p in descendants() if "fake_runner" in " ".join(p.cmdline())]
 
@@ -133,18 +136,14 @@ def test_cancel_kills_the_child_and_keeps_the_old_result(art, quick_inspect, mon
 def test_quit_mid_run_leaves_no_child(art, quick_inspect, monkeypatch):
     install_fake_form(monkeypatch, art, sleep_s=60)
 
-    async def go():
-        app = make_app(runs=2, warmup=0)
-        async with app.run_test(size=SIZE) as pilot:
-            await pilot.pause()
-            app.main.query_one("#forms").select_key(FAKE_KEY)
-            await pilot.press("r")
-            await wait_for(pilot, lambda: any("fake_runner" in " ".join(p.cmdline()) for p in descendants()))
-            await pilot.press("q")
-        return app
+    async def body(app, pilot):
+        app.main.query_one("#forms").select_key(FAKE_KEY)
+        await pilot.press("r")
+        await wait_for(pilot, lambda: any("fake_runner" in " ".join(p.cmdline()) for p in descendants()))
+        await pilot.press("q")
 
     t0 = time.monotonic()
-    asyncio.run(go())
+    with_pilot(body, runs=2, warmup=0)
     deadline = time.monotonic() + 5
     while [p for p in descendants() if "fake_runner" in " ".join(p.cmdline())] and time.monotonic() < deadline:
         time.sleep(0.05)
@@ -161,15 +160,12 @@ def test_export_key_writes_the_report(art, monkeypatch, tmp_path):
     monkeypatch.setattr(report, "write_report", lambda store, manifest, fmt="md", path=None:
                         real(store, manifest, fmt, out))
 
-    async def go():
-        app = make_app()
-        async with app.run_test(size=SIZE, notifications=True) as pilot:
-            await pilot.pause()
-            await pilot.press("e")
-            await wait_for(pilot, lambda: out.exists())
-            await wait_for(pilot, lambda: any(str(out) in n.message for n in app._notifications))
+    async def body(app, pilot):
+        await pilot.press("e")
+        await wait_for(pilot, lambda: out.exists())
+        await wait_for(pilot, lambda: any(str(out) in n.message for n in app._notifications))
 
-    asyncio.run(go())
+    with_pilot(body, notifications=True)
     text = out.read_text()
     for key in FIXED_RESULTS:
         assert key in text
@@ -178,112 +174,94 @@ def test_export_key_writes_the_report(art, monkeypatch, tmp_path):
 def test_missing_artifact_is_shown_in_place(art):
     (art / "a1.onnx").unlink()
 
-    async def go():
-        app = make_app()
-        async with app.run_test(size=SIZE, notifications=True) as pilot:
-            await pilot.pause()
-            fl = app.main.query_one("#forms")
-            fl.select_key("onnxruntime")
-            await pilot.pause()
-            assert "missing artifact" in app.status["onnxruntime"]
-            assert "missing artifact" in str(app.main.query_one("#detail-title").content)
-            assert "missing file" in str(fl.get_option("onnxruntime").prompt)
-            await pilot.press("r")            # refused with the reason, nothing starts
-            assert app.job == ""
-            assert any("a1.onnx" in n.message for n in app._notifications)
-            # the inspector tab shows the error where the artifact would be
-            await app.workers.wait_for_complete()
-            await pilot.pause(0.3)
-            errors = [str(w.content) for w in app.main.query("#sections-graph .error")]
-            assert any("a1.onnx" in e for e in errors), errors
-            # every other form stays usable
-            await pilot.press("up")
-            assert app.main.current == "burn-onnx-embed"
+    async def body(app, pilot):
+        fl = app.main.query_one("#forms")
+        fl.select_key("onnxruntime")
+        await pilot.pause()
+        assert "missing artifact" in app.status["onnxruntime"]
+        assert "missing artifact" in str(app.main.query_one("#detail-title").content)
+        assert "missing file" in str(fl.get_option("onnxruntime").prompt)
+        await pilot.press("r")            # refused with the reason, nothing starts
+        assert app.job == ""
+        assert any("a1.onnx" in n.message for n in app._notifications)
+        # the inspector tab shows the error where the artifact would be
+        await app.workers.wait_for_complete()
+        await pilot.pause(0.3)
+        errors = [str(w.content) for w in app.main.query("#sections-graph .error")]
+        assert any("a1.onnx" in e for e in errors), errors
+        # every other form stays usable
+        await pilot.press("up")
+        assert app.main.current == "burn-onnx-embed"
 
-    asyncio.run(go())
+    with_pilot(body, notifications=True)
 
 
 def test_damaged_results_file_is_reported(art):
     (art / "results.json").write_text('{"version": 1, "forms": {"onnxruntime": {"form": "onnx')
 
-    async def go():
-        app = make_app()
-        async with app.run_test(size=SIZE, notifications=True) as pilot:
-            await pilot.pause()
-            banner = app.main.query_one("#banner")
-            assert banner.display
-            assert "results.json" in str(banner.content)
-            assert any("dropped" in (n.title or "") for n in app._notifications)
+    async def body(app, pilot):
+        banner = app.main.query_one("#banner")
+        assert banner.display
+        assert "results.json" in str(banner.content)
+        assert any("dropped" in (n.title or "") for n in app._notifications)
 
-    asyncio.run(go())
+    with_pilot(body, notifications=True)
 
 
 def test_failed_run_shows_error_and_stderr(art):
     (art / "results.json").write_text(json.dumps({"version": 1, "forms": FIXED_RESULTS}))
 
-    async def go():
-        app = make_app()
-        async with app.run_test(size=SIZE) as pilot:
-            await pilot.pause()
-            app.main.query_one("#forms").select_key("cpp-torchscript")
-            await pilot.press("5")
-            await pilot.pause()
-            err = app.main.query_one("#run-error")
-            assert err.display and "panicked" in str(err.content) and "c10::Error" in str(err.content)
+    async def body(app, pilot):
+        app.main.query_one("#forms").select_key("cpp-torchscript")
+        await pilot.press("5")
+        await pilot.pause()
+        err = app.main.query_one("#run-error")
+        assert err.display and "panicked" in str(err.content) and "c10::Error" in str(err.content)
 
-    asyncio.run(go())
+    with_pilot(body)
 
 
 def test_compare_screen_sorts(art):
     (art / "results.json").write_text(json.dumps({"version": 1, "forms": FIXED_RESULTS}))
 
-    async def go():
+    async def body(app, pilot):
         from deploytui.tui.compare_screen import CompareScreen
 
-        app = make_app()
-        async with app.run_test(size=SIZE) as pilot:
-            await pilot.pause()
-            await pilot.press("c")
-            await pilot.pause()
-            assert isinstance(app.screen, CompareScreen)
-            app.screen.sort_by("start_med")
-            table = app.screen.query_one("#compare-table")
-            order = [table.get_row_at(i)[0].raw for i in range(3)]
-            assert order == ["burn-embed", "onnxruntime", "cpp-aoti"]
-            await pilot.press("escape")
-            assert app.screen is app.main
+        await pilot.press("c")
+        await pilot.pause()
+        assert isinstance(app.screen, CompareScreen)
+        app.screen.sort_by("start_med")
+        table = app.screen.query_one("#compare-table")
+        order = [table.get_row_at(i)[0].raw for i in range(3)]
+        assert order == ["burn-embed", "onnxruntime", "cpp-aoti"]
+        await pilot.press("escape")
+        assert app.screen is app.main
 
-    asyncio.run(go())
+    with_pilot(body)
 
 
 def test_palette_has_every_action(art):
-    async def go():
-        app = make_app()
-        async with app.run_test(size=SIZE) as pilot:
-            await pilot.pause()
-            titles = {c.title for c in app.get_system_commands(app.screen)}
-            for t in ("Run highlighted form", "Run all forms", "Build", "Compare", "Export report", "Keys"):
-                assert t in titles
-            from textual.binding import Binding
-            assert all(isinstance(b, Binding) and b.id for b in app.BINDINGS)
+    async def body(app, pilot):
+        titles = {c.title for c in app.get_system_commands(app.screen)}
+        for t in ("Run highlighted form", "Run all forms", "Build", "Compare", "Export report", "Keys"):
+            assert t in titles
+        from textual.binding import Binding
+        assert all(isinstance(b, Binding) and b.id for b in app.BINDINGS)
 
-    asyncio.run(go())
+    with_pilot(body)
 
 
 def test_help_screen_lists_keys(art):
-    async def go():
+    async def body(app, pilot):
         from deploytui.tui.help_screen import HelpScreen
 
-        app = make_app()
-        async with app.run_test(size=SIZE) as pilot:
-            await pilot.pause()
-            await pilot.press("question_mark")
-            await pilot.pause()
-            assert isinstance(app.screen, HelpScreen)
-            await pilot.press("escape")
-            assert app.screen is app.main
+        await pilot.press("question_mark")
+        await pilot.pause()
+        assert isinstance(app.screen, HelpScreen)
+        await pilot.press("escape")
+        assert app.screen is app.main
 
-    asyncio.run(go())
+    with_pilot(body)
 
 
 def test_app_process_never_imports_torch_onnx_numpy(art):
@@ -346,22 +324,19 @@ def test_build_screen_shows_progress_and_refreshes_the_list(art, monkeypatch):
 
     monkeypatch.setattr(build_mod, "run_build", fake_build)
 
-    async def go():
+    async def body(app, pilot):
         from deploytui.tui.build_screen import BuildScreen
 
-        app = make_app()
-        async with app.run_test(size=SIZE) as pilot:
-            await pilot.pause()
-            assert app.status["onnxruntime"]
-            await pilot.press("b")
-            await wait_for(pilot, lambda: app.job == "")
-            await pilot.pause()
-            assert isinstance(app.screen, BuildScreen)
-            log_text = "\n".join(str(line.text) for line in app.screen.query_one("#build-log").lines)
-            assert "[torch.onnx] exporting" in log_text and "cargo not found" in log_text
-            assert "build finished" in str(app.screen.query_one("#build-status").content)
-            assert app.status["onnxruntime"] == ""        # the list knows the new artifact
-            await pilot.press("escape")
-            assert app.screen is app.main
+        assert app.status["onnxruntime"]
+        await pilot.press("b")
+        await wait_for(pilot, lambda: app.job == "")
+        await pilot.pause()
+        assert isinstance(app.screen, BuildScreen)
+        log_text = "\n".join(str(line.text) for line in app.screen.query_one("#build-log").lines)
+        assert "[torch.onnx] exporting" in log_text and "cargo not found" in log_text
+        assert "build finished" in str(app.screen.query_one("#build-status").content)
+        assert app.status["onnxruntime"] == ""        # the list knows the new artifact
+        await pilot.press("escape")
+        assert app.screen is app.main
 
-    asyncio.run(go())
+    with_pilot(body)
