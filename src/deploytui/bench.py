@@ -27,7 +27,7 @@ def runner_env() -> dict[str, str]:
     """The environment every form runs in: the user's, with our caches, no Rust backtraces."""
     env = {k: v for k, v in os.environ.items() if k != "RUST_BACKTRACE"}
     env.update(BuildContext.default().torch_env())
-    (paths.cache_dir() / "tmp").mkdir(parents=True, exist_ok=True)
+    paths.scratch_dir().mkdir(parents=True, exist_ok=True)
     return env
 
 

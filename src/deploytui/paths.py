@@ -20,6 +20,13 @@ def cache_dir() -> Path:
     return Path(os.environ.get("DEPLOYTUI_CACHE", default)).resolve()
 
 
+def scratch_dir() -> Path:
+    """TMPDIR for torch, onnxruntime and the runners. Inductor keeps its precompiled headers there
+    (4 of ~150 MB per AOTI build, keyed by this venv's paths so no other clone can use them): in
+    the venv, they go when the clone goes instead of piling up in the shared cache."""
+    return Path(sys.prefix) / "tmp"
+
+
 def python() -> str:
     """The interpreter of this venv: runners and build steps run in it."""
     return sys.executable

@@ -20,7 +20,7 @@ from collections import deque
 from dataclasses import dataclass
 from typing import Callable
 
-from deploytui import jsonio
+from deploytui import jsonio, paths
 from deploytui import manifest as manifest_file
 from deploytui.build.context import BuildContext
 from deploytui.build.steps import Step, sha256_file
@@ -73,7 +73,7 @@ def run_build(ctx: BuildContext | None = None, only: list[str] | None = None,
     ctx = ctx or BuildContext.default()
     ctx.art.mkdir(parents=True, exist_ok=True)
     ctx.cache.mkdir(parents=True, exist_ok=True)
-    (ctx.cache / "tmp").mkdir(parents=True, exist_ok=True)
+    paths.scratch_dir().mkdir(parents=True, exist_ok=True)
     manifest = manifest_file.load(ctx.art)
     manifest["tools"].update(tool_versions(ctx))
     steps = plan(ctx)

@@ -29,10 +29,9 @@ class BuildContext:
         return Path(os.environ.get("CARGO_TARGET_DIR", self.cache / "cargo-target"))
 
     def torch_env(self) -> dict[str, str]:
-        """Keep torch's and onnxruntime's writes inside our cache (see notes: inductor PCH, ORT telemetry)."""
-        tmp = self.cache / "tmp"
+        """Keep torch's and onnxruntime's writes inside the venv and our cache (notes: inductor PCH, ORT telemetry)."""
         return {
-            "TMPDIR": str(tmp),
+            "TMPDIR": str(paths.scratch_dir()),
             "TORCHINDUCTOR_CACHE_DIR": str(self.cache / "inductor"),
             "ORT_DISABLE_TELEMETRY": "1",
         }
