@@ -24,6 +24,19 @@ def test_python_form_runs_and_matches_eager(built_artifacts, key):
 def test_torch_export_load_imports_sympy(built_artifacts):
     rec = bench.bench_form(forms.get("torch-export"), n=1, warmup=0, timeout_s=300)
     assert rec["modules_added"].get("sympy", 0) > 100, rec["modules_added"]
+    torch_own = rec["modules_added_torch"]
+    assert sum(torch_own.values()) == rec["modules_added"]["torch"], torch_own
+    assert torch_own.get("torch._dynamo", 0) > 10, torch_own
+
+
+def test_package_counts_top_level_and_one_level_down():
+    from deploytui.runners.report import package_counts
+
+    names = {"sympy", "sympy.core", "sympy.core.add", "torch._dynamo", "torch._dynamo.utils",
+             "torch.distributed.rpc", "torch.fx"}
+    assert package_counts(names) == {"torch": 4, "sympy": 3}
+    assert package_counts(names, "torch") == {"torch._dynamo": 2, "torch.distributed": 1, "torch.fx": 1}
+    assert package_counts(names, "torch._dynamo") == {"torch._dynamo.utils": 1}
 
 
 @pytest.mark.slow

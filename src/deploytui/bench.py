@@ -61,7 +61,7 @@ def _record(form: Form, argv: list[str], cwd: str, **kw) -> dict:
     rec = {
         "form": form.key, "argv": argv, "cwd": cwd, "status": "failed", "error": None,
         "wall_s": [], "peak_rss_bytes": [], "exit_codes": [], "stages_ms": None, "modules_added": None,
-        "modules_added_total": None, "logits": None, "diff": None, "max_abs_diff": None,
+        "modules_added_torch": None, "modules_added_total": None, "logits": None, "diff": None, "max_abs_diff": None,
         "within_tol": None, "stderr_tail": [], "n": 0, "warmup": 0,
         "measured_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
     }
@@ -116,6 +116,7 @@ def evaluate(form: Form, m: Measurement, want: list, *, n: int, warmup: int) -> 
     if stage_runs:
         rec["stages_ms"] = {k: statistics.median(r[k] for r in stage_runs if k in r) for k in stage_runs[-1]}
         rec["modules_added"] = out.get("modules_added")
+        rec["modules_added_torch"] = out.get("modules_added_torch")
         rec["modules_added_total"] = out.get("modules_added_total")
     return rec
 

@@ -64,6 +64,9 @@ def _table_line(rec: dict) -> str:
         top = list((rec.get("modules_added") or {}).items())[:4]
         if top:
             line += ": " + ", ".join(f"{k} {v}" for k, v in top)
+        sub = list((rec.get("modules_added_torch") or {}).items())[:3]
+        if sub:
+            line += " (" + ", ".join(f"{k} {v}" for k, v in sub) + ")"
     if rec.get("error"):
         line += f"\n{'':<20} {rec['status']}: {rec['error']}"
     return line

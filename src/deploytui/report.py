@@ -85,7 +85,8 @@ def rows(store: Store, with_runtime: bool = True) -> list[dict]:
             "max_abs_diff": rec.get("max_abs_diff"), "max_rel_diff": (rec.get("diff") or {}).get("max_rel"),
             "worst_index": (rec.get("diff") or {}).get("worst_index"), "tolerance": form.tolerance,
             "within_tol": rec.get("within_tol"), "stages_ms": rec.get("stages_ms"),
-            "modules_added": rec.get("modules_added"), "modules_added_total": rec.get("modules_added_total"),
+            "modules_added": rec.get("modules_added"), "modules_added_torch": rec.get("modules_added_torch"),
+            "modules_added_total": rec.get("modules_added_total"),
             "measured_at": rec.get("measured_at"),
         })
     return out
@@ -135,10 +136,9 @@ def markdown(store: Store, manifest: dict) -> str:
                     str(r["worst_index"]) if r["max_abs_diff"] else "–", f"{r['tolerance']:g}", _verdict(r)]
                    for r in rs]),
         "## Python stages (medians)",
-        _md_table(["form", "import", "load", "first forward", "modules added by load"],
+        _md_table(["form", "import", "load", "first forward", "modules added by load", "of them torch's"],
                   [[r["form"]] + [f"{r['stages_ms'].get(k, 0):.2f} ms" for k in ("import", "load", "forward")]
-                   + [f"{r['modules_added_total']}: " + ", ".join(
-                       f"{k} {v}" for k, v in list((r["modules_added"] or {}).items())[:5])]
+                   + [f"{r['modules_added_total']}: " + _top(r["modules_added"], 5), _top(r["modules_added_torch"], 3)]
                    for r in rs if r["stages_ms"]]),
     ]
     failed = [r for r in rs if r["error"]]
@@ -146,6 +146,10 @@ def markdown(store: Store, manifest: dict) -> str:
         parts += ["## Failures", _md_table(["form", "status", "error"],
                                            [[r["form"], r["status"], r["error"]] for r in failed])]
     return "\n\n".join(parts) + "\n"
+
+
+def _top(counts: dict | None, n: int) -> str:
+    return ", ".join(f"{k} {v}" for k, v in list((counts or {}).items())[:n]) or "–"
 
 
 def as_json(store: Store, manifest: dict) -> str:
@@ -156,7 +160,7 @@ def as_json(store: Store, manifest: dict) -> str:
 def as_csv(store: Store, manifest: dict) -> str:
     rs = rows(store)
     buf = io.StringIO()
-    cols = [k for k in (rs[0].keys() if rs else ["form"]) if k not in ("stages_ms", "modules_added")]
+    cols = [k for k in (rs[0].keys() if rs else ["form"]) if k not in ("stages_ms", "modules_added", "modules_added_torch")]
     w = csv.DictWriter(buf, fieldnames=cols + ["import_ms", "load_ms", "forward_ms"], extrasaction="ignore")
     w.writeheader()
     for r in rs:

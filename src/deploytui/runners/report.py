@@ -21,16 +21,22 @@ class Stages:
         self.t = now
 
 
-def top_level_counts(names: set[str]) -> dict[str, int]:
-    counts = Counter(n.split(".")[0] for n in names)
-    return dict(counts.most_common())
+def package_counts(names: set[str], parent: str = "") -> dict[str, int]:
+    """Modules per top-level package, or per subpackage of `parent` (torch -> torch.distributed,
+    torch._dynamo, ...), most first."""
+    if not parent:
+        return dict(Counter(n.split(".")[0] for n in names).most_common())
+    depth = parent.count(".") + 2
+    return dict(Counter(".".join(n.split(".")[:depth]) for n in names
+                        if n.startswith(parent + ".")).most_common())
 
 
 def emit(logits: list, stages: Stages, modules_added: set[str]) -> None:
     print(json.dumps({
         "logits": logits,
         "stages_ms": stages.ms,
-        "modules_added": top_level_counts(modules_added),
+        "modules_added": package_counts(modules_added),
+        "modules_added_torch": package_counts(modules_added, "torch"),
         "modules_added_total": len(modules_added),
     }), flush=True)
 

@@ -114,6 +114,10 @@ class RunView(VerticalScroll):
                 t.append(": " + ", ".join(f"{k} {v}" for k, v in top[:12]))
                 if len(top) > 12:
                     t.append(f", … {len(top) - 12} more packages")
+            sub = (rec or {}).get("modules_added_torch")
+            if isinstance(sub, dict) and sub:
+                t.append("\n  of torch's own: ", style="dim")
+                t.append(", ".join(f"{k} {v}" for k, v in list(sub.items())[:8]))
             modules.update(t)
 
 
