@@ -340,3 +340,28 @@ def test_build_screen_shows_progress_and_refreshes_the_list(art, monkeypatch):
         assert app.screen is app.main
 
     with_pilot(body)
+
+
+def test_code_tab_highlights_cpp_and_shows_unknown_languages_as_plain_text():
+    from textual.app import App
+
+    from deploytui.inspect.form_view import Section
+    from deploytui.tui.widgets.sections_view import SectionsView
+
+    class Holder(App):
+        def compose(self):
+            yield SectionsView("Code", id="view")
+
+    async def go():
+        app = Holder()
+        async with app.run_test(size=SIZE) as pilot:
+            app.query_one("#view").show("cpp-aoti", [
+                Section("Code", "wrapper.cpp", "code", text="int main() { return 0; }", language="cpp"),
+                Section("Code", "model.f90", "code", text="x = 1", language="fortran")])
+            await pilot.pause()
+            cpp, other = app.query("TextArea")
+            assert (cpp.language, cpp.text) == ("cpp", "int main() { return 0; }")
+            assert (other.language, other.text) == (None, "x = 1")
+            assert not app.query(".error")
+
+    asyncio.run(go())

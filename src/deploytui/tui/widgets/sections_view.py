@@ -6,6 +6,8 @@ Sections come from `deploytui.inspect.form_view.sections(form, manifest)`. A sec
 
 from __future__ import annotations
 
+import functools
+
 from rich.text import Text
 from textual.containers import VerticalScroll
 from textual.widgets import DataTable, Label, Static, Tree
@@ -72,12 +74,7 @@ def _section_widget(s):
     kind = getattr(s, "kind", "text")
     try:
         if kind == "code":
-            from textual.widgets import TextArea
-
-            lang = s.language if s.language in ("rust", "python", "cpp") else None
-            area = TextArea.code_editor(s.text or "", language=lang, read_only=True, soft_wrap=False)
-            area.add_class("code")
-            return area
+            return _code_area(s.text or "", s.language)
         if kind == "table":
             table = DataTable(show_cursor=False, zebra_stripes=True, classes="section-table")
             table.add_columns(*[str(c) for c in s.columns])
@@ -89,6 +86,35 @@ def _section_widget(s):
         return Static(Text(s.text or ""), classes="section-text")
     except Exception as e:  # a view model we cannot draw is a message, not a crash
         return Static(Text(f"⚠ could not show {s.title}: {type(e).__name__}: {e}"), classes="error")
+
+
+def _code_area(text: str, language: str | None):
+    """Read-only, highlighted where Textual (or our C++ grammar) knows the language, else plain."""
+    from textual.widgets import TextArea
+
+    area = TextArea.code_editor(text, read_only=True, soft_wrap=False, classes="code")
+    if language == "cpp" and (cpp := _cpp_grammar()):
+        area.register_language("cpp", *cpp)
+    if language in area.available_languages:
+        area.language = language
+    return area
+
+
+@functools.cache
+def _cpp_grammar():
+    """tree-sitter-cpp with C's highlight rules plus its own (its query alone only adds C++'s
+    extras): the AOTInductor wrapper and kernels are C++. None when the grammar is missing."""
+    try:
+        import importlib.resources
+
+        import tree_sitter_c
+        import tree_sitter_cpp
+        from tree_sitter import Language
+    except ImportError:
+        return None
+    query = "\n".join(importlib.resources.files(m).joinpath("queries/highlights.scm").read_text()
+                      for m in (tree_sitter_c, tree_sitter_cpp))
+    return Language(tree_sitter_cpp.language()), query
 
 
 def _tree(s) -> Tree:
