@@ -13,7 +13,7 @@ class ShapeError(ValueError):
     """The logits are not a rectangular list of numbers of the reference's shape."""
 
 
-def _as_f32(x: float) -> float:
+def as_f32(x: float) -> float:
     return struct.unpack("<f", struct.pack("<f", x))[0]
 
 
@@ -52,7 +52,7 @@ def _matrix(values, name: str) -> list[list[float]]:
         for v in r:
             if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
                 raise ShapeError(f"{name} holds a non-finite or non-numeric value: {v!r}")
-            row.append(_as_f32(float(v)))
+            row.append(as_f32(float(v)))
         out.append(row)
     return out
 

@@ -6,6 +6,7 @@ returns what it could read and says what it dropped (the unreadable file is kept
 
 from __future__ import annotations
 
+import math
 import shutil
 import time
 from dataclasses import dataclass, field
@@ -30,6 +31,9 @@ class Store:
 
 
 def load(path: Path | None = None) -> Store:
+    """What the file holds. Anything unreadable is reported in `dropped`; the file is then kept
+    beside itself (results.json.damaged-<time>) and rewritten with what could be read, so nothing
+    is lost and the next start is clean."""
     path = path or paths.results_path()
     store = Store(path)
     if not path.exists():
@@ -37,20 +41,70 @@ def load(path: Path | None = None) -> Store:
     try:
         data = jsonio.read(path)
     except (OSError, ValueError) as e:
-        store.dropped.append(f"{path.name} could not be read ({type(e).__name__}: {e}); "
-                             f"kept as {_keep_damaged(path).name}, starting empty")
-        return store
-    forms = data.get("forms") if isinstance(data, dict) else None
-    if not isinstance(forms, dict):
-        store.dropped.append(f"{path.name} has no 'forms' table; kept as {_keep_damaged(path).name}")
-        return store
-    for key, rec in forms.items():
-        problem = _problem(key, rec)
-        if problem:
-            store.dropped.append(f"result for {key!r} dropped: {problem}")
-        else:
-            store.forms[key] = rec
+        data, why = None, f"{path.name} could not be read ({type(e).__name__}: {e})"
+    else:
+        why = "" if isinstance(data, dict) and isinstance(data.get("forms"), dict) else \
+            f"{path.name} has no 'forms' table"
+    if why:
+        store.dropped.append(why + ", starting empty")
+    else:
+        for key, rec in data["forms"].items():
+            problem = _problem(key, rec)
+            if problem:
+                store.dropped.append(f"result for {key!r} dropped: {problem}")
+            else:
+                store.forms[key] = rec
+    if store.dropped:
+        store.dropped.append(_set_aside(store))
     return store
+
+
+def _set_aside(store: Store) -> str:
+    backup = store.path.with_name(f"{store.path.name}.damaged-{time.strftime('%Y%m%d-%H%M%S')}")
+    try:
+        shutil.copyfile(store.path, backup)
+        jsonio.write_atomic(store.path, {"version": VERSION, "forms": store.forms})
+    except OSError as e:
+        return f"could not set the damaged file aside ({e})"
+    return f"the file as it was is kept as {backup.name}"
+
+
+def _num(v: object) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+
+
+def _counts(v: object) -> bool:
+    return isinstance(v, dict) and all(isinstance(k, str) and isinstance(n, int) for k, n in v.items())
+
+
+def _matrix(v: object) -> bool:
+    return (isinstance(v, list) and bool(v) and all(isinstance(r, list) and len(r) == len(v[0]) for r in v)
+            and all(_num(x) for r in v for x in r))
+
+
+def _diff(v: object) -> bool:
+    return (isinstance(v, dict) and all(_num(v.get(k)) for k in ("max_abs", "mean_abs", "tol"))
+            and isinstance(v.get("max_rel"), (int, float)) and isinstance(v.get("within_tol"), bool)
+            and isinstance(v.get("worst_index"), list) and _matrix(v.get("abs_diffs")))
+
+
+# what each optional field of a record must be when it is not null (the app, CLI and report rely on it)
+OPTIONAL = {
+    "error": lambda v: isinstance(v, str),
+    "exit_codes": lambda v: isinstance(v, list) and all(c is None or isinstance(c, int) for c in v),
+    "stages_ms": lambda v: isinstance(v, dict) and all(isinstance(k, str) and _num(x) for k, x in v.items()),
+    "modules_added": _counts,
+    "modules_added_torch": _counts,
+    "modules_added_total": lambda v: isinstance(v, int),
+    "logits": _matrix,
+    "diff": _diff,
+    "max_abs_diff": _num,
+    "within_tol": lambda v: isinstance(v, bool),
+    "stderr_tail": lambda v: isinstance(v, list) and all(isinstance(x, str) for x in v),
+    "n": lambda v: isinstance(v, int),
+    "warmup": lambda v: isinstance(v, int),
+    "measured_at": lambda v: isinstance(v, str),
+}
 
 
 def _problem(key: str, rec: object) -> str:
@@ -61,12 +115,12 @@ def _problem(key: str, rec: object) -> str:
             return f"field {name!r} missing or not a {kind.__name__}"
     if rec["form"] != key:
         return f"names form {rec['form']!r}"
-    if not all(isinstance(v, (int, float)) for v in rec["wall_s"] + rec["peak_rss_bytes"]):
+    if not all(_num(v) for v in rec["wall_s"] + rec["peak_rss_bytes"]):
         return "non-numeric samples"
+    for name, ok in OPTIONAL.items():
+        if rec.get(name) is not None and not ok(rec[name]):
+            return f"field {name!r} is malformed"
+    logits, diff = rec.get("logits"), rec.get("diff")
+    if logits and diff and len(diff["abs_diffs"]) * len(diff["abs_diffs"][0]) != len(logits) * len(logits[0]):
+        return "its diff does not match its logits"
     return ""
-
-
-def _keep_damaged(path: Path) -> Path:
-    backup = path.with_name(f"{path.name}.damaged-{time.strftime('%Y%m%d-%H%M%S')}")
-    shutil.copyfile(path, backup)
-    return backup

@@ -51,19 +51,6 @@ def verdict_mark(rec: dict | None) -> str:
     return CHECK if rec.get("within_tol") else CROSS
 
 
-def verdict_text(rec: dict | None) -> str:
-    if not rec:
-        return "not run"
-    if rec.get("status") == "unavailable":
-        return "unavailable"
-    if rec.get("status") != "ok":
-        return "failed"
-    d = rec.get("diff") or {}
-    if rec.get("within_tol"):
-        return f"OK (max|diff| {d.get('max_abs', 0):.3g} ≤ {d.get('tol', 0):g})"
-    return f"FAIL (max|diff| {d.get('max_abs', float('nan')):.3g} > {d.get('tol', 0):g})"
-
-
 def short_reason(why: str) -> str:
     """The first words of an availability reason, for a list row."""
     if not why:

@@ -151,9 +151,11 @@ class MainScreen(Screen):
             view.show(key, app.store.forms.get(key), app.live, app.status.get(key, ""))
 
     def _diff_view(self, key: str) -> None:
+        app = self.app
         for view in self.query("#diff-view"):
-            ref, err = self.app.reference()
-            view.show(key, self.app.store.forms.get(key), ref, err)
+            ref, err = app.reference()
+            view.show(key, app.store.forms.get(key), ref, err, tolerance=forms.get(key).tolerance,
+                      unavailable=app.status.get(key, ""))
 
     # ---- events -------------------------------------------------------------------------
     @on(OptionList.OptionHighlighted, "#forms")
