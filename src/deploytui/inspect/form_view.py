@@ -53,16 +53,22 @@ def _guard(tab: str, title: str, kind: str, build: Callable[[], Section]) -> Sec
 # ------------------------------------------------------------------ Artifact
 
 def ships(form: Form, manifest: dict) -> Section:
+    """Each file as it is now (size, sha256), against what the build recorded for it."""
+    from deploytui.build.steps import sha256_file
+
     rows = []
     for p in form.ship_paths():
         rel = str(p.relative_to(paths.artifacts_dir()))
-        if p.exists():
-            rows.append([rel, human(p.stat().st_size), manifest.get("artifacts", {}).get(rel, {}).get("sha256", "")[:12]])
-        else:
-            rows.append([rel, "missing", ""])
+        if not p.exists():
+            rows.append([rel, "missing", "", ""])
+            continue
+        now, built = sha256_file(p)[:12], manifest.get("artifacts", {}).get(rel, {}).get("sha256", "")[:12]
+        vs = "not recorded" if not built else "as built" if now == built else f"CHANGED since the build ({built})"
+        rows.append([rel, human(p.stat().st_size), now, vs])
     if not form.program.startswith("bin/"):
-        rows.append([form.program, "(source)", ""])
-    return Section("Artifact", "What ships", "table", columns=["file", "size", "sha256"], rows=rows)
+        rows.append([form.program, "(source)", "", ""])
+    return Section("Artifact", "What ships", "table", columns=["file", "size", "sha256", "against the build"],
+                   rows=rows)
 
 
 def runtime(form: Form, cancel: threading.Event | None = None) -> Section:

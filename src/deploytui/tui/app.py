@@ -344,7 +344,7 @@ class DeployApp(App):
     def on_run_started(self, m: msg.RunStarted) -> None:
         if self._quitting:
             return
-        self.live = LiveRun(m.form, m.total)
+        self.live = LiveRun(m.form, m.total, self.warmup_runs)
         self.main.refresh_form(m.form)
         self.main.query_one("#forms").select_key(m.form)
 
@@ -354,7 +354,6 @@ class DeployApp(App):
         live, p = self.live, m.progress
         if live is None or live.form != m.form:
             return
-        live.phase, live.index, live.phase_total = p.phase, p.index, p.total
         if p.sample is None:
             live.rss, live.elapsed = p.rss_bytes, p.elapsed_s
             live.peak_rss = max(live.peak_rss, p.rss_bytes)
@@ -378,7 +377,8 @@ class DeployApp(App):
         self.main.refresh_form(m.form)
         rec = m.record
         if m.cancelled:
-            self.notify(f"{m.form}: cancelled, earlier result kept", severity="warning")
+            kept = "earlier result kept" if m.form in self.store.forms else "nothing stored"
+            self.notify(f"{m.form}: cancelled, {kept}", severity="warning")
         elif rec.get("status") != "ok" or rec.get("error"):
             self.notify(f"{m.form}: {rec.get('error')}", title="Run failed" if rec.get("status") != "ok"
                         else "Logits differ", severity="error", timeout=10)

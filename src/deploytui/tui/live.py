@@ -11,11 +11,9 @@ class LiveRun:
     """What the app knows about the run in flight (fed by RunProgress messages)."""
 
     form: str
-    total: int
+    total: int                  # warm-up runs + counted runs
+    warmup: int
     done: int = 0
-    phase: str = "warmup"
-    index: int = 0
-    phase_total: int = 0
     rss: int = 0
     elapsed: float = 0.0
     walls: list[float] = field(default_factory=list)

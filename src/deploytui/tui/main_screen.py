@@ -11,6 +11,7 @@ from textual.screen import Screen
 from textual.widgets import Footer, OptionList, Static
 
 from deploytui import forms
+from deploytui.tui import fmt
 from deploytui.tui.widgets.form_list import FormList
 
 INSPECT_TABS = ("Artifact", "Code", "Graph", "Symbols")
@@ -123,6 +124,9 @@ class MainScreen(Screen):
         if why:
             t.append("\n○ ", style="grey50")
             t.append(why, style="yellow")
+        rec = app.store.forms.get(key)
+        if rec and rec.get("error"):
+            t.append(f"\n{fmt.verdict_mark(rec)} last run: {rec['error']}", style="red")
         if form.note:
             t.append(f"\n{form.note}", style="italic dim")
         title.update(t)

@@ -20,7 +20,9 @@ def row(form: forms.Form, why: str, rec: dict | None, running: bool = False) -> 
     t.append("▶" if running else " ", style="bold yellow")
     t.append("● " if built else "○ ", style="green" if built else "grey50")
     t.append(f"{form.key:<{KEY_W}}", style="" if built else "grey62")
-    if rec and rec.get("status") == "ok":
+    if running:
+        t.append(f"{'running…':>14}", style="bold yellow")
+    elif rec and rec.get("status") == "ok":
         t.append(f"{fmt.seconds(fmt.median(rec.get('wall_s'))):>7} ")
         t.append(f"{fmt.size(fmt.median(rec.get('peak_rss_bytes'))):>6} ")
         mark = fmt.verdict_mark(rec)

@@ -21,19 +21,19 @@ class RunView(VerticalScroll):
     #run-status, #run-stages, #run-modules { height: auto; }
     #run-progress { margin: 1 0; }
     #run-chart { height: 12; margin-top: 1; }
-    #run-stages, #run-modules, #run-error { margin-top: 1; }
+    #run-stages, #run-modules { margin-top: 1; }
     """
     _shown: tuple = ()
 
     def compose(self) -> ComposeResult:
         yield Static(id="run-status")
+        yield Static(id="run-error", classes="error")
         yield ProgressBar(total=21, show_eta=False, id="run-progress")
         yield Gauge("start-up", id="gauge-start")
         yield Gauge("RSS", id="gauge-rss")
         yield PlotextChart("", id="run-chart")
         yield Static(id="run-stages")
         yield Static(id="run-modules")
-        yield Static(id="run-error", classes="error")
 
     def show(self, form_key: str, rec: dict | None, live: LiveRun | None, why: str = "") -> None:
         status = self.query_one("#run-status", Static)
@@ -45,9 +45,8 @@ class RunView(VerticalScroll):
         prev_wall = fmt.median(rec.get("wall_s")) if fmt.ok_runs(rec) else None
         prev_rss = fmt.median(rec.get("peak_rss_bytes")) if fmt.ok_runs(rec) else None
         if live is not None and live.form == form_key:
-            phase = "warm-up" if live.phase == "warmup" else "run"
-            status.update(Text(f"running {form_key}: {phase} {live.index}/{live.phase_total} "
-                               f"({live.done}/{live.total} done) — escape or x cancels", style="bold yellow"))
+            status.update(Text(f"running {form_key}: {live.done}/{live.total} runs done ({live.warmup} warm-up, "
+                               f"then {live.total - live.warmup} counted) — escape or x cancels", style="bold yellow"))
             bar.update(total=live.total, progress=live.done)
             top = max(live.max_elapsed, prev_wall or 0.0, live.elapsed) * 1.15 or 1.0
             start.set(live.elapsed, top, fmt.seconds(live.elapsed))
