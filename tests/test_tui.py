@@ -234,6 +234,11 @@ def test_compare_screen_sorts(art):
         table = app.screen.query_one("#compare-table")
         order = [table.get_row_at(i)[0].raw for i in range(3)]
         assert order == ["burn-embed", "onnxruntime", "cpp-aoti"]
+        app.screen.sort_by("start_med")             # again: descending, forms never run still last
+        column = [table.get_row_at(i) for i in range(table.row_count)]
+        assert [r[0].raw for r in column[:2]] == ["torch-export", "cpp-aoti"]
+        medians = [r[table.get_column_index("start_med")].raw for r in column]
+        assert medians[-1] is None and None not in medians[:4]
         await pilot.press("escape")
         assert app.screen is app.main
 
@@ -242,9 +247,15 @@ def test_compare_screen_sorts(art):
 
 def test_palette_has_every_action(art):
     async def body(app, pilot):
-        titles = {c.title for c in app.get_system_commands(app.screen)}
-        for t in ("Run highlighted form", "Run all forms", "Build", "Compare", "Export report", "Keys"):
+        commands = list(app.get_system_commands(app.screen))
+        titles = [c.title for c in commands]
+        assert len(titles) == len(set(titles)), titles
+        for t in ("Run highlighted form", "Run all forms", "Cancel run", "Build", "Compare", "Export report",
+                  "Help", "Show the Artifact tab", "Show the Diff tab"):
             assert t in titles
+        next(c for c in commands if c.title == "Show the Diff tab").callback()
+        await pilot.pause()
+        assert app.main.query_one("#tabs").active == "tab-diff"
         from textual.binding import Binding
         assert all(isinstance(b, Binding) and b.id for b in app.BINDINGS)
 
@@ -258,6 +269,14 @@ def test_help_screen_lists_keys(art):
         await pilot.press("question_mark")
         await pilot.pause()
         assert isinstance(app.screen, HelpScreen)
+        from rich.console import Console
+
+        console = Console(width=100, record=True)
+        for static in app.screen.query("Static"):
+            console.print(static.content)
+        text = console.export_text()
+        for line in ("Run all", "Export report", "1 … 6", "Sort by column", "Close / cancel"):
+            assert line in text, text
         await pilot.press("escape")
         assert app.screen is app.main
 

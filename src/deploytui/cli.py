@@ -196,7 +196,8 @@ def build_parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command")
 
     b = sub.add_parser("build", help="build every artifact (incremental)")
-    b.add_argument("--only", action="append", metavar="STEP", help="run only this step (repeatable)")
+    b.add_argument("--only", action="append", metavar="STEP",
+                   help="run only this step (repeatable; an unknown name prints the known ones)")
     b.add_argument("-v", "--verbose", action="store_true", help="show every line the steps print")
     b.set_defaults(func=cmd_build)
 

@@ -112,7 +112,7 @@ def markdown(store: Store, manifest: dict) -> str:
         "# deploytui report: A1 MLP 4→8→3",
         f"Generated {time.strftime('%Y-%m-%d %H:%M %Z')}. Machine: {m['os']} {m['arch']}, {m['cpu']}, "
         f"{m['cores']} cores, {human(m['memory_bytes'])}. Tools: "
-        + ", ".join(f"{k} {v}" for k, v in sorted(tools.items())) + ".",
+        + ", ".join(v if str(v).startswith(k) else f"{k} {v}" for k, v in sorted(tools.items())) + ".",
         f"Method: {METHOD}",
         "## What ships",
         _md_table(["form", "ships", "bytes", "runtime", "runtime size"],

@@ -67,6 +67,12 @@ def ships(form: Form, manifest: dict) -> Section:
         rows.append([rel, human(p.stat().st_size), now, vs])
     if not form.program.startswith("bin/"):
         rows.append([form.program, "(source)", "", ""])
+    for step in form.steps:     # burn-onnx's File strategy: a .bpk read from the build directory
+        baked = manifest.get("steps", {}).get(step, {}).get("facts", {}).get("baked_bpk_path")
+        if baked:
+            there = Path(baked).exists()
+            rows.append([baked, human(Path(baked).stat().st_size) if there else "missing", "",
+                         "read at run time from the build directory, not shipped"])
     return Section("Artifact", "What ships", "table", columns=["file", "size", "sha256", "against the build"],
                    rows=rows)
 

@@ -234,7 +234,13 @@ class DeployApp(App):
         yield SystemCommand("Build", "Build every artifact, incrementally (b)", self.action_build)
         yield SystemCommand("Compare", "Every form side by side (c)", self.action_compare)
         yield SystemCommand("Export report", "Write the Markdown report from stored results (e)", self.action_export)
-        yield SystemCommand("Keys", "Show the keys (?)", self.action_help)
+        yield SystemCommand("Help", "deploytui's keys, on every screen (?)", self.action_help)
+        if screen is self.main:
+            from deploytui.tui.main_screen import TAB_KEYS
+
+            for key, name in TAB_KEYS:
+                yield SystemCommand(f"Show the {name.title()} tab", f"of the highlighted form ({key})",
+                                    lambda name=name: self.main.show_tab(name))
 
     # ---- workers --------------------------------------------------------------------------
     @work(thread=True, exclusive=True, group="job", exit_on_error=False, name="measure")

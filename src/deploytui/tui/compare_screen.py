@@ -22,7 +22,7 @@ COLUMNS = [("form", "Form"), ("runtime", "Runtime"), ("ships", "What ships"), ("
 
 
 class Cell:
-    """A table cell that shows `text` and sorts by `raw` (None sorts last)."""
+    """A table cell that shows `text` and sorts by `raw` (None last, either way)."""
 
     def __init__(self, raw, text: str, style: str = "", right: bool = False) -> None:
         self.raw, self.text, self.style, self.right = raw, text, style, right
@@ -30,10 +30,11 @@ class Cell:
     def __rich__(self) -> Text:
         return Text(self.text, style=self.style, justify="right" if self.right else "left")
 
-    def sort_key(self):
-        if self.raw is None or (isinstance(self.raw, float) and math.isnan(self.raw)):
-            return (1, 0)
-        return (0, self.raw)
+    def sort_key(self, descending: bool = False):
+        missing = self.raw is None or (isinstance(self.raw, float) and math.isnan(self.raw))
+        if descending:
+            return (0, 0) if missing else (1, self.raw)
+        return (1, 0) if missing else (0, self.raw)
 
 
 def ship_size(form: forms.Form, manifest: dict) -> int | None:
@@ -131,7 +132,7 @@ class CompareScreen(Screen):
 
     def sort_by(self, column: str) -> None:
         reverse = self._sorted == (column, False)
-        self.query_one("#compare-table", DataTable).sort(column, key=lambda c: c.sort_key(), reverse=reverse)
+        self.query_one("#compare-table", DataTable).sort(column, key=lambda c: c.sort_key(reverse), reverse=reverse)
         self._sorted = (column, reverse)
 
     def action_sort(self) -> None:

@@ -1,4 +1,4 @@
-"""The help screen (key ?): every key of the app and of the screen below it."""
+"""The help screen (key ?): every key of the app, of the main screen and of the other screens."""
 
 from __future__ import annotations
 
@@ -27,16 +27,19 @@ class HelpScreen(ModalScreen):
     BINDINGS = [Binding("escape,question_mark,q", "close", "Close", id="help-close")]
 
     def compose(self) -> ComposeResult:
+        from deploytui.tui.build_screen import BuildScreen
+        from deploytui.tui.compare_screen import CompareScreen
+
         table = Table(box=None, show_header=False, padding=(0, 2))
         table.add_column(style="bold cyan")
         table.add_column()
-        seen = set()
-        for b in self.app.BINDINGS:
-            if isinstance(b, Binding) and b.id not in seen:
-                seen.add(b.id)
-                table.add_row(b.key_display or b.key.replace(",", " "), b.description)
-        for k, d in EXTRA:
+        for k, d in _keys(self.app.BINDINGS) + EXTRA:
             table.add_row(k, d)
+        for title, screen in (("compare screen (c)", CompareScreen), ("build screen (b)", BuildScreen)):
+            table.add_row("", "")
+            table.add_row("", title, style="bold")
+            for k, d in _keys(screen.BINDINGS):
+                table.add_row(k, d)
         with Vertical(id="help-box"):
             yield Static("deploytui — keys", classes="title")
             yield Static(table)
@@ -44,3 +47,13 @@ class HelpScreen(ModalScreen):
 
     def action_close(self) -> None:
         self.dismiss()
+
+
+def _keys(bindings) -> list[tuple[str, str]]:
+    """(keys, description) once per binding id."""
+    seen, out = set(), []
+    for b in bindings:
+        if isinstance(b, Binding) and b.id not in seen:
+            seen.add(b.id)
+            out.append((b.key_display or b.key.replace(",", " "), b.description))
+    return out
