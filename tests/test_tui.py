@@ -384,3 +384,20 @@ def test_code_tab_highlights_cpp_and_shows_unknown_languages_as_plain_text():
             assert not app.query(".error")
 
     asyncio.run(go())
+
+
+def test_narrow_terminal_gets_a_compact_form_list_and_footer(art):
+    async def go():
+        app = make_app()
+        async with app.run_test(size=(80, 24)) as pilot:
+            await pilot.pause()
+            fl = app.main.query_one("#forms")
+            assert fl.compact and fl.size.width < 32 and app.main.query_one("Footer").compact
+            assert "not run" not in str(fl.get_option("torch-eager").prompt)
+            await pilot.resize_terminal(150, 45)
+            await pilot.pause()
+            assert not fl.compact and fl.size.width > 40
+            assert "not run" in str(fl.get_option("torch-eager").prompt)
+            assert app.main.current == "torch-eager"
+
+    asyncio.run(go())

@@ -12,7 +12,7 @@ from textual.widgets import Footer, OptionList, Static
 
 from deploytui import forms
 from deploytui.tui import fmt
-from deploytui.tui.widgets.form_list import FormList
+from deploytui.tui.widgets.form_list import WIDE_AT, FormList
 
 INSPECT_TABS = ("Artifact", "Code", "Graph", "Symbols")
 
@@ -21,6 +21,7 @@ TAB_KEYS = [(str(i), name.lower()) for i, name in enumerate((*INSPECT_TABS, "Run
 
 
 class MainScreen(Screen):
+    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (WIDE_AT, "-wide")]
     BINDINGS = [
         Binding(key, f"show_tab('{name}')", name.title(), show=False, id=f"tab-{name}") for key, name in TAB_KEYS
     ]
@@ -35,7 +36,9 @@ class MainScreen(Screen):
         yield Footer()
 
     def on_mount(self) -> None:
-        self.query_one("#forms", FormList).border_title = "Forms"
+        forms_list = self.query_one("#forms", FormList)
+        forms_list.border_title = "Forms"
+        forms_list.compact = self.query_one(Footer).compact = self.app.size.width < WIDE_AT
         self.refresh_all()
         self.query_one("#forms", FormList).focus()
 
@@ -162,6 +165,11 @@ class MainScreen(Screen):
                       unavailable=app.status.get(key, ""))
 
     # ---- events -------------------------------------------------------------------------
+    def on_resize(self, event) -> None:
+        self.query_one("#forms", FormList).set_compact(event.size.width < WIDE_AT)
+        self.query_one(Footer).compact = event.size.width < WIDE_AT
+
+
     @on(OptionList.OptionHighlighted, "#forms")
     def _highlighted(self, event: OptionList.OptionHighlighted) -> None:
         if event.option_id and not event.option_id.startswith("family:"):

@@ -11,16 +11,20 @@ from deploytui import forms
 from deploytui.tui import fmt
 
 KEY_W = 19
+WIDE_AT = 120      # terminal columns from which the list shows start-up and RSS
 
 
-def row(form: forms.Form, why: str, rec: dict | None, running: bool = False) -> Text:
-    """One form's line: ●/○ key  start  RSS  verdict (or the reason it cannot run)."""
+def row(form: forms.Form, why: str, rec: dict | None, running: bool = False, compact: bool = False) -> Text:
+    """One form's line: ●/○ key  start  RSS  verdict (or the reason it cannot run); compact: key and mark."""
     built = not why
     t = Text()
     t.append("▶" if running else " ", style="bold yellow")
     t.append("● " if built else "○ ", style="green" if built else "grey50")
     t.append(f"{form.key:<{KEY_W}}", style="" if built else "grey62")
-    if running:
+    if compact:
+        mark = fmt.verdict_mark(rec)
+        t.append(mark, style="bold green" if mark == fmt.CHECK else "bold red")
+    elif running:
         t.append(f"{'running…':>14}", style="bold yellow")
     elif rec and rec.get("status") == "ok":
         t.append(f"{fmt.seconds(fmt.median(rec.get('wall_s'))):>7} ")
@@ -45,24 +49,34 @@ class FormList(OptionList):
         Binding("k", "cursor_up", "Up", show=False, id="form-up"),
     ]
 
+    compact = False                # key and verdict only: set by the screen below WIDE_AT columns
+    _shown: tuple = ({}, {}, "")   # what populate() last drew: status, results, running
+
     def populate(self, status: dict[str, str], results: dict[str, dict], running: str = "") -> None:
         """(Re)fill the list, keeping the highlighted form."""
+        self._shown = (status, results, running)
         current = self.highlighted_key
         self.clear_options()
         options: list[Option] = []
         for family in forms.FAMILIES:
             header = Text(family, style="bold")
-            header.append(f"{'start':>{KEY_W + 10 - len(family)}} {'RSS':>6}", style="dim")
+            if not self.compact:
+                header.append(f"{'start':>{KEY_W + 10 - len(family)}} {'RSS':>6}", style="dim")
             options.append(Option(header, id=f"family:{family}", disabled=True))
             for f in forms.FORMS:
                 if f.family == family:
-                    options.append(Option(row(f, status.get(f.key, ""), results.get(f.key), running == f.key),
-                                          id=f.key))
+                    options.append(Option(row(f, status.get(f.key, ""), results.get(f.key), running == f.key,
+                                              self.compact), id=f.key))
         self.add_options(options)
         self.select_key(current or forms.FORMS[0].key)
 
+    def set_compact(self, compact: bool) -> None:
+        if compact != self.compact:
+            self.compact = compact
+            self.populate(*self._shown)
+
     def refresh_form(self, key: str, why: str, rec: dict | None, running: bool = False) -> None:
-        self.replace_option_prompt(key, row(forms.get(key), why, rec, running))
+        self.replace_option_prompt(key, row(forms.get(key), why, rec, running, self.compact))
 
     @property
     def highlighted_key(self) -> str | None:

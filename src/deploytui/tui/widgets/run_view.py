@@ -54,8 +54,7 @@ class RunView(VerticalScroll):
             rss.set(live.rss, rtop, fmt.size(live.rss))
             if self._shown != (form_key, "live", live.done):   # the rest changes once per finished run
                 self._shown = (form_key, "live", live.done)
-                chart.plot(series([w * 1e3 for w in live.walls], title="start-up per run (ms)")
-                           if live.walls else None, empty="first run in flight…")
+                chart.plot(run_times(live.walls) if live.walls else None, empty="first run in flight…")
                 err.update(Text(live.failed))
                 err.display = bool(live.failed)
                 self._stages(None)
@@ -78,8 +77,7 @@ class RunView(VerticalScroll):
         start.set(prev_wall or 0.0, (prev_wall or 1.0) * 1.15, fmt.seconds(prev_wall))
         rss.set(prev_rss or 0, (prev_rss or 1) * 1.15, fmt.size(prev_rss))
         walls = (rec or {}).get("wall_s") or []
-        chart.plot(series([w * 1e3 for w in walls], title="start-up per run (ms)") if walls else None,
-                   empty="no run times yet")
+        chart.plot(run_times(walls) if walls else None, empty="no run times yet")
         problem = ""
         if rec and rec.get("error"):
             problem = f"⚠ {rec['error']}"
@@ -118,6 +116,12 @@ class RunView(VerticalScroll):
                 t.append("\n  of torch's own: ", style="dim")
                 t.append(", ".join(f"{k} {v}" for k, v in list(sub.items())[:8]))
             modules.update(t)
+
+
+def run_times(walls: list[float]):
+    """The per-run chart in ms, or in s once runs take a second (plotext would print 1.9e3)."""
+    scale, unit = (1.0, "s") if max(walls) >= 1 else (1e3, "ms")
+    return series([w * scale for w in walls], title=f"start-up per run ({unit})")
 
 
 def stage_bar(stages: dict, width: int) -> Text:
