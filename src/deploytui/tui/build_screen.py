@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import textwrap
+
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -46,7 +48,10 @@ class BuildScreen(Screen):
         status = self.query_one("#build-status", Static)
         if e.kind == "plan":
             bar.update(total=max(e.total, 1), progress=0)
-            log.write(Text(f"plan: {e.text}", style="dim"))
+            # the log itself does not wrap (compiler output keeps its shape): the plan is wrapped here
+            width = max(log.scrollable_content_region.width, 40)
+            for line in textwrap.wrap(f"plan ({e.total} steps): {e.text}", width, subsequent_indent="    "):
+                log.write(Text(line, style="dim"))
         elif e.kind == "start":
             status.update(Text(f"[{e.index}/{e.total}] {e.step}: {e.title}"))
             log.write(Text(f"[{e.index}/{e.total}] {e.step}: {e.title}", style="bold"))
