@@ -69,3 +69,23 @@ def test_damaged_output_is_rebuilt_and_the_log_says_why(artifacts_copy):
         assert (artifacts_copy / name).stat().st_size == manifest["artifacts"][name]["size"]
     assert manifest["artifacts"]["a1_script.pt"]["mtime_ns"] == script.stat().st_mtime_ns  # hashed once only
 
+
+def test_built_steps_stay_up_to_date_without_their_tools(artifacts_copy, monkeypatch):
+    from deploytui import forms, manifest as manifest_file
+
+    up_to_date(artifacts_copy)
+    bare = artifacts_copy.parent / "bin-without-tools"
+    bare.mkdir()
+    monkeypatch.setenv("PATH", str(bare))  # no g++, no cargo
+    cc_and_cargo = ["export-aoti", "export-aoti-lean", "cpp-build", "burn-convert", "burn-deploy", "burn-capture"]
+    events = []
+    manifest = run_build(only=cc_and_cargo, on_event=events.append)
+    assert {e.step: e.status for e in events if e.kind == "end"} == dict.fromkeys(cc_and_cargo, "up-to-date")
+    for key in ("aoti-python", "cpp-aoti-lean", "burn-file", "burn-embed"):
+        assert manifest_file.availability(forms.get(key), manifest) == "", key
+    (artifacts_copy / "bin" / "infer-st").write_bytes(b"damaged")  # now burn-deploy has to run
+    manifest = run_build(only=["burn-convert", "burn-deploy"], on_event=lambda e: None)
+    assert manifest["steps"]["burn-convert"]["status"] == "ok"
+    assert manifest["steps"]["burn-deploy"]["status"] == "unavailable"
+    assert manifest["steps"]["burn-deploy"]["reason"] == "cargo not found on PATH"
+    assert "cargo not found" in manifest_file.availability(forms.get("burn-embed"), manifest)

@@ -3,9 +3,9 @@
 The plan is the concatenation of each family's `steps(ctx)`. A step is up to date when its last
 run was ok, its fingerprint (command + input contents) is the same and its outputs are still what
 that run wrote (size and mtime, else sha256, against the manifest); otherwise it runs, and the log
-says why. A step whose tool is missing is marked unavailable with the reason, and steps after it
-that need it are skipped with that reason. The manifest (artifacts/manifest.json) is rewritten
-after every step.
+says why. A step that has to run but whose tool is missing is marked unavailable with the reason,
+and steps after it that need it are skipped with that reason. The manifest
+(artifacts/manifest.json) is rewritten after every step.
 """
 
 from __future__ import annotations
@@ -119,16 +119,19 @@ def run_build(ctx: BuildContext | None = None, only: list[str] | None = None,
 
 def _run_step(ctx: BuildContext, step: Step, manifest: dict, on_line: Callable[[str], None],
               cancel: threading.Event | None) -> tuple[str, str, dict]:
+    # The fingerprint holds no tool (neither its path nor its version), so it can be taken without
+    # the tool; and a missing tool cannot have changed anything the step made. So the tool is
+    # required only when the step has to run: a built step stays up to date without it.
+    fingerprint = step.fingerprint()
+    stale = _stale_reason(ctx, step, manifest, fingerprint)
     missing = [t for t in step.needs if shutil.which(t) is None]
-    if missing:
+    if stale and missing:
         return "unavailable", f"{', '.join(missing)} not found on PATH", {}
     for dep in step.after:
         dep_status = manifest["steps"].get(dep, {}).get("status")
         if dep_status != "ok":
             why = manifest["steps"].get(dep, {}).get("reason") or dep_status or "not built"
             return "skipped", f"needs step {dep} ({why})", {}
-    fingerprint = step.fingerprint()
-    stale = _stale_reason(ctx, step, manifest, fingerprint)
     if not stale:
         return "up-to-date", "", manifest["steps"][step.name]
     on_line(f"stale: {stale}")
