@@ -1,5 +1,6 @@
 """The build: incremental, unavailable toolchains are reasons not failures."""
 
+import json
 import os
 
 from deploytui.build import plan, run_build
@@ -37,3 +38,54 @@ def test_missing_toolchain_marks_steps_unavailable(artifacts_copy, monkeypatch):
     assert cpp["status"] == "unavailable" and "not found on PATH" in cpp["reason"]
     assert manifest["steps"]["export-safetensors"]["status"] == "ok"
     assert os.environ["PATH"] == str(bare)
+
+
+def up_to_date(art):
+    """Make the copied manifest current: the steps' commands name the artifacts folder, so the
+    fingerprints recorded for the real one differ from the copy's, whose content is the same."""
+    m = json.loads((art / "manifest.json").read_text())
+    for step in plan(BuildContext.default()):
+        m["steps"][step.name]["fingerprint"] = step.fingerprint()
+    (art / "manifest.json").write_text(json.dumps(m))
+
+
+def test_damaged_output_is_rebuilt_and_the_log_says_why(artifacts_copy):
+    up_to_date(artifacts_copy)
+    with open(artifacts_copy / "a1_export.pt2", "r+b") as f:
+        f.truncate(1000)  # smaller: caught by the size check
+    ref = artifacts_copy / "reference.json"
+    ref.write_bytes(ref.read_bytes().replace(b"[", b" ", 1))  # same size: caught by the hash
+    script = artifacts_copy / "a1_script.pt"
+    os.utime(script, ns=(script.stat().st_atime_ns, script.stat().st_mtime_ns + 10**9))  # touched only
+    events = []
+    manifest = run_build(only=["export-safetensors", "export-torchscript", "export-torch-export"],
+                         on_event=events.append)
+    ends = {e.step: e.status for e in events if e.kind == "end"}
+    assert ends == {"export-safetensors": "ok", "export-torchscript": "up-to-date", "export-torch-export": "ok"}
+    lines = [e.text for e in events if e.kind == "line"]
+    assert "stale: output a1_export.pt2 changed since it was built" in lines
+    assert "stale: output reference.json changed since it was built" in lines
+    for name in ("a1_export.pt2", "reference.json"):
+        assert (artifacts_copy / name).stat().st_size == manifest["artifacts"][name]["size"]
+    assert manifest["artifacts"]["a1_script.pt"]["mtime_ns"] == script.stat().st_mtime_ns  # hashed once only
+
+
+def test_built_steps_stay_up_to_date_without_their_tools(artifacts_copy, monkeypatch):
+    from deploytui import forms, manifest as manifest_file
+
+    up_to_date(artifacts_copy)
+    bare = artifacts_copy.parent / "bin-without-tools"
+    bare.mkdir()
+    monkeypatch.setenv("PATH", str(bare))  # no g++, no cargo
+    cc_and_cargo = ["export-aoti", "export-aoti-lean", "cpp-build", "burn-convert", "burn-deploy", "burn-capture"]
+    events = []
+    manifest = run_build(only=cc_and_cargo, on_event=events.append)
+    assert {e.step: e.status for e in events if e.kind == "end"} == dict.fromkeys(cc_and_cargo, "up-to-date")
+    for key in ("aoti-python", "cpp-aoti-lean", "burn-file", "burn-embed"):
+        assert manifest_file.availability(forms.get(key), manifest) == "", key
+    (artifacts_copy / "bin" / "infer-st").write_bytes(b"damaged")  # now burn-deploy has to run
+    manifest = run_build(only=["burn-convert", "burn-deploy"], on_event=lambda e: None)
+    assert manifest["steps"]["burn-convert"]["status"] == "ok"
+    assert manifest["steps"]["burn-deploy"]["status"] == "unavailable"
+    assert manifest["steps"]["burn-deploy"]["reason"] == "cargo not found on PATH"
+    assert "cargo not found" in manifest_file.availability(forms.get("burn-embed"), manifest)

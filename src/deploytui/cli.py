@@ -35,9 +35,9 @@ def cmd_build(args: argparse.Namespace) -> int:
 
 
 def _is_progress(line: str) -> bool:
-    """Lines worth showing without --verbose: cargo's progress and warnings."""
+    """Lines worth showing without --verbose: why a step runs, cargo's progress and warnings."""
     s = line.strip()
-    return s.startswith(("Compiling", "Finished", "warning:", "error", "[torch.onnx]", "Building"))
+    return s.startswith(("stale:", "Compiling", "Finished", "warning:", "error", "[torch.onnx]", "Building"))
 
 
 def _fmt_ms(v: float) -> str:

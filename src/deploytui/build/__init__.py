@@ -1,9 +1,11 @@
 """`deploytui build`: every step in order, incremental, with progress events.
 
-The plan is the concatenation of each family's `steps(ctx)`. A step runs when its outputs are
-missing or its fingerprint (command + input contents) changed; a step whose tool is missing is
-marked unavailable with the reason, and steps after it that need it are skipped with that reason.
-The manifest (artifacts/manifest.json) is rewritten after every step.
+The plan is the concatenation of each family's `steps(ctx)`. A step is up to date when its last
+run was ok, its fingerprint (command + input contents) is the same and its outputs are still what
+that run wrote (size and mtime, else sha256, against the manifest); otherwise it runs, and the log
+says why. A step that has to run but whose tool is missing is marked unavailable with the reason,
+and steps after it that need it are skipped with that reason. The manifest
+(artifacts/manifest.json) is rewritten after every step.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ import threading
 import time
 from collections import deque
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Callable
 
 from deploytui import jsonio, paths
@@ -97,17 +100,17 @@ def run_build(ctx: BuildContext | None = None, only: list[str] | None = None,
                           finished_at=time.strftime("%Y-%m-%dT%H:%M:%S%z"))
             manifest["steps"][step.name] = record
             for out in step.outputs:
-                rel = str(out.relative_to(ctx.art)) if out.is_relative_to(ctx.art) else str(out)
                 if status == "ok" and out.is_file():
-                    manifest["artifacts"][rel] = {"size": out.stat().st_size, "sha256": sha256_file(out),
-                                                  "step": step.name}
+                    manifest["artifacts"][_artifact_key(ctx, out)] = _artifact_record(out, step.name)
                 else:
-                    manifest["artifacts"].pop(rel, None)
+                    manifest["artifacts"].pop(_artifact_key(ctx, out), None)
             facts = record.get("facts") or {}
             if step.name == "export-safetensors" and "torch" in facts:
                 manifest["tools"]["torch"] = facts["torch"]
             if step.name == "export-onnx" and "onnx" in facts:
                 manifest["tools"]["onnx"] = facts["onnx"]
+            jsonio.write_atomic(ctx.art / manifest_file.NAME, manifest)
+        elif _refresh_mtimes(ctx, step, manifest):
             jsonio.write_atomic(ctx.art / manifest_file.NAME, manifest)
         on_event(BuildEvent("end", step.name, step.title, i, len(steps), text=reason, status=status,
                             wall_s=wall))
@@ -116,19 +119,22 @@ def run_build(ctx: BuildContext | None = None, only: list[str] | None = None,
 
 def _run_step(ctx: BuildContext, step: Step, manifest: dict, on_line: Callable[[str], None],
               cancel: threading.Event | None) -> tuple[str, str, dict]:
+    # The fingerprint holds no tool (neither its path nor its version), so it can be taken without
+    # the tool; and a missing tool cannot have changed anything the step made. So the tool is
+    # required only when the step has to run: a built step stays up to date without it.
+    fingerprint = step.fingerprint()
+    stale = _stale_reason(ctx, step, manifest, fingerprint)
     missing = [t for t in step.needs if shutil.which(t) is None]
-    if missing:
+    if stale and missing:
         return "unavailable", f"{', '.join(missing)} not found on PATH", {}
     for dep in step.after:
         dep_status = manifest["steps"].get(dep, {}).get("status")
         if dep_status != "ok":
             why = manifest["steps"].get(dep, {}).get("reason") or dep_status or "not built"
             return "skipped", f"needs step {dep} ({why})", {}
-    fingerprint = step.fingerprint()
-    previous = manifest["steps"].get(step.name, {})
-    if (previous.get("status") == "ok" and previous.get("fingerprint") == fingerprint
-            and all(o.exists() for o in step.outputs)):
-        return "up-to-date", "", previous
+    if not stale:
+        return "up-to-date", "", manifest["steps"][step.name]
+    on_line(f"stale: {stale}")
     env = {**os.environ, **step.env}
     tail: deque[str] = deque(maxlen=40)
     try:
@@ -168,6 +174,54 @@ def _run_step(ctx: BuildContext, step: Step, manifest: dict, on_line: Callable[[
     if absent:
         return "failed", f"finished but did not write {', '.join(absent)}", record
     return "ok", "", record
+
+
+def _stale_reason(ctx: BuildContext, step: Step, manifest: dict, fingerprint: str) -> str:
+    """Why the step has to run; "" when it is up to date."""
+    previous = manifest["steps"].get(step.name)
+    if not previous:
+        return "never built"
+    if previous.get("status") != "ok":
+        return f"last build: {previous.get('status')}"
+    if previous.get("fingerprint") != fingerprint:
+        return "command or inputs changed"
+    for out in step.outputs:
+        if not out.exists():
+            return f"output {_artifact_key(ctx, out)} is missing"
+        if not _unchanged(out, manifest["artifacts"].get(_artifact_key(ctx, out))):
+            return f"output {_artifact_key(ctx, out)} changed since it was built"
+    return ""
+
+
+def _unchanged(path: Path, record: dict | None) -> bool:
+    """Whether the file is still the one recorded: same size and mtime, or else the same sha256."""
+    if not record:
+        return False
+    st = path.stat()
+    if st.st_size != record.get("size"):
+        return False
+    return st.st_mtime_ns == record.get("mtime_ns") or sha256_file(path) == record.get("sha256")
+
+
+def _refresh_mtimes(ctx: BuildContext, step: Step, manifest: dict) -> bool:
+    """Outputs of an up-to-date step that were touched but not changed: record their new mtime, so
+    that they are hashed once only. True when a record changed."""
+    refreshed = False
+    for out in step.outputs:
+        record = manifest["artifacts"][_artifact_key(ctx, out)]
+        mtime = out.stat().st_mtime_ns
+        refreshed |= record.get("mtime_ns") != mtime
+        record["mtime_ns"] = mtime
+    return refreshed
+
+
+def _artifact_key(ctx: BuildContext, out: Path) -> str:
+    return str(out.relative_to(ctx.art)) if out.is_relative_to(ctx.art) else str(out)
+
+
+def _artifact_record(out: Path, step: str) -> dict:
+    st = out.stat()
+    return {"size": st.st_size, "mtime_ns": st.st_mtime_ns, "sha256": sha256_file(out), "step": step}
 
 
 def _pump(stream, tail: deque, on_line: Callable[[str], None]) -> None:

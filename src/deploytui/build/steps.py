@@ -18,9 +18,11 @@ class Step:
     title    -- what the progress line says
     argv     -- the command, run without a shell
     inputs   -- files or folders whose content decides whether the step is stale
-    outputs  -- files the step must leave behind (all must exist after a successful run)
-    needs    -- executables that must be on PATH; missing ones make the step (and the forms that
-                depend on it) unavailable with that reason instead of failing the build
+    outputs  -- files the step must leave behind (all must exist after a successful run); one
+                that is missing or changed since makes the step run again
+    needs    -- executables that must be on PATH when the step has to run; missing ones make it
+                (and the forms that depend on it) unavailable with that reason instead of
+                failing the build
     after    -- names of steps that must have succeeded first
     env      -- extra environment for the command
     A command may print one JSON object as its last stdout line: it is kept in the manifest as
