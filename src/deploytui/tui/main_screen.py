@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from rich.text import Text
-from textual import on
+from textual import events, on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
@@ -40,7 +40,7 @@ class MainScreen(Screen):
         forms_list.border_title = "Forms"
         forms_list.compact = self.query_one(Footer).compact = self.app.size.width < WIDE_AT
         self.refresh_all()
-        self.query_one("#forms", FormList).focus()
+        forms_list.focus()
 
     # ---- what the app calls -------------------------------------------------------------
     async def mount_rest(self) -> None:
@@ -165,10 +165,9 @@ class MainScreen(Screen):
                       unavailable=app.status.get(key, ""))
 
     # ---- events -------------------------------------------------------------------------
-    def on_resize(self, event) -> None:
+    def on_resize(self, event: events.Resize) -> None:
         self.query_one("#forms", FormList).set_compact(event.size.width < WIDE_AT)
         self.query_one(Footer).compact = event.size.width < WIDE_AT
-
 
     @on(OptionList.OptionHighlighted, "#forms")
     def _highlighted(self, event: OptionList.OptionHighlighted) -> None:
