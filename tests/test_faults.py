@@ -225,6 +225,18 @@ def test_cli_killed_mid_bench_leaves_nothing_and_keeps_finished_forms(artifacts_
     assert not alive, alive
     assert "burn-embed" in results.load().forms  # the finished form survived
     assert "torch-export" not in results.load().forms  # only the form in flight is lost
+    if sig == signal.SIGINT:
+        assert proc.returncode == 130 and "Traceback" not in proc.stderr.read()
+
+
+def test_bench_of_a_form_that_became_unavailable_keeps_its_earlier_result(artifacts_copy):
+    good = {"form": "burn-embed", "status": "ok", "wall_s": [0.003], "peak_rss_bytes": [3_000_000]}
+    (artifacts_copy / "results.json").write_text(json.dumps({"version": 1, "forms": {"burn-embed": good}}))
+    (artifacts_copy / "bin" / "infer-embed").unlink()
+    res = run_cli("bench", "burn-embed", "-n", "1", "--warmup", "0")
+    assert res.returncode == 1
+    assert "burn-embed           unavailable: missing artifact(s): infer-embed" in res.stdout, res.stdout
+    assert results.load().forms["burn-embed"]["wall_s"] == [0.003]
 
 
 # hygiene ---------------------------------------------------------------------------------------------

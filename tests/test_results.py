@@ -48,7 +48,8 @@ def test_damaged_file_starts_empty_keeps_a_copy_and_warns_once(tmp_path):
 @pytest.mark.parametrize("field, value", [
     ("stages_ms", {"import": "fast"}), ("logits", [[1, 2], [3]]), ("logits", [["x"]]),
     ("measured_at", 12345), ("modules_added", {"torch": "many"}), ("within_tol", "yes"),
-    ("diff", {"max_abs": 0}), ("exit_codes", "0"), ("wall_s", [True])])
+    ("diff", {"max_abs": 0}), ("exit_codes", "0"), ("wall_s", [True]), ("peak_rss_bytes", [-5]),
+    ("wall_s", []), ("n", 20)])
 def test_a_record_with_a_malformed_field_is_dropped_and_the_rest_kept(tmp_path, field, value):
     path = tmp_path / "results.json"
     jsonio.write_atomic(path, {"version": 1, "forms": {"good": record("good"), "bad": record("bad", **{field: value})}})
@@ -80,3 +81,18 @@ def test_bad_records_are_dropped_one_by_one(tmp_path):
     assert list(store.forms) == ["good"]
     assert sum("dropped" in d for d in store.dropped) == 2 and any("'bad'" in d for d in store.dropped)
     assert "kept as results.json.damaged-" in store.dropped[-1]
+
+
+def test_a_stored_diff_that_its_logits_contradict_is_dropped(tmp_path):
+    """Logits edited after the run: the stored verdict (✓ in the list, the report) would lie."""
+    from deploytui import numerics
+
+    reference = [[0.5, -0.25], [0.125, 1.0]]
+    jsonio.write_atomic(tmp_path / "reference.json", {"logits": reference})
+    diff = numerics.compare(reference, reference).to_dict()
+    honest = record("honest", logits=reference, diff=diff, max_abs_diff=0.0, within_tol=True)
+    edited = record("edited", logits=[[9.0, 9.0], [9.0, 9.0]], diff=diff, max_abs_diff=0.0, within_tol=True)
+    jsonio.write_atomic(tmp_path / "results.json", {"version": 1, "forms": {"honest": honest, "edited": edited}})
+    store = results.load(tmp_path / "results.json")
+    assert list(store.forms) == ["honest"]
+    assert "does not match its logits against eager's" in store.dropped[0]

@@ -7,7 +7,7 @@ import dataclasses
 import json
 from pathlib import Path
 
-from deploytui import forms
+from deploytui import forms, numerics
 
 REFERENCE = [[-0.132, -0.07, 0.127], [-0.106, 0.002, 0.105], [-0.114, 0.084, 0.072], [-0.127, 0.142, 0.056]]
 FAKE_KEY = "burn-embed"   # the registry slot the fake form takes over in live-run tests
@@ -19,22 +19,10 @@ print(json.dumps({"logits": %s}))
 """ % json.dumps(REFERENCE)
 
 
-def _diff(got, tol=1e-6, bump=0.0):
-    absd = [[abs(g - w) + (bump if (i, j) == (2, 1) else 0.0) for j, (g, w) in enumerate(zip(gr, wr))]
-            for i, (gr, wr) in enumerate(zip(got, REFERENCE))]
-    flat = [(d, i, j) for i, r in enumerate(absd) for j, d in enumerate(r)]
-    worst = max(flat)
-    max_abs = worst[0]
-    return {"shape": [4, 3], "n": 12, "max_abs": max_abs, "mean_abs": sum(d for d, _, _ in flat) / 12,
-            "max_rel": max_abs / abs(REFERENCE[worst[1]][worst[2]]), "worst_index": [worst[1], worst[2]],
-            "worst_got": REFERENCE[worst[1]][worst[2]] + bump, "worst_want": REFERENCE[worst[1]][worst[2]],
-            "tol": tol, "within_tol": max_abs <= tol, "abs_diffs": absd}
-
-
 def record(key: str, walls_ms: list[float], rss_mb: float, *, bump: float = 0.0, stages: bool = False,
            status: str = "ok", error: str | None = None, stderr: list[str] | None = None) -> dict:
     got = [[v + (bump if (i, j) == (2, 1) else 0.0) for j, v in enumerate(r)] for i, r in enumerate(REFERENCE)]
-    diff = _diff(REFERENCE, bump=bump) if status == "ok" else None
+    diff = numerics.compare(got, REFERENCE).to_dict() if status == "ok" else None   # as a real run stores it
     return {
         "form": key, "argv": [key], "cwd": ".", "status": status, "error": error or (
             f"logits differ from eager by {bump:.3g} > tolerance 1e-06" if diff and not diff["within_tol"] else None),

@@ -54,12 +54,13 @@ def parse_output(stdout: str) -> dict:
 
 
 def unavailable(form: Form, why: str) -> dict:
-    return _record(form, form.command(), str(paths.ROOT), status="unavailable", error=why)
+    return new_record(form.key, form.command(), str(paths.ROOT), status="unavailable", error=why)
 
 
-def _record(form: Form, argv: list[str], cwd: str, **kw) -> dict:
+def new_record(key: str | None, argv: list[str], cwd: str, **kw) -> dict:
+    """A record with every field of the schema (`key` None for a plain `measure`), updated by `kw`."""
     rec = {
-        "form": form.key, "argv": argv, "cwd": cwd, "status": "failed", "error": None,
+        "form": key, "argv": argv, "cwd": cwd, "status": "failed", "error": None,
         "wall_s": [], "peak_rss_bytes": [], "exit_codes": [], "stages_ms": None, "modules_added": None,
         "modules_added_torch": None, "modules_added_total": None, "logits": None, "diff": None, "max_abs_diff": None,
         "within_tol": None, "stderr_tail": [], "n": 0, "warmup": 0,
@@ -87,7 +88,7 @@ def bench_form(form: Form, *, n: int = 20, warmup: int = 1, timeout_s: float = 1
 def evaluate(form: Form, m: Measurement, want: list, *, n: int, warmup: int) -> dict:
     """Turn a measurement into a record: numbers, the runner's own output, the diff."""
     s = m.summary()
-    rec = _record(form, m.argv, m.cwd, wall_s=s["wall_s"], peak_rss_bytes=s["peak_rss_bytes"],
+    rec = new_record(form.key, m.argv, m.cwd, wall_s=s["wall_s"], peak_rss_bytes=s["peak_rss_bytes"],
                   exit_codes=s["exit_codes"], n=n, warmup=warmup)
     last = (m.runs or m.warmup)[-1] if (m.runs or m.warmup) else None
     if last is not None:

@@ -49,7 +49,7 @@ def _table_line(rec: dict) -> str:
 
     wall, rss = rec["wall_s"], rec["peak_rss_bytes"]
     if rec["status"] == "unavailable" or not wall:
-        return f"{rec['form']:<20} {rec['status']}: {rec['error']}"
+        return f"{rec['form']:<20} {_problem(rec)}"
     ws = sorted(wall)
     med = ws[len(ws) // 2] if len(ws) % 2 else (ws[len(ws) // 2 - 1] + ws[len(ws) // 2]) / 2
     rs = sorted(rss)
@@ -68,8 +68,16 @@ def _table_line(rec: dict) -> str:
         if sub:
             line += " (" + ", ".join(f"{k} {v}" for k, v in sub) + ")"
     if rec.get("error"):
-        line += f"\n{'':<20} {rec['status']}: {rec['error']}"
+        line += f"\n{'':<20} {_problem(rec)}"
     return line
+
+
+def _problem(rec: dict) -> str:
+    """`failed: exit 1: …`, `unavailable: step …`, or `FAIL: logits differ …` for a run that is ok
+    but beyond tolerance; the status is not repeated when the reason starts with it."""
+    label = rec["status"] if rec["status"] != "ok" else "FAIL"
+    error = rec["error"] or ""
+    return error if error.startswith(label + ":") else f"{label}: {error}"
 
 
 def _check_counts(args: argparse.Namespace) -> str:
@@ -98,10 +106,11 @@ def cmd_bench(args: argparse.Namespace) -> int:
     manifest = load_manifest()
     records = []
     for form in chosen:
-        if not args.json:
+        if not args.json and sys.stderr.isatty():
             print(f"{form.key} …", end="\r", file=sys.stderr, flush=True)
         rec = bench.bench_form(form, n=args.n, warmup=args.warmup, timeout_s=args.timeout, manifest=manifest)
-        store.put(rec)
+        if rec["status"] != "unavailable" or form.key not in store.forms:   # keep an earlier measurement
+            store.put(rec)
         records.append(rec)
         if not args.json:
             print(_table_line(rec), flush=True)
@@ -116,6 +125,7 @@ def cmd_measure(args: argparse.Namespace) -> int:
     import json
     import os
 
+    from deploytui.bench import new_record
     from deploytui.measure import MeasureError, measure
 
     if err := _check_counts(args):
@@ -131,10 +141,10 @@ def cmd_measure(args: argparse.Namespace) -> int:
         print(f"error: {e}", file=sys.stderr)
         return 2
     s = m.summary()
-    rec = {"form": None, "argv": s["argv"], "cwd": os.getcwd(), "status": s["status"], "error": s["error"],
-           "wall_s": s["wall_s"], "peak_rss_bytes": s["peak_rss_bytes"], "exit_codes": s["exit_codes"],
-           "stages_ms": None, "max_abs_diff": None, "within_tol": None,
-           "stderr_tail": (m.runs or m.warmup)[-1].stderr_tail if (m.runs or m.warmup) else []}
+    last = (m.runs or m.warmup)[-1] if (m.runs or m.warmup) else None
+    rec = new_record(None, s["argv"], os.getcwd(), status=s["status"], error=s["error"], wall_s=s["wall_s"],
+                     peak_rss_bytes=s["peak_rss_bytes"], exit_codes=s["exit_codes"], n=args.n,
+                     warmup=args.warmup, stderr_tail=last.stderr_tail if last else [])
     if args.json:
         print(json.dumps(rec, indent=1))
     else:
@@ -247,3 +257,6 @@ def main(argv: list[str] | None = None) -> int:
     except BrokenPipeError:  # e.g. `deploytui inspect X | head`
         sys.stderr.close()
         return 0
+    except KeyboardInterrupt:  # ctrl+c: the launcher has already killed the run in flight
+        print("deploytui: interrupted", file=sys.stderr)
+        return 130

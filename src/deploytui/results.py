@@ -48,8 +48,9 @@ def load(path: Path | None = None) -> Store:
     if why:
         store.dropped.append(why + ", starting empty")
     else:
+        reference = _reference(path.with_name("reference.json"))
         for key, rec in data["forms"].items():
-            problem = _problem(key, rec)
+            problem = _problem(key, rec, reference)
             if problem:
                 store.dropped.append(f"result for {key!r} dropped: {problem}")
             else:
@@ -107,7 +108,16 @@ OPTIONAL = {
 }
 
 
-def _problem(key: str, rec: object) -> str:
+def _reference(path: Path) -> list | None:
+    """Eager's logits beside the results, to check stored diffs against; None when unreadable."""
+    try:
+        logits = jsonio.read(path)["logits"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    return logits if _matrix(logits) else None
+
+
+def _problem(key: str, rec: object, reference: list | None = None) -> str:
     if not isinstance(rec, dict):
         return "not an object"
     for name, kind in REQUIRED.items():
@@ -115,12 +125,32 @@ def _problem(key: str, rec: object) -> str:
             return f"field {name!r} missing or not a {kind.__name__}"
     if rec["form"] != key:
         return f"names form {rec['form']!r}"
-    if not all(_num(v) for v in rec["wall_s"] + rec["peak_rss_bytes"]):
-        return "non-numeric samples"
+    if not all(_num(v) and v >= 0 for v in rec["wall_s"] + rec["peak_rss_bytes"]):
+        return "non-numeric or negative samples"
     for name, ok in OPTIONAL.items():
         if rec.get(name) is not None and not ok(rec[name]):
             return f"field {name!r} is malformed"
+    if rec["status"] == "ok" and (not rec["wall_s"] or len(rec["wall_s"]) != rec.get("n", len(rec["wall_s"]))):
+        return f"holds {len(rec['wall_s'])} run times for n={rec.get('n')}"
     logits, diff = rec.get("logits"), rec.get("diff")
-    if logits and diff and len(diff["abs_diffs"]) * len(diff["abs_diffs"][0]) != len(logits) * len(logits[0]):
-        return "its diff does not match its logits"
+    if logits and diff:
+        return _diff_problem(logits, diff, rec.get("max_abs_diff"), rec.get("within_tol"), reference)
+    return ""
+
+
+def _diff_problem(logits: list, diff: dict, max_abs: float | None, within: bool | None,
+                  reference: list | None) -> str:
+    """The stored diff must be what the stored logits give against eager's (exactly: same code)."""
+    if reference is None:
+        shape_ok = len(diff["abs_diffs"]) * len(diff["abs_diffs"][0]) == len(logits) * len(logits[0])
+        return "" if shape_ok else "its diff does not match its logits"
+    from deploytui import numerics
+
+    try:
+        d = numerics.compare(logits, reference, diff["tol"])
+    except numerics.ShapeError as e:
+        return f"its logits do not fit eager's: {e}"
+    fresh = (d.max_abs, d.within_tol)
+    if fresh != (diff["max_abs"], diff["within_tol"]) or fresh != (max_abs, within):
+        return "its stored diff does not match its logits against eager's (reference.json)"
     return ""
