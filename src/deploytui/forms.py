@@ -82,7 +82,7 @@ FORMS: tuple[Form, ...] = (
             "the package's .so needs libtorch.so, which loads libtorch_cuda and the CUDA stack"),
     _binary("cpp-aoti-lean", "C++ libtorch", "C++ libtorch + AOTInductor (no libtorch.so)", "cpp-aoti",
             ("a1_aoti_lean.pt2",), LIBTORCH, ("export-aoti-lean", "cpp-build"),
-            "exported with aot_inductor.link_libtorch=False: only libtorch_cpu and c10 load"),
+            "exported with aot_inductor.link_libtorch=False: libtorch.so and the CUDA stack stay out"),
     _binary("burn-file", "burn", "burn infer-file + .bpk", "infer-file", ("a1.bpk",), NO_RUNTIME,
             ("burn-convert", "burn-deploy")),
     _binary("burn-embed", "burn", "burn infer-embed", "infer-embed", (), NO_RUNTIME, ("burn-deploy",),
