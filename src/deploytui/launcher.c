@@ -1,8 +1,9 @@
 /* deploytui measuring launcher: what GNU time does, and nothing else.
  *
- * usage: launcher REPORT_FD TIMEOUT_MS COMMAND [ARG...]
+ * usage: launcher REPORT_FD GO_FD TIMEOUT_MS COMMAND [ARG...]
  *
- * Forks, execs COMMAND in the child (in a process group of its own), waits for it with wait4
+ * Waits for one byte on GO_FD (the parent is then idle: nothing of it competes with the timed
+ * run), spawns COMMAND (in a process group of its own), waits for it with wait4
  * and writes two JSON lines to REPORT_FD: {"pid": N} as soon as the child exists, then the
  * result (wall time from fork to reaped exit, the child's own ru_maxrss, its exit status).
  * Because this process is tiny, the child's ru_maxrss carries no high-water mark from a big
@@ -20,12 +21,15 @@
 #include <stdlib.h>
 #include <string.h>
 #include <signal.h>
+#include <spawn.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/time.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+
+extern char **environ;
 
 static volatile sig_atomic_t child_pid = 0;
 static volatile sig_atomic_t timed_out = 0;
@@ -49,8 +53,8 @@ static long long now_ns(void) {
 }
 
 int main(int argc, char **argv) {
-    if (argc < 4) {
-        fprintf(stderr, "usage: %s REPORT_FD TIMEOUT_MS COMMAND [ARG...]\n", argv[0]);
+    if (argc < 5) {
+        fprintf(stderr, "usage: %s REPORT_FD GO_FD TIMEOUT_MS COMMAND [ARG...]\n", argv[0]);
         return 2;
     }
     int report = atoi(argv[1]);
@@ -60,7 +64,8 @@ int main(int argc, char **argv) {
         return 2;
     }
     fcntl(report, F_SETFD, FD_CLOEXEC);
-    long timeout_ms = atol(argv[2]);
+    int go = atoi(argv[2]);
+    long timeout_ms = atol(argv[3]);
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = on_stop;
@@ -71,29 +76,40 @@ int main(int argc, char **argv) {
     sigaction(SIGALRM, &sa, NULL);
     prctl(PR_SET_PDEATHSIG, SIGTERM);
     if (getppid() == 1) return 2; /* the starter is already gone */
-    int errpipe[2];
-    if (pipe2(errpipe, O_CLOEXEC) != 0) {
-        perror("launcher: pipe");
-        return 2;
-    }
+    /* posix_spawn (glibc: clone with CLONE_VM|CLONE_VFORK, no page-table copy) sets the child's
+     * process group and default signal dispositions before exec, and returns exec's errno. A
+     * plain fork() here cost ~0.25 ms per run, 10-15 % of a 2 ms burn binary (hyperfine spawns). */
+    posix_spawnattr_t attr;
+    posix_spawnattr_init(&attr);
+    posix_spawnattr_setpgroup(&attr, 0);
+    sigset_t defaults;
+    sigemptyset(&defaults);
+    sigaddset(&defaults, SIGTERM);
+    sigaddset(&defaults, SIGINT);
+    sigaddset(&defaults, SIGHUP);
+    posix_spawnattr_setsigdefault(&attr, &defaults);
+    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGDEF);
+    char byte;
+    ssize_t got;
+    do {
+        got = read(go, &byte, 1);
+    } while (got < 0 && errno == EINTR);
+    close(go);
+    if (got != 1 || stopped_by) return 2; /* the parent went, or asked us to stop */
+    pid_t pid = 0;
     long long t0 = now_ns();
-    pid_t pid = fork();
-    if (pid < 0) {
-        perror("launcher: fork");
-        return 2;
+    int exec_errno = posix_spawnp(&pid, argv[4], NULL, &attr, &argv[4], environ);
+    posix_spawnattr_destroy(&attr);
+    if (exec_errno != 0) {
+        fprintf(out, "{\"pid\": 0}\n");
+        fprintf(out,
+                "{\"wall_ns\": %lld, \"maxrss_kb\": 0, \"utime_us\": 0, \"stime_us\": 0, "
+                "\"exited\": true, \"code\": 127, \"signal\": 0, \"timed_out\": false, \"stopped_by\": %d, "
+                "\"exec_errno\": %d, \"exec_error\": \"%s\"}\n",
+                now_ns() - t0, (int)stopped_by, exec_errno, strerror(exec_errno));
+        fclose(out);
+        return 0;
     }
-    if (pid == 0) {
-        close(errpipe[0]);
-        setpgid(0, 0);
-        signal(SIGTERM, SIG_DFL);
-        signal(SIGINT, SIG_DFL);
-        signal(SIGHUP, SIG_DFL);
-        execvp(argv[3], &argv[3]);
-        int e = errno;
-        if (write(errpipe[1], &e, sizeof e) < 0) { /* nothing more to do */ }
-        _exit(127);
-    }
-    setpgid(pid, pid);
     child_pid = pid;
     if (stopped_by) kill(-pid, SIGKILL);
     if (timeout_ms > 0) {
@@ -103,15 +119,8 @@ int main(int argc, char **argv) {
         it.it_value.tv_usec = (timeout_ms % 1000) * 1000;
         setitimer(ITIMER_REAL, &it, NULL);
     }
-    close(errpipe[1]);
     fprintf(out, "{\"pid\": %d}\n", (int)pid);
     fflush(out);
-    int exec_errno = 0;
-    ssize_t got;
-    do {
-        got = read(errpipe[0], &exec_errno, sizeof exec_errno);
-    } while (got < 0 && errno == EINTR);
-    close(errpipe[0]);
     int status = 0;
     struct rusage ru;
     memset(&ru, 0, sizeof ru);
@@ -133,9 +142,7 @@ int main(int argc, char **argv) {
             WIFEXITED(status) ? "true" : "false",
             WIFEXITED(status) ? WEXITSTATUS(status) : -1,
             WIFSIGNALED(status) ? WTERMSIG(status) : 0,
-            timed_out ? "true" : "false", (int)stopped_by,
-            got == sizeof exec_errno ? exec_errno : 0,
-            got == sizeof exec_errno ? strerror(exec_errno) : "");
+            timed_out ? "true" : "false", (int)stopped_by, 0, "");
     fclose(out);
     return 0;
 }
