@@ -22,7 +22,7 @@ from deploytui.inspect.form_view import human
 from deploytui.results import Store
 
 FORMATS = ("md", "json", "csv")
-METHOD = ("Each form runs in a fresh process through a small compiled launcher (fork, exec, wait4): "
+METHOD = ("Each form runs in a fresh process through a small compiled launcher (posix_spawn, wait4): "
           "wall time is spawn to reaped exit; peak RSS is the child's own ru_maxrss. "
           "Warm-up runs are not counted. Logits are compared as f32 with eager PyTorch.")
 
