@@ -89,7 +89,7 @@ def test_live_run_of_a_fast_form_stores_the_record(art, quick_inspect, monkeypat
         from deploytui.tui.messages import RunProgress
 
         if isinstance(m, RunProgress):
-            seen.append(m.progress)
+            seen.append(m)
 
     async def body(app, pilot):
         app.main.query_one("#forms").select_key(FAKE_KEY)
@@ -111,9 +111,10 @@ def test_live_run_of_a_fast_form_stores_the_record(art, quick_inspect, monkeypat
     with_pilot(body, message_hook=hook, runs=3, warmup=1)
     stored = json.loads((art / "results.json").read_text())
     assert stored["forms"][FAKE_KEY]["status"] == "ok"
-    # progress was live: RSS samples while running, one sample per finished run
-    assert any(p.sample is None and p.rss_bytes > 0 for p in seen)
-    assert sum(1 for p in seen if p.sample is not None) == 4
+    # progress was live: RSS samples while running, finished runs counted (posted at most 4 times a second)
+    assert any(m.progress.sample is None and m.progress.rss_bytes > 0 for m in seen), [(m.progress, m.done) for m in seen]
+    counts = [m.done for m in seen if m.progress.sample is not None]
+    assert counts and counts == sorted(counts) and counts[-1] <= 4
 
 
 def test_cancel_kills_the_child_and_keeps_the_old_result(art, quick_inspect, monkeypatch):

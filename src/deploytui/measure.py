@@ -27,6 +27,7 @@ from typing import Callable
 from deploytui import paths
 
 LAUNCHER_SRC = Path(__file__).with_name("launcher.c")
+FIRST_SAMPLE_S = 0.02           # no RSS sample before a run is this old (see _watch)
 STDERR_TAIL_LINES = 12
 
 
@@ -142,29 +143,29 @@ def _watch(proc: subprocess.Popen, report, pid: int, t0: float, timeout_s: float
     """Sample RSS while the run goes; kill it on cancel. True when cancelled.
 
     Between looks it waits on the launcher's report pipe, which becomes readable the moment the
-    run ends: sleeping instead slowed short runs measurably (~0.1 ms of a 2 ms binary)."""
+    run ends (sleeping instead slowed short runs measurably). RSS is first read after
+    FIRST_SAMPLE_S: reading /proc of a process that is still starting slows that start, so a
+    short run is never sampled (its peak comes from the launcher anyway)."""
     watched = None
-    if on_rss is not None:
-        import psutil
-
-        try:
-            watched = psutil.Process(pid)
-        except psutil.Error:
-            watched = None
     while proc.poll() is None:
         if cancel is not None and cancel.is_set():
             _kill(pid)
             _kill(proc.pid)
             return True
-        if watched is not None:
+        elapsed = time.monotonic() - t0
+        if on_rss is not None and elapsed >= FIRST_SAMPLE_S:
             try:
-                on_rss(watched.memory_info().rss, time.monotonic() - t0)
+                if watched is None:
+                    import psutil
+
+                    watched = psutil.Process(pid)
+                on_rss(watched.memory_info().rss, elapsed)
             except Exception:  # the process ended between poll and sample
-                watched = None
-        if time.monotonic() - t0 > timeout_s + 5:  # the launcher should have done this
+                on_rss = None
+        if elapsed > timeout_s + 5:  # the launcher should have done this
             _kill(pid)
             _kill(proc.pid)
-        select.select([report], [], [], 0.02 if watched is not None else 0.05)
+        select.select([report], [], [], 0.02 if on_rss is not None else 0.05)
     return False
 
 

@@ -13,10 +13,12 @@ class RunStarted(Message):
 
 
 class RunProgress(Message):
-    def __init__(self, form: str, progress) -> None:
+    def __init__(self, form: str, progress, done: int, walls: list[float]) -> None:
         super().__init__()
         self.form = form
         self.progress = progress    # measure.Progress
+        self.done = done            # runs finished so far (warm-up included)
+        self.walls = walls          # wall times of the counted runs that were ok so far
 
 
 class RunFinished(Message):
