@@ -11,7 +11,7 @@ STAMP := $(VENV)/.installed
 CARGO_TARGET_DIR ?= $(CACHE)/cargo-target
 export CARGO_TARGET_DIR
 
-.PHONY: run test setup build lint-rust test-rust test-python clean
+.PHONY: run test setup build lint-python test-rust test-python clean
 
 setup: $(STAMP)
 
@@ -33,10 +33,14 @@ test-rust: build
 	cd rust && cargo clippy --locked --release --workspace --all-targets --features store-deploy/st -- -D warnings
 	cd rust && cargo test --locked --release --workspace --features store-deploy/st
 
+lint-python: setup
+	$(VENV)/bin/ruff check src tests bench
+	$(VENV)/bin/ruff format --check src tests bench
+
 test-python: build
 	$(VENV)/bin/pytest
 
-test: test-rust test-python
+test: lint-python test-rust test-python
 
 clean:
 	rm -rf artifacts/bin artifacts/*.json artifacts/a1* artifacts/onnx

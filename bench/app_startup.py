@@ -48,7 +48,9 @@ APPS = {"bare": BARE, "bare_gc_held": BARE_GC_HELD, "deploytui": DEPLOYTUI}
 def once(code: str, env: dict) -> float:
     """Seconds from spawn to on_ready."""
     t0 = time.monotonic_ns()
-    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
+    out = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120, check=False
+    )
     if out.returncode != 0:
         raise SystemExit(f"failed: {out.stderr[-1500:]}")
     fields = next(ln.split() for ln in out.stdout.splitlines() if ln.startswith("READY_AT "))
@@ -60,7 +62,7 @@ def main() -> int:
     ap.add_argument("-n", type=int, default=15, help="samples of each (taking turns)")
     args = ap.parse_args()
     env = {**os.environ, "DEPLOYTUI_EXIT_ON_READY": "1"}
-    for code in APPS.values():          # warm the page cache
+    for code in APPS.values():  # warm the page cache
         once(code, env)
     samples: dict[str, list[float]] = {name: [] for name in APPS}
     for _ in range(args.n):
@@ -68,13 +70,20 @@ def main() -> int:
             samples[name].append(once(code, env))
     med = {name: statistics.median(s) for name, s in samples.items()}
     ratio = med["deploytui"] / med["bare"]
-    print(json.dumps({
-        "n": args.n,
-        "ready_ms_median": {name: round(m * 1e3, 1) for name, m in med.items()},
-        "ready_ms_min": {name: round(min(s) * 1e3, 1) for name, s in samples.items()},
-        "ratio": round(ratio, 3), "goal": 1.25, "within_goal": ratio <= 1.25,
-        "ratio_vs_bare_gc_held": round(med["deploytui"] / med["bare_gc_held"], 3),
-    }, indent=1))
+    print(
+        json.dumps(
+            {
+                "n": args.n,
+                "ready_ms_median": {name: round(m * 1e3, 1) for name, m in med.items()},
+                "ready_ms_min": {name: round(min(s) * 1e3, 1) for name, s in samples.items()},
+                "ratio": round(ratio, 3),
+                "goal": 1.25,
+                "within_goal": ratio <= 1.25,
+                "ratio_vs_bare_gc_held": round(med["deploytui"] / med["bare_gc_held"], 3),
+            },
+            indent=1,
+        )
+    )
     return 0
 
 

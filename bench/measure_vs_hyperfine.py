@@ -22,22 +22,38 @@ import tempfile
 from deploytui import bench, forms, manifest
 from deploytui.measure import measure
 
-
 ROUNDS = 5  # core and hyperfine take turns, so drift on a shared machine hits both alike
 
 
 def hyperfine_times(argv: list[str], n: int, env: dict) -> list[float]:
     with tempfile.NamedTemporaryFile(suffix=".json") as out:
-        subprocess.run(["hyperfine", "-N", "--style", "none", "--warmup", "1", "--runs", str(n),
-                        "--export-json", out.name, " ".join(argv)], check=True, env=env,
-                       stdout=subprocess.DEVNULL)
+        subprocess.run(
+            [
+                "hyperfine",
+                "-N",
+                "--style",
+                "none",
+                "--warmup",
+                "1",
+                "--runs",
+                str(n),
+                "--export-json",
+                out.name,
+                " ".join(argv),
+            ],
+            check=True,
+            env=env,
+            stdout=subprocess.DEVNULL,
+        )
         return json.load(open(out.name))["results"][0]["times"]
 
 
 def gnu_time_rss(argv: list[str], n: int, env: dict) -> float:
     kib = []
     for _ in range(n):
-        res = subprocess.run(["/usr/bin/time", "-f", "%M", *argv], env=env, capture_output=True, text=True)
+        res = subprocess.run(
+            ["/usr/bin/time", "-f", "%M", *argv], env=env, capture_output=True, text=True, check=False
+        )
         kib.append(int(res.stderr.strip().splitlines()[-1]))
     return statistics.median(kib) * 1024
 
@@ -52,8 +68,10 @@ def main() -> int:
         print(f"needs {', '.join(missing)} (Debian: apt-get install hyperfine time)", file=sys.stderr)
         return 2
     env = bench.runner_env()
-    print(f"{'form':<16} {'core median':>12} {'hyperfine':>12} {'ratio':>7}   {'core RSS':>10} "
-          f"{'GNU time':>10} {'ratio':>7}")
+    print(
+        f"{'form':<16} {'core median':>12} {'hyperfine':>12} {'ratio':>7}   {'core RSS':>10} "
+        f"{'GNU time':>10} {'ratio':>7}"
+    )
     ok = True
     for key in args.forms:
         form = forms.get(key)
@@ -81,9 +99,11 @@ def main() -> int:
         r_ratio = statistics.median(core_rss) / rss_time
         within = abs(t_ratio - 1) <= 0.10 and abs(r_ratio - 1) <= 0.05
         ok &= within
-        print(f"{key:<16} {core_median * 1000:10.2f}ms {hf_median * 1000:10.2f}ms {t_ratio:7.3f}   "
-              f"{statistics.median(core_rss) / 2**20:8.1f}Mi {rss_time / 2**20:8.1f}Mi {r_ratio:7.3f}  "
-              f"{'within target' if within else 'OUTSIDE target'}")
+        print(
+            f"{key:<16} {core_median * 1000:10.2f}ms {hf_median * 1000:10.2f}ms {t_ratio:7.3f}   "
+            f"{statistics.median(core_rss) / 2**20:8.1f}Mi {rss_time / 2**20:8.1f}Mi {r_ratio:7.3f}  "
+            f"{'within target' if within else 'OUTSIDE target'}"
+        )
     return 0 if ok else 1
 
 

@@ -13,7 +13,7 @@ from deploytui import paths
 @pytest.fixture(scope="session")
 def built_artifacts() -> Path:
     """Run the whole build once into the real artifacts folder (incremental: usually a no-op)."""
-    from deploytui.build import run_build
+    from deploytui.builder import run_build
 
     manifest = run_build()
     failed = {n: r.get("reason") for n, r in manifest["steps"].items() if r.get("status") == "failed"}

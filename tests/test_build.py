@@ -3,16 +3,17 @@
 import json
 import os
 
-from deploytui.build import plan, run_build
-from deploytui.build.context import BuildContext
+from deploytui.builder import plan, run_build
+from deploytui.builder.context import BuildContext
 
 
 def test_noop_build_skips_every_step(built_artifacts):
     events = []
     run_build(on_event=events.append)
     ends = [e for e in events if e.kind == "end"]
-    assert ends and all(e.status in ("up-to-date", "unavailable", "skipped") for e in ends), \
-        [(e.step, e.status, e.text) for e in ends]
+    assert ends and all(e.status in ("up-to-date", "unavailable", "skipped") for e in ends), [
+        (e.step, e.status, e.text) for e in ends
+    ]
 
 
 def test_plan_names_every_step_forms_depend_on():
@@ -32,7 +33,8 @@ def test_missing_toolchain_marks_steps_unavailable(artifacts_copy, monkeypatch):
     bare.mkdir()
     monkeypatch.setenv("PATH", str(bare))
     (artifacts_copy / "manifest.json").write_text(
-        (artifacts_copy / "manifest.json").read_text().replace('"fingerprint"', '"old_fingerprint"'))
+        (artifacts_copy / "manifest.json").read_text().replace('"fingerprint"', '"old_fingerprint"')
+    )
     manifest = run_build(ctx, only=["cpp-build", "export-safetensors"], on_event=lambda e: None)
     cpp = manifest["steps"]["cpp-build"]
     assert cpp["status"] == "unavailable" and "not found on PATH" in cpp["reason"]
@@ -58,10 +60,15 @@ def test_damaged_output_is_rebuilt_and_the_log_says_why(artifacts_copy):
     script = artifacts_copy / "a1_script.pt"
     os.utime(script, ns=(script.stat().st_atime_ns, script.stat().st_mtime_ns + 10**9))  # touched only
     events = []
-    manifest = run_build(only=["export-safetensors", "export-torchscript", "export-torch-export"],
-                         on_event=events.append)
+    manifest = run_build(
+        only=["export-safetensors", "export-torchscript", "export-torch-export"], on_event=events.append
+    )
     ends = {e.step: e.status for e in events if e.kind == "end"}
-    assert ends == {"export-safetensors": "ok", "export-torchscript": "up-to-date", "export-torch-export": "ok"}
+    assert ends == {
+        "export-safetensors": "ok",
+        "export-torchscript": "up-to-date",
+        "export-torch-export": "ok",
+    }
     lines = [e.text for e in events if e.kind == "line"]
     assert "stale: output a1_export.pt2 changed since it was built" in lines
     assert "stale: output reference.json changed since it was built" in lines
@@ -71,13 +78,21 @@ def test_damaged_output_is_rebuilt_and_the_log_says_why(artifacts_copy):
 
 
 def test_built_steps_stay_up_to_date_without_their_tools(artifacts_copy, monkeypatch):
-    from deploytui import forms, manifest as manifest_file
+    from deploytui import forms
+    from deploytui import manifest as manifest_file
 
     up_to_date(artifacts_copy)
     bare = artifacts_copy.parent / "bin-without-tools"
     bare.mkdir()
     monkeypatch.setenv("PATH", str(bare))  # no g++, no cargo
-    cc_and_cargo = ["export-aoti", "export-aoti-lean", "cpp-build", "burn-convert", "burn-deploy", "burn-capture"]
+    cc_and_cargo = [
+        "export-aoti",
+        "export-aoti-lean",
+        "cpp-build",
+        "burn-convert",
+        "burn-deploy",
+        "burn-capture",
+    ]
     events = []
     manifest = run_build(only=cc_and_cargo, on_event=events.append)
     assert {e.step: e.status for e in events if e.kind == "end"} == dict.fromkeys(cc_and_cargo, "up-to-date")

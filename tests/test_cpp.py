@@ -17,8 +17,8 @@ from pathlib import Path
 import pytest
 
 from deploytui import a1
-from deploytui.build import cpp as cpp_build
-from deploytui.build.context import BuildContext
+from deploytui.builder import cpp_plan as cpp_build
+from deploytui.builder.context import BuildContext
 
 TOL = 1e-6
 
@@ -28,7 +28,6 @@ CASES = {
     "cpp-aoti": ("cpp-aoti", "a1_aoti.pt2"),
     "cpp-aoti-lean": ("cpp-aoti", "a1_aoti_lean.pt2"),
 }
-
 
 
 @pytest.fixture(scope="module")
@@ -41,7 +40,6 @@ def art(built_artifacts) -> Path:
     return art
 
 
-
 @pytest.fixture
 def env(tmp_path) -> dict[str, str]:
     """A private TMPDIR: the AOTI loader unpacks the package there."""
@@ -51,7 +49,9 @@ def env(tmp_path) -> dict[str, str]:
 
 
 def _run(argv, env) -> subprocess.CompletedProcess:
-    return subprocess.run([str(a) for a in argv], capture_output=True, text=True, timeout=120, env=env)
+    return subprocess.run(
+        [str(a) for a in argv], capture_output=True, text=True, timeout=120, env=env, check=False
+    )
 
 
 def _f32(x: float) -> float:
@@ -67,7 +67,9 @@ def test_runs_and_matches_eager(art, eager, env, form):
     assert len(lines) == 1, proc.stdout
     logits = json.loads(lines[0])["logits"]
     assert [len(r) for r in logits] == [a1.OUTPUT_SHAPE[1]] * a1.OUTPUT_SHAPE[0]
-    diff = max(abs(a - b) for ra, rb in zip(logits, eager) for a, b in zip(ra, rb))
+    diff = max(
+        abs(a - b) for ra, rb in zip(logits, eager, strict=False) for a, b in zip(ra, rb, strict=False)
+    )
     assert diff <= TOL
     # %.9g is round-trip for f32: each printed value, rounded to f32, is the eager float exactly
     assert [[_f32(v) for v in row] for row in logits] == eager
@@ -121,7 +123,7 @@ def test_wrong_kind_of_model_is_one_line_error(art, env):
 
 def test_links_only_libtorch_cpu_and_c10(art):
     """No -ltorch: libtorch.so (and with it libtorch_cuda) is not a direct dependency."""
-    from deploytui.inspect import elf
+    from deploytui.inspectors import elf
 
     for exe in ("cpp-torchscript", "cpp-aoti"):
         report = elf.ldd(art / "bin" / exe)
@@ -137,7 +139,7 @@ def test_step_definition():
     assert step.name == "cpp-build"
     assert step.outputs == (ctx.bin / "cpp-torchscript", ctx.bin / "cpp-aoti")
     assert "g++" in step.needs
-    assert step.argv[:3] == ("/py", "-m", "deploytui.build.cpp_step")
+    assert step.argv[:3] == ("/py", "-m", "deploytui.builder.cpp_cmd")
     assert Path("/r/cpp/aoti_run.cpp") in step.inputs
     assert any(p.name == "version.py" for p in step.inputs)
 
@@ -151,7 +153,7 @@ def test_step_builds_both_programs(tmp_path):
 
     ctx = BuildContext(root=paths.ROOT, art=tmp_path / "art", cache=tmp_path / "cache", python=sys.executable)
     (step,) = cpp_build.steps(ctx)
-    proc = subprocess.run(step.argv, cwd=step.cwd, capture_output=True, text=True, timeout=1200)
+    proc = subprocess.run(step.argv, cwd=step.cwd, capture_output=True, text=True, timeout=1200, check=False)
     assert proc.returncode == 0, proc.stderr[-2000:]
     facts = json.loads(proc.stdout.splitlines()[-1])
     assert set(facts["programs"]) == {"cpp-torchscript", "cpp-aoti"}

@@ -18,8 +18,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-from deploytui import bench, forms, paths, report, results
-from deploytui import manifest
+from deploytui import bench, forms, manifest, paths, report, results
 from deploytui.forms import Form
 
 DEPLOYTUI = [sys.executable, "-m", "deploytui"]
@@ -27,13 +26,28 @@ DEPLOYTUI = [sys.executable, "-m", "deploytui"]
 
 def fake_form(key: str, script: str) -> Form:
     """A form whose runner is a small Python program: for faults no real runner would show on cue."""
-    return Form(key=key, family="test", title=key, model_files=(), program="test runner", runtime="none",
-                argv=("{python}", "-c", script), steps=())
+    return Form(
+        key=key,
+        family="test",
+        title=key,
+        model_files=(),
+        program="test runner",
+        runtime="none",
+        argv=("{python}", "-c", script),
+        steps=(),
+    )
 
 
 def run_cli(*args: str, timeout: float = 600) -> subprocess.CompletedProcess:
-    return subprocess.run([*DEPLOYTUI, *args], capture_output=True, text=True, timeout=timeout,
-                          env={**os.environ}, cwd=paths.ROOT)
+    return subprocess.run(
+        [*DEPLOYTUI, *args],
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env={**os.environ},
+        cwd=paths.ROOT,
+    )
 
 
 def others_still_run(key: str = "burn-embed") -> None:
@@ -42,6 +56,7 @@ def others_still_run(key: str = "burn-embed") -> None:
 
 
 # 1. a missing artifact --------------------------------------------------------------------------
+
 
 def test_missing_artifact_is_unavailable_with_reason(artifacts_copy):
     (artifacts_copy / "a1_script.pt").unlink()
@@ -57,16 +72,25 @@ def test_missing_artifact_is_unavailable_with_reason(artifacts_copy):
 
 # 2. truncated or corrupted artifacts ------------------------------------------------------------
 
+
 def truncate(path: Path, keep: float = 0.5) -> None:
     data = path.read_bytes()
     path.write_bytes(data[: int(len(data) * keep)])
 
 
-@pytest.mark.parametrize("key,file", [
-    ("torchscript-script", "a1_script.pt"), ("torch-export", "a1_export.pt2"),
-    ("aoti-python", "a1_aoti.pt2"), ("torch-eager", "a1.safetensors"), ("onnxruntime", "a1.onnx"),
-    ("burn-file", "a1.bpk"), ("burn-st", "a1.safetensors"), ("cpp-torchscript", "a1_script.pt"),
-])
+@pytest.mark.parametrize(
+    "key,file",
+    [
+        ("torchscript-script", "a1_script.pt"),
+        ("torch-export", "a1_export.pt2"),
+        ("aoti-python", "a1_aoti.pt2"),
+        ("torch-eager", "a1.safetensors"),
+        ("onnxruntime", "a1.onnx"),
+        ("burn-file", "a1.bpk"),
+        ("burn-st", "a1.safetensors"),
+        ("cpp-torchscript", "a1_script.pt"),
+    ],
+)
 def test_truncated_artifact_fails_at_its_form_in_one_line(artifacts_copy, key, file):
     truncate(artifacts_copy / file)
     rec = bench.bench_form(forms.get(key), n=1, warmup=0, timeout_s=300)
@@ -78,7 +102,7 @@ def test_truncated_artifact_fails_at_its_form_in_one_line(artifacts_copy, key, f
 
 
 def test_corrupt_safetensors_header_and_zip_shown_by_inspectors(artifacts_copy):
-    from deploytui.inspect.form_view import sections
+    from deploytui.inspectors.form_view import sections
 
     st = artifacts_copy / "a1.safetensors"
     st.write_bytes(b"\xff" * 8 + st.read_bytes()[8:])
@@ -93,27 +117,38 @@ def test_corrupt_safetensors_header_and_zip_shown_by_inspectors(artifacts_copy):
 
 # 3. a runner crashes ----------------------------------------------------------------------------
 
+
 def test_runner_killed_by_signal(artifacts_copy):
-    rec = bench.bench_form(fake_form("segv", "import os, signal; os.kill(os.getpid(), signal.SIGSEGV)"),
-                           n=1, warmup=0)
+    rec = bench.bench_form(
+        fake_form("segv", "import os, signal; os.kill(os.getpid(), signal.SIGSEGV)"), n=1, warmup=0
+    )
     assert rec["status"] == "failed" and "SIGSEGV" in rec["error"]
     others_still_run()
 
 
 def test_runner_panics(artifacts_copy):
-    rec = bench.bench_form(fake_form("panic", "import sys; print('thread main panicked', file=sys.stderr); "
-                                              "sys.exit(101)"), n=1, warmup=0)
+    rec = bench.bench_form(
+        fake_form("panic", "import sys; print('thread main panicked', file=sys.stderr); sys.exit(101)"),
+        n=1,
+        warmup=0,
+    )
     assert rec["status"] == "failed" and rec["error"] == "exit 101: thread main panicked"
 
 
 # 4. a runner hangs ------------------------------------------------------------------------------
 
+
 def test_hanging_runner_is_killed_with_its_group(artifacts_copy):
     marker = "import time; time.sleep(86.42)"
     t0 = time.monotonic()
-    rec = bench.bench_form(fake_form("hang", f"import subprocess, sys; "
-                                             f"subprocess.Popen([sys.executable, '-c', '{marker}']); {marker}"),
-                           n=1, warmup=0, timeout_s=2)
+    rec = bench.bench_form(
+        fake_form(
+            "hang", f"import subprocess, sys; subprocess.Popen([sys.executable, '-c', '{marker}']); {marker}"
+        ),
+        n=1,
+        warmup=0,
+        timeout_s=2,
+    )
     assert time.monotonic() - t0 < 15
     assert rec["status"] == "failed" and "timed out" in rec["error"]
     time.sleep(0.3)
@@ -122,14 +157,18 @@ def test_hanging_runner_is_killed_with_its_group(artifacts_copy):
 
 
 def _alive(marker: str) -> list:
-    return [p for p in psutil.process_iter(["cmdline", "status"])
-            if marker in " ".join(p.info["cmdline"] or []) and p.info["status"] != psutil.STATUS_ZOMBIE]
+    return [
+        p
+        for p in psutil.process_iter(["cmdline", "status"])
+        if marker in " ".join(p.info["cmdline"] or []) and p.info["status"] != psutil.STATUS_ZOMBIE
+    ]
 
 
 # 5. a missing toolchain at build time (see also test_build.py) -----------------------------------
 
+
 def test_no_cargo_makes_burn_forms_unavailable_rest_builds(artifacts_copy, monkeypatch):
-    from deploytui.build import run_build
+    from deploytui.builder import run_build
 
     manifest_path = artifacts_copy / "manifest.json"
     m = json.loads(manifest_path.read_text())
@@ -156,6 +195,7 @@ def test_no_cargo_makes_burn_forms_unavailable_rest_builds(artifacts_copy, monke
 
 # 6. burn-onnx File binary after its build-directory .bpk is gone --------------------------------
 
+
 def test_burn_onnx_file_relocation_failure(built_artifacts):
     exe = built_artifacts / "bin" / "burn-onnx-file"
     baked = re.search(rb"(/[^\x00\"]+/out/model/a1\.bpk)", exe.read_bytes())
@@ -175,12 +215,16 @@ def test_burn_onnx_file_relocation_failure(built_artifacts):
 
 # 7. wrong output: beyond tolerance, wrong shape, no JSON -----------------------------------------
 
-@pytest.mark.parametrize("out,expect", [
-    ("LOGITS_OFF", "logits differ from eager by"),
-    ('{"logits": [[1.0, 2.0]]}', "bad logits: logits have shape [1, 2], expected [4, 3]"),
-    ("hello", "printed no JSON line with logits"),
-    ("", "printed no JSON line with logits (stdout empty)"),
-])
+
+@pytest.mark.parametrize(
+    "out,expect",
+    [
+        ("LOGITS_OFF", "logits differ from eager by"),
+        ('{"logits": [[1.0, 2.0]]}', "bad logits: logits have shape [1, 2], expected [4, 3]"),
+        ("hello", "printed no JSON line with logits"),
+        ("", "printed no JSON line with logits (stdout empty)"),
+    ],
+)
 def test_wrong_output_is_a_failure_with_reason(artifacts_copy, out, expect):
     if out == "LOGITS_OFF":
         logits = [[v + 1e-3 for v in row] for row in bench.reference_logits()]
@@ -193,10 +237,12 @@ def test_wrong_output_is_a_failure_with_reason(artifacts_copy, out, expect):
 
 # 8. the results file is damaged -------------------------------------------------------------------
 
+
 def test_cli_starts_with_what_it_can_read(artifacts_copy):
     good = {"form": "burn-embed", "status": "ok", "wall_s": [0.003], "peak_rss_bytes": [3_000_000]}
-    (artifacts_copy / "results.json").write_text(json.dumps(
-        {"version": 1, "forms": {"burn-embed": good, "burn-st": {"form": "burn-st"}}}))
+    (artifacts_copy / "results.json").write_text(
+        json.dumps({"version": 1, "forms": {"burn-embed": good, "burn-st": {"form": "burn-st"}}})
+    )
     res = run_cli("report", "-o", str(artifacts_copy / "r.md"))
     assert res.returncode == 0 and "result for 'burn-st' dropped" in res.stderr
     assert "burn-embed" in (artifacts_copy / "r.md").read_text()
@@ -208,10 +254,16 @@ def test_cli_starts_with_what_it_can_read(artifacts_copy):
 
 # shutdown: signals and kill -9 mid-bench ------------------------------------------------------------
 
+
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM, signal.SIGKILL])
 def test_cli_killed_mid_bench_leaves_nothing_and_keeps_finished_forms(artifacts_copy, sig):
-    proc = subprocess.Popen([*DEPLOYTUI, "bench", "burn-embed", "torch-export", "-n", "20", "--warmup", "0"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=paths.ROOT)
+    proc = subprocess.Popen(
+        [*DEPLOYTUI, "bench", "burn-embed", "torch-export", "-n", "20", "--warmup", "0"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=paths.ROOT,
+    )
     deadline = time.monotonic() + 120
     while "burn-embed" not in results.load().forms and time.monotonic() < deadline:
         time.sleep(0.1)
@@ -257,12 +309,16 @@ def test_pickles_are_loaded_only_in_runner_subprocesses():
 
 
 def test_inspecting_every_form_in_process_imports_no_torch(built_artifacts):
-    code = ("import sys; from deploytui import forms; from deploytui.inspect.form_view import sections; "
-            "from deploytui import manifest; "
-            "m = manifest.load(); [sections(f, m) for f in forms.FORMS]; "
-            "bad = [n for n in ('torch', 'onnx', 'onnxruntime', 'numpy', 'pickle_loaded') if n in sys.modules]; "
-            "print(bad); sys.exit(1 if bad else 0)")
-    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600)
+    code = (
+        "import sys; from deploytui import forms; from deploytui.inspectors.form_view import sections; "
+        "from deploytui import manifest; "
+        "m = manifest.load(); [sections(f, m) for f in forms.FORMS]; "
+        "bad = [n for n in ('torch', 'onnx', 'onnxruntime', 'numpy', 'pickle_loaded') if n in sys.modules]; "
+        "print(bad); sys.exit(1 if bad else 0)"
+    )
+    res = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=600, check=False
+    )
     assert res.returncode == 0, res.stdout + res.stderr
 
 
@@ -270,9 +326,16 @@ def test_report_has_no_foreign_absolute_paths_nor_environment(artifacts_copy, mo
     monkeypatch.setenv("DEPLOYTUI_SECRET_TOKEN", "s3cr3t-value-42")
     store = results.load()
     store.put(bench.bench_form(forms.get("burn-embed"), n=1, warmup=0))
-    rec = bench.bench_form(fake_form("burn-onnx-file", "import sys; print('panicked at "
-                                                         "/root/.cache/x/out/model/a1.rs:39:17', file=sys.stderr); "
-                                                         "sys.exit(101)"), n=1, warmup=0)
+    rec = bench.bench_form(
+        fake_form(
+            "burn-onnx-file",
+            "import sys; print('panicked at "
+            "/root/.cache/x/out/model/a1.rs:39:17', file=sys.stderr); "
+            "sys.exit(101)",
+        ),
+        n=1,
+        warmup=0,
+    )
     store.put(rec)
     m = manifest.load()
     for fmt in ("md", "json", "csv"):

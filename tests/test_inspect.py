@@ -2,9 +2,8 @@
 
 import pytest
 
-from deploytui import forms
-from deploytui import manifest
-from deploytui.inspect import form_view
+from deploytui import forms, manifest
+from deploytui.inspectors import form_view
 
 
 @pytest.mark.parametrize("key", [f.key for f in forms.FORMS])
@@ -18,7 +17,7 @@ def test_every_built_form_inspects_without_error(built_artifacts, key):
 
 
 def test_runtime_sizes_show_the_cuda_pull_in(built_artifacts):
-    from deploytui.inspect import elf
+    from deploytui.inspectors import elf
 
     lean = elf.runtime_size(form_view.loaded_runtime(forms.get("cpp-aoti-lean")))
     full = elf.runtime_size(form_view.loaded_runtime(forms.get("cpp-aoti")))

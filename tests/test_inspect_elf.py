@@ -1,4 +1,4 @@
-"""deploytui.inspect.elf: parsers on fixed texts, errors, and the real C++ programs and AOTI .so.
+"""deploytui.inspectors.elf: parsers on fixed texts, errors, and the real C++ programs and AOTI .so.
 
 The parser and error tests need nothing; the rest need the session fixture `built_artifacts`
 (tests/conftest.py): the full build, run once.
@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from deploytui.inspect import InspectError, elf
+from deploytui.inspectors import InspectError, elf
 
 # ---------------------------------------------------------------- parsers
 
@@ -77,8 +77,13 @@ def test_parse_ldd():
 
 def test_parse_nm_undefined():
     names, weak = elf.parse_nm_undefined(NM_TEXT)
-    assert names == ["__gmon_start__", "aoti_torch_clone", "memcpy@GLIBC_2.14", "aoti_torch_cpu_addmm_out",
-                     "_ZdlPv@GLIBCXX_3.4"]
+    assert names == [
+        "__gmon_start__",
+        "aoti_torch_clone",
+        "memcpy@GLIBC_2.14",
+        "aoti_torch_cpu_addmm_out",
+        "_ZdlPv@GLIBCXX_3.4",
+    ]
     assert weak == ["__gmon_start__"]
 
 
@@ -107,7 +112,7 @@ def test_system_classification_and_runtime_size():
     assert not elf.is_system_path("/usr/lib/python3/dist-packages/torch/lib/libc10.so")
     libs = [
         elf.Library("a.so", "/opt/x/a.so", 100, system=False),
-        elf.Library("a.so", "/opt/x/a.so", 100, system=False),          # same file twice: once
+        elf.Library("a.so", "/opt/x/a.so", 100, system=False),  # same file twice: once
         elf.Library("libc.so.6", "/lib/libc.so.6", 1000, system=True),  # system: not counted
         elf.Library("gone.so", "/tmp/gone.so", 0, system=False, exists=False),
         elf.Library("b.so", "/opt/x/b.so", 10, system=False),
@@ -116,6 +121,7 @@ def test_system_classification_and_runtime_size():
 
 
 # ---------------------------------------------------------------- errors
+
 
 @pytest.mark.parametrize("func", [elf.ldd, elf.undefined_symbols])
 def test_non_elf_raises(tmp_path, func):
@@ -145,7 +151,7 @@ def test_aoti_shared_object_errors(tmp_path):
     no_so = tmp_path / "y.pt2"
     with zipfile.ZipFile(no_so, "w") as z:
         z.writestr("y/data.pkl", b"x")
-    with pytest.raises(InspectError, match="no .so member"):
+    with pytest.raises(InspectError, match=r"no \.so member"):
         elf.aoti_shared_object(no_so, tmp_path / "out")
     with pytest.raises(InspectError, match="is missing"):
         elf.aoti_shared_object(tmp_path / "nope.pt2", tmp_path / "out")
@@ -173,6 +179,7 @@ def test_loaded_libraries_missing_program():
 
 
 # ---------------------------------------------------------------- real artifacts
+
 
 def _art(built) -> Path:
     if isinstance(built, (str, os.PathLike)):
@@ -219,7 +226,10 @@ def test_aoti_so_undefined_symbols(aoti_so):
     syms = elf.undefined_symbols(aoti_so)
     assert 15 <= syms.aoti_count <= 40  # 23 with torch 2.15 for A1
     assert "aoti_torch_cpu_addmm_out" in syms.aoti
-    assert "aoti_torch_create_tensor_from_blob_v2" in syms.aoti or "aoti_torch_create_tensor_from_blob" in syms.aoti
+    assert (
+        "aoti_torch_create_tensor_from_blob_v2" in syms.aoti
+        or "aoti_torch_create_tensor_from_blob" in syms.aoti
+    )
     assert syms.all[: syms.aoti_count] == syms.aoti
     assert not any(s.startswith("aoti_torch_") for s in syms.other)
     assert not any(s.startswith(("_ZN3c10", "_ZN2at")) for s in syms.other)  # only the C shim ABI
@@ -238,9 +248,11 @@ def test_runtime_libraries_default_vs_lean(art, tmp_path):
     env = {**os.environ, "TMPDIR": str(tmp_path)}
     runs = {
         form: elf.loaded_libraries([art / "bin" / exe, art / model], env=env)
-        for form, exe, model in (("cpp-torchscript", "cpp-torchscript", "a1_script.pt"),
-                                 ("cpp-aoti", "cpp-aoti", "a1_aoti.pt2"),
-                                 ("cpp-aoti-lean", "cpp-aoti", "a1_aoti_lean.pt2"))
+        for form, exe, model in (
+            ("cpp-torchscript", "cpp-torchscript", "a1_script.pt"),
+            ("cpp-aoti", "cpp-aoti", "a1_aoti.pt2"),
+            ("cpp-aoti-lean", "cpp-aoti", "a1_aoti_lean.pt2"),
+        )
     }
     for form, run in runs.items():
         assert run.returncode == 0, (form, run.stderr)

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from deploytui.inspect import InspectError, archive, elf, form_view, onnx_graph, safetensors_header
+from deploytui.inspectors import InspectError, archive, elf, form_view, onnx_graph, safetensors_header
 
 FUZZ = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 SLOW = settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -18,8 +18,17 @@ SLOW = settings(max_examples=12, deadline=None, suppress_health_check=[HealthChe
 @st.composite
 def mutations(draw):
     """A list of edits: truncate, overwrite a few bytes, or insert bytes."""
-    return draw(st.lists(st.tuples(st.sampled_from(["truncate", "flip", "insert"]), st.floats(0, 1),
-                                   st.binary(min_size=1, max_size=16)), min_size=1, max_size=4))
+    return draw(
+        st.lists(
+            st.tuples(
+                st.sampled_from(["truncate", "flip", "insert"]),
+                st.floats(0, 1),
+                st.binary(min_size=1, max_size=16),
+            ),
+            min_size=1,
+            max_size=4,
+        )
+    )
 
 
 def mutate(data: bytes, edits) -> bytes:
@@ -28,7 +37,7 @@ def mutate(data: bytes, edits) -> bytes:
         if op == "truncate":
             data = data[:i]
         elif op == "flip":
-            data = data[:i] + junk + data[i + len(junk):]
+            data = data[:i] + junk + data[i + len(junk) :]
         else:
             data = data[:i] + junk + data[i:]
     return data

@@ -36,8 +36,11 @@ def test_hung_command_is_killed_with_its_process_group_and_reaped():
     assert time.monotonic() - t0 < 10
     assert s.timed_out and not s.ok and "timed out" in s.error
     time.sleep(0.2)
-    left = [p for p in psutil.process_iter(["cmdline", "status"])
-            if marker in " ".join(p.info["cmdline"] or []) and p.info["status"] != psutil.STATUS_ZOMBIE]
+    left = [
+        p
+        for p in psutil.process_iter(["cmdline", "status"])
+        if marker in " ".join(p.info["cmdline"] or []) and p.info["status"] != psutil.STATUS_ZOMBIE
+    ]
     assert not left, left
 
 
@@ -65,8 +68,12 @@ def test_warmup_not_counted_and_stats():
 
 def test_live_rss_samples_arrive_while_running():
     seen = []
-    m = measure([sys.executable, "-c", "import time; time.sleep(0.3)"], n=1, warmup=0,
-                on_progress=lambda p: seen.append(p))
+    m = measure(
+        [sys.executable, "-c", "import time; time.sleep(0.3)"],
+        n=1,
+        warmup=0,
+        on_progress=lambda p: seen.append(p),
+    )
     assert m.ok
     live = [p for p in seen if p.sample is None]
     assert live and all(p.rss_bytes > 0 for p in live)
@@ -82,5 +89,8 @@ def test_cancel_kills_the_running_child():
     m = measure(["sleep", "30"], n=1, warmup=0, cancel=cancel)
     assert time.monotonic() - t0 < 5
     assert not m.ok and m.error == "cancelled"
-    assert not [p for p in psutil.process_iter(["cmdline"]) if p.info["cmdline"] == ["sleep", "30"]
-                and p.ppid() in (os.getpid(),)]
+    assert not [
+        p
+        for p in psutil.process_iter(["cmdline"])
+        if p.info["cmdline"] == ["sleep", "30"] and p.ppid() in (os.getpid(),)
+    ]

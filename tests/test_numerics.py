@@ -31,8 +31,17 @@ def test_compared_as_f32():
     assert compare(got, REF).max_abs == 0
 
 
-@pytest.mark.parametrize("bad", [[[1.0, 2.0]], [], "x", [[1.0, "a", 2.0], [1, 2, 3]], [[math.nan, 0, 0], [0, 0, 0]],
-                                 [[1.0, 2.0, 3.0], [1.0, 2.0]]])
+@pytest.mark.parametrize(
+    "bad",
+    [
+        [[1.0, 2.0]],
+        [],
+        "x",
+        [[1.0, "a", 2.0], [1, 2, 3]],
+        [[math.nan, 0, 0], [0, 0, 0]],
+        [[1.0, 2.0, 3.0], [1.0, 2.0]],
+    ],
+)
 def test_malformed_logits_raise_shape_error(bad):
     with pytest.raises(ShapeError):
         compare(bad, REF)

@@ -41,18 +41,32 @@ def test_damaged_file_starts_empty_keeps_a_copy_and_warns_once(tmp_path):
     assert store.forms == {} and "could not be read" in store.dropped[0]
     copies = [p for p in tmp_path.iterdir() if p.name.startswith("results.json.damaged-")]
     assert len(copies) == 1 and copies[0].read_text() == '{"version": 1, "forms": {"a": '
-    again = results.load(path)                  # rewritten: the next start is clean
+    again = results.load(path)  # rewritten: the next start is clean
     assert again.forms == {} and again.dropped == []
 
 
-@pytest.mark.parametrize("field, value", [
-    ("stages_ms", {"import": "fast"}), ("logits", [[1, 2], [3]]), ("logits", [["x"]]),
-    ("measured_at", 12345), ("modules_added", {"torch": "many"}), ("within_tol", "yes"),
-    ("diff", {"max_abs": 0}), ("exit_codes", "0"), ("wall_s", [True]), ("peak_rss_bytes", [-5]),
-    ("wall_s", []), ("n", 20)])
+@pytest.mark.parametrize(
+    "field, value",
+    [
+        ("stages_ms", {"import": "fast"}),
+        ("logits", [[1, 2], [3]]),
+        ("logits", [["x"]]),
+        ("measured_at", 12345),
+        ("modules_added", {"torch": "many"}),
+        ("within_tol", "yes"),
+        ("diff", {"max_abs": 0}),
+        ("exit_codes", "0"),
+        ("wall_s", [True]),
+        ("peak_rss_bytes", [-5]),
+        ("wall_s", []),
+        ("n", 20),
+    ],
+)
 def test_a_record_with_a_malformed_field_is_dropped_and_the_rest_kept(tmp_path, field, value):
     path = tmp_path / "results.json"
-    jsonio.write_atomic(path, {"version": 1, "forms": {"good": record("good"), "bad": record("bad", **{field: value})}})
+    jsonio.write_atomic(
+        path, {"version": 1, "forms": {"good": record("good"), "bad": record("bad", **{field: value})}}
+    )
     store = results.load(path)
     assert list(store.forms) == ["good"]
     assert any("'bad'" in d for d in store.dropped), store.dropped
@@ -60,10 +74,19 @@ def test_a_record_with_a_malformed_field_is_dropped_and_the_rest_kept(tmp_path, 
 
 
 def test_a_diff_that_does_not_fit_its_logits_is_dropped(tmp_path):
-    diff = {"max_abs": 0.0, "mean_abs": 0.0, "max_rel": 0.0, "tol": 1e-6, "within_tol": True,
-            "worst_index": [0, 0], "abs_diffs": [[0.0, 0.0]]}
+    diff = {
+        "max_abs": 0.0,
+        "mean_abs": 0.0,
+        "max_rel": 0.0,
+        "tol": 1e-6,
+        "within_tol": True,
+        "worst_index": [0, 0],
+        "abs_diffs": [[0.0, 0.0]],
+    }
     path = tmp_path / "results.json"
-    jsonio.write_atomic(path, {"version": 1, "forms": {"a": record("a", logits=[[1.0], [2.0], [3.0]], diff=diff)}})
+    jsonio.write_atomic(
+        path, {"version": 1, "forms": {"a": record("a", logits=[[1.0], [2.0], [3.0]], diff=diff)}}
+    )
     store = results.load(path)
     assert store.forms == {} and "does not match its logits" in store.dropped[0]
 
@@ -75,8 +98,13 @@ def test_written_files_are_readable_by_others(tmp_path):
 
 def test_bad_records_are_dropped_one_by_one(tmp_path):
     path = tmp_path / "results.json"
-    jsonio.write_atomic(path, {"version": 1, "forms": {
-        "good": record("good"), "bad": {"form": "bad", "status": "ok"}, "odd": record("other")}})
+    jsonio.write_atomic(
+        path,
+        {
+            "version": 1,
+            "forms": {"good": record("good"), "bad": {"form": "bad", "status": "ok"}, "odd": record("other")},
+        },
+    )
     store = results.load(path)
     assert list(store.forms) == ["good"]
     assert sum("dropped" in d for d in store.dropped) == 2 and any("'bad'" in d for d in store.dropped)
@@ -92,7 +120,9 @@ def test_a_stored_diff_that_its_logits_contradict_is_dropped(tmp_path):
     diff = numerics.compare(reference, reference).to_dict()
     honest = record("honest", logits=reference, diff=diff, max_abs_diff=0.0, within_tol=True)
     edited = record("edited", logits=[[9.0, 9.0], [9.0, 9.0]], diff=diff, max_abs_diff=0.0, within_tol=True)
-    jsonio.write_atomic(tmp_path / "results.json", {"version": 1, "forms": {"honest": honest, "edited": edited}})
+    jsonio.write_atomic(
+        tmp_path / "results.json", {"version": 1, "forms": {"honest": honest, "edited": edited}}
+    )
     store = results.load(tmp_path / "results.json")
     assert list(store.forms) == ["honest"]
     assert "does not match its logits against eager's" in store.dropped[0]

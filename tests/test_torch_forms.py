@@ -4,8 +4,14 @@ import pytest
 
 from deploytui import bench, forms
 
-PYTHON_FORMS = ["torch-eager", "torchscript-script", "torchscript-trace", "torch-export", "aoti-python",
-                "onnxruntime"]
+PYTHON_FORMS = [
+    "torch-eager",
+    "torchscript-script",
+    "torchscript-trace",
+    "torch-export",
+    "aoti-python",
+    "onnxruntime",
+]
 
 
 @pytest.mark.slow
@@ -30,10 +36,17 @@ def test_torch_export_load_imports_sympy(built_artifacts):
 
 
 def test_package_counts_top_level_and_one_level_down():
-    from deploytui.runners.report import package_counts
+    from deploytui.runners.protocol import package_counts
 
-    names = {"sympy", "sympy.core", "sympy.core.add", "torch._dynamo", "torch._dynamo.utils",
-             "torch.distributed.rpc", "torch.fx"}
+    names = {
+        "sympy",
+        "sympy.core",
+        "sympy.core.add",
+        "torch._dynamo",
+        "torch._dynamo.utils",
+        "torch.distributed.rpc",
+        "torch.fx",
+    }
     assert package_counts(names) == {"torch": 4, "sympy": 3}
     assert package_counts(names, "torch") == {"torch._dynamo": 2, "torch.distributed": 1, "torch.fx": 1}
     assert package_counts(names, "torch._dynamo") == {"torch._dynamo.utils": 1}
@@ -43,8 +56,17 @@ def test_package_counts_top_level_and_one_level_down():
 def test_aoti_lean_package_loads_in_python_with_rtld_global(built_artifacts):
     from deploytui.measure import run_once
 
-    s = run_once([bench.paths.python(), "-m", "deploytui.runners.torch_runner", "aoti-lean",
-                  str(built_artifacts / "a1_aoti_lean.pt2")], env=bench.runner_env(), timeout_s=300)
+    s = run_once(
+        [
+            bench.paths.python(),
+            "-m",
+            "deploytui.runners.torch_runner",
+            "aoti-lean",
+            str(built_artifacts / "a1_aoti_lean.pt2"),
+        ],
+        env=bench.runner_env(),
+        timeout_s=300,
+    )
     assert s.ok, s.stderr_tail
     out = bench.parse_output(s.stdout)
     assert out["logits"] == bench.reference_logits()
@@ -64,5 +86,7 @@ def test_manifest_records_exports_and_deprecation_warnings(built_artifacts):
 def test_runner_reports_missing_model_in_one_line(tmp_path):
     from deploytui.measure import run_once
 
-    s = run_once([bench.paths.python(), "-m", "deploytui.runners.torch_runner", "jit", str(tmp_path / "no.pt")])
+    s = run_once(
+        [bench.paths.python(), "-m", "deploytui.runners.torch_runner", "jit", str(tmp_path / "no.pt")]
+    )
     assert s.exit_code == 1 and len(s.stderr_tail) == 1 and "not found" in s.stderr_tail[0]

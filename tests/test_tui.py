@@ -29,7 +29,7 @@ def art(tmp_path, monkeypatch) -> Path:
 @pytest.fixture
 def quick_inspect(monkeypatch):
     """Inspecting a compiled form runs it once; live-run tests do not need that."""
-    from deploytui.inspect import form_view
+    from deploytui.inspectors import form_view
 
     monkeypatch.setattr(form_view, "sections", lambda form, manifest, cancel=None: [])
 
@@ -42,6 +42,7 @@ def make_app(**kw):
 
 def with_pilot(body, *, notifications: bool = False, message_hook=None, **app_kw) -> None:
     """Run a fresh app headless and await `body(app, pilot)` once its first frame is up."""
+
     async def go():
         app = make_app(**app_kw)
         async with app.run_test(size=SIZE, notifications=notifications, message_hook=message_hook) as pilot:
@@ -70,7 +71,7 @@ def test_navigation_arrows_and_jk(art):
         assert app.main.current == "torchscript-script"
         await pilot.press("j", "j", "j")
         assert app.main.current == "aoti-python"
-        await pilot.press("j")          # skips the "C++ libtorch" header
+        await pilot.press("j")  # skips the "C++ libtorch" header
         assert app.main.current == "cpp-torchscript"
         await pilot.press("k", "up")
         assert app.main.current == "torch-export"
@@ -112,14 +113,18 @@ def test_live_run_of_a_fast_form_stores_the_record(art, quick_inspect, monkeypat
     stored = json.loads((art / "results.json").read_text())
     assert stored["forms"][FAKE_KEY]["status"] == "ok"
     # progress was live: RSS samples while running, finished runs counted (posted at most 4 times a second)
-    assert any(m.progress.sample is None and m.progress.rss_bytes > 0 for m in seen), [(m.progress, m.done) for m in seen]
+    assert any(m.progress.sample is None and m.progress.rss_bytes > 0 for m in seen), [
+        (m.progress, m.done) for m in seen
+    ]
     counts = [m.done for m in seen if m.progress.sample is not None]
     assert counts and counts == sorted(counts) and counts[-1] <= 4
 
 
 def test_cancel_kills_the_child_and_keeps_the_old_result(art, quick_inspect, monkeypatch):
     install_fake_form(monkeypatch, art, sleep_s=60)
-    (art / "results.json").write_text(json.dumps({"version": 1, "forms": {FAKE_KEY: FIXED_RESULTS["burn-embed"]}}))
+    (art / "results.json").write_text(
+        json.dumps({"version": 1, "forms": {FAKE_KEY: FIXED_RESULTS["burn-embed"]}})
+    )
 
     async def body(app, pilot):
         app.main.query_one("#forms").select_key(FAKE_KEY)
@@ -146,7 +151,9 @@ def test_quit_mid_run_leaves_no_child(art, quick_inspect, monkeypatch):
     t0 = time.monotonic()
     with_pilot(body, runs=2, warmup=0)
     deadline = time.monotonic() + 5
-    while [p for p in descendants() if "fake_runner" in " ".join(p.cmdline())] and time.monotonic() < deadline:
+    while [
+        p for p in descendants() if "fake_runner" in " ".join(p.cmdline())
+    ] and time.monotonic() < deadline:
         time.sleep(0.05)
     assert not [p for p in descendants() if "fake_runner" in " ".join(p.cmdline())]
     assert time.monotonic() - t0 < 20
@@ -158,8 +165,9 @@ def test_export_key_writes_the_report(art, monkeypatch, tmp_path):
     (art / "results.json").write_text(json.dumps({"version": 1, "forms": FIXED_RESULTS}))
     out = tmp_path / "report.md"
     real = report.write_report
-    monkeypatch.setattr(report, "write_report", lambda store, manifest, fmt="md", path=None:
-                        real(store, manifest, fmt, out))
+    monkeypatch.setattr(
+        report, "write_report", lambda store, manifest, fmt="md", path=None: real(store, manifest, fmt, out)
+    )
 
     async def body(app, pilot):
         await pilot.press("e")
@@ -182,7 +190,7 @@ def test_missing_artifact_is_shown_in_place(art):
         assert "missing artifact" in app.status["onnxruntime"]
         assert "missing artifact" in str(app.main.query_one("#detail-title").content)
         assert "missing file" in str(fl.get_option("onnxruntime").prompt)
-        await pilot.press("r")            # refused with the reason, nothing starts
+        await pilot.press("r")  # refused with the reason, nothing starts
         assert app.job == ""
         assert any("a1.onnx" in n.message for n in app._notifications)
         # the inspector tab shows the error where the artifact would be
@@ -235,7 +243,7 @@ def test_compare_screen_sorts(art):
         table = app.screen.query_one("#compare-table")
         order = [table.get_row_at(i)[0].raw for i in range(3)]
         assert order == ["burn-embed", "onnxruntime", "cpp-aoti"]
-        app.screen.sort_by("start_med")             # again: descending, forms never run still last
+        app.screen.sort_by("start_med")  # again: descending, forms never run still last
         column = [table.get_row_at(i) for i in range(table.row_count)]
         assert [r[0].raw for r in column[:2]] == ["torch-export", "cpp-aoti"]
         medians = [r[table.get_column_index("start_med")].raw for r in column]
@@ -251,13 +259,23 @@ def test_palette_has_every_action(art):
         commands = list(app.get_system_commands(app.screen))
         titles = [c.title for c in commands]
         assert len(titles) == len(set(titles)), titles
-        for t in ("Run highlighted form", "Run all forms", "Cancel run", "Build", "Compare", "Export report",
-                  "Help", "Show the Artifact tab", "Show the Diff tab"):
+        for t in (
+            "Run highlighted form",
+            "Run all forms",
+            "Cancel run",
+            "Build",
+            "Compare",
+            "Export report",
+            "Help",
+            "Show the Artifact tab",
+            "Show the Diff tab",
+        ):
             assert t in titles
         next(c for c in commands if c.title == "Show the Diff tab").callback()
         await pilot.pause()
         assert app.main.query_one("#tabs").active == "tab-diff"
         from textual.binding import Binding
+
         assert all(isinstance(b, Binding) and b.id for b in app.BINDINGS)
 
     with_pilot(body)
@@ -301,8 +319,14 @@ asyncio.run(go())
 bad = sorted(m for m in sys.modules if m.split(".")[0] in ("torch", "onnx", "numpy", "onnxruntime"))
 print("BAD", bad)
 """
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
-                         env=os.environ.copy())
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=os.environ.copy(),
+        check=False,
+    )
     assert out.returncode == 0, out.stderr[-2000:]
     assert "BAD []" in out.stdout, out.stdout
 
@@ -320,15 +344,21 @@ _start.release_gc = spy
 app = run_app(headless=True)
 print("RESULT", app.return_code, app.ready_ms is not None, seen, gc.isenabled(), gc.get_freeze_count() > 0)
 """
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
-                         env={**os.environ, "DEPLOYTUI_EXIT_ON_READY": "1"})
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "DEPLOYTUI_EXIT_ON_READY": "1"},
+    )
     assert out.returncode == 0, out.stderr[-2000:]
     assert "RESULT 0 True [False] True True" in out.stdout, out.stdout
 
 
 def test_build_screen_shows_progress_and_refreshes_the_list(art, monkeypatch):
-    import deploytui.build as build_mod
-    from deploytui.build import BuildEvent
+    import deploytui.builder as build_mod
+    from deploytui.builder import BuildEvent
 
     (art / "a1.onnx").unlink()
 
@@ -355,7 +385,7 @@ def test_build_screen_shows_progress_and_refreshes_the_list(art, monkeypatch):
         log_text = "\n".join(str(line.text) for line in app.screen.query_one("#build-log").lines)
         assert "[torch.onnx] exporting" in log_text and "cargo not found" in log_text
         assert "build finished" in str(app.screen.query_one("#build-status").content)
-        assert app.status["onnxruntime"] == ""        # the list knows the new artifact
+        assert app.status["onnxruntime"] == ""  # the list knows the new artifact
         await pilot.press("escape")
         assert app.screen is app.main
 
@@ -365,7 +395,7 @@ def test_build_screen_shows_progress_and_refreshes_the_list(art, monkeypatch):
 def test_code_tab_highlights_cpp_and_shows_unknown_languages_as_plain_text():
     from textual.app import App
 
-    from deploytui.inspect.form_view import Section
+    from deploytui.inspectors.form_view import Section
     from deploytui.tui.widgets.sections_view import SectionsView
 
     class Holder(App):
@@ -375,9 +405,13 @@ def test_code_tab_highlights_cpp_and_shows_unknown_languages_as_plain_text():
     async def go():
         app = Holder()
         async with app.run_test(size=SIZE) as pilot:
-            app.query_one("#view").show("cpp-aoti", [
-                Section("Code", "wrapper.cpp", "code", text="int main() { return 0; }", language="cpp"),
-                Section("Code", "model.f90", "code", text="x = 1", language="fortran")])
+            app.query_one("#view").show(
+                "cpp-aoti",
+                [
+                    Section("Code", "wrapper.cpp", "code", text="int main() { return 0; }", language="cpp"),
+                    Section("Code", "model.f90", "code", text="x = 1", language="fortran"),
+                ],
+            )
             await pilot.pause()
             cpp, other = app.query("TextArea")
             assert (cpp.language, cpp.text) == ("cpp", "int main() { return 0; }")

@@ -14,11 +14,14 @@ SIZE = (150, 45)
 
 @pytest.fixture
 def fixed_app(tmp_path, monkeypatch):
-    art = make_artifacts(tmp_path, results=FIXED_RESULTS,
-                         built=tuple(k for k in FIXED_RESULTS) + ("torch-eager", "aoti-python"))
+    art = make_artifacts(
+        tmp_path,
+        results=FIXED_RESULTS,
+        built=(*tuple(k for k in FIXED_RESULTS), "torch-eager", "aoti-python"),
+    )
     monkeypatch.setenv("DEPLOYTUI_ARTIFACTS", str(art))
     monkeypatch.setenv("DEPLOYTUI_CACHE", str(tmp_path / "cache"))
-    from deploytui.inspect import form_view
+    from deploytui.inspectors import form_view
 
     # the inspector tabs are not in these pictures (their content depends on the machine)
     monkeypatch.setattr(form_view, "sections", lambda form, manifest: [])
@@ -33,11 +36,15 @@ async def _settle(pilot) -> None:
     await pilot.pause(0.2)
 
 
-@pytest.mark.parametrize("form,tab", [
-    ("torch-export", "5"),    # Run tab of a Python form: stages, modules, run-time chart
-    ("onnxruntime", "6"),     # Diff tab beyond tolerance
-    ("cpp-torchscript", "5"),  # a failed run: error and stderr tail
-], ids=["main_run_tab_python_form", "main_diff_tab_beyond_tolerance", "main_failed_run"])
+@pytest.mark.parametrize(
+    "form,tab",
+    [
+        ("torch-export", "5"),  # Run tab of a Python form: stages, modules, run-time chart
+        ("onnxruntime", "6"),  # Diff tab beyond tolerance
+        ("cpp-torchscript", "5"),  # a failed run: error and stderr tail
+    ],
+    ids=["main_run_tab_python_form", "main_diff_tab_beyond_tolerance", "main_failed_run"],
+)
 def test_main(fixed_app, snap_compare, form, tab):
     async def before(pilot):
         await _settle(pilot)

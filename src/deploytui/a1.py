@@ -23,7 +23,7 @@ def f32(x: float) -> float:
 def input_values() -> list[list[float]]:
     """The [4, 4] input: element k (row-major) is 0.1*k - 0.5, computed in f64, stored as f32."""
     flat = [f32(0.1 * k - 0.5) for k in range(BATCH * D_IN)]
-    return [flat[r * D_IN:(r + 1) * D_IN] for r in range(BATCH)]
+    return [flat[r * D_IN : (r + 1) * D_IN] for r in range(BATCH)]
 
 
 def weights() -> dict[str, list]:

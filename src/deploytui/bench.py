@@ -13,12 +13,12 @@ import os
 import statistics
 import threading
 import time
-from typing import Callable
+from collections.abc import Callable
 
 from deploytui import jsonio, paths
-from deploytui.manifest import availability
-from deploytui.build.context import BuildContext
+from deploytui.builder.context import BuildContext
 from deploytui.forms import Form
+from deploytui.manifest import availability
 from deploytui.measure import Measurement, Progress, measure
 from deploytui.numerics import ShapeError, compare
 
@@ -49,8 +49,14 @@ def parse_output(stdout: str) -> dict:
                 break
             if isinstance(value, dict):
                 return value
-    raise ValueError("printed no JSON line with logits" + (f" (last line: {stdout.strip().splitlines()[-1][:120]!r})"
-                                                           if stdout.strip() else " (stdout empty)"))
+    raise ValueError(
+        "printed no JSON line with logits"
+        + (
+            f" (last line: {stdout.strip().splitlines()[-1][:120]!r})"
+            if stdout.strip()
+            else " (stdout empty)"
+        )
+    )
 
 
 def unavailable(form: Form, why: str) -> dict:
@@ -60,19 +66,41 @@ def unavailable(form: Form, why: str) -> dict:
 def new_record(key: str | None, argv: list[str], cwd: str, **kw) -> dict:
     """A record with every field of the schema (`key` None for a plain `measure`), updated by `kw`."""
     rec = {
-        "form": key, "argv": argv, "cwd": cwd, "status": "failed", "error": None,
-        "wall_s": [], "peak_rss_bytes": [], "exit_codes": [], "stages_ms": None, "modules_added": None,
-        "modules_added_torch": None, "modules_added_total": None, "logits": None, "diff": None, "max_abs_diff": None,
-        "within_tol": None, "stderr_tail": [], "n": 0, "warmup": 0,
+        "form": key,
+        "argv": argv,
+        "cwd": cwd,
+        "status": "failed",
+        "error": None,
+        "wall_s": [],
+        "peak_rss_bytes": [],
+        "exit_codes": [],
+        "stages_ms": None,
+        "modules_added": None,
+        "modules_added_torch": None,
+        "modules_added_total": None,
+        "logits": None,
+        "diff": None,
+        "max_abs_diff": None,
+        "within_tol": None,
+        "stderr_tail": [],
+        "n": 0,
+        "warmup": 0,
         "measured_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
     }
     rec.update(kw)
     return rec
 
 
-def bench_form(form: Form, *, n: int = 20, warmup: int = 1, timeout_s: float = 120.0,
-               on_progress: Callable[[Progress], None] | None = None,
-               cancel: threading.Event | None = None, manifest: dict | None = None) -> dict:
+def bench_form(
+    form: Form,
+    *,
+    n: int = 20,
+    warmup: int = 1,
+    timeout_s: float = 120.0,
+    on_progress: Callable[[Progress], None] | None = None,
+    cancel: threading.Event | None = None,
+    manifest: dict | None = None,
+) -> dict:
     why = availability(form, manifest)
     if why:
         return unavailable(form, why)
@@ -80,16 +108,32 @@ def bench_form(form: Form, *, n: int = 20, warmup: int = 1, timeout_s: float = 1
         want = reference_logits()
     except FileNotFoundError as e:
         return unavailable(form, str(e))
-    m = measure(form.command(), n=n, warmup=warmup, timeout_s=timeout_s, cwd=paths.ROOT,
-                env=runner_env(), on_progress=on_progress, cancel=cancel)
+    m = measure(
+        form.command(),
+        n=n,
+        warmup=warmup,
+        timeout_s=timeout_s,
+        cwd=paths.ROOT,
+        env=runner_env(),
+        on_progress=on_progress,
+        cancel=cancel,
+    )
     return evaluate(form, m, want, n=n, warmup=warmup)
 
 
 def evaluate(form: Form, m: Measurement, want: list, *, n: int, warmup: int) -> dict:
     """Turn a measurement into a record: numbers, the runner's own output, the diff."""
     s = m.summary()
-    rec = new_record(form.key, m.argv, m.cwd, wall_s=s["wall_s"], peak_rss_bytes=s["peak_rss_bytes"],
-                  exit_codes=s["exit_codes"], n=n, warmup=warmup)
+    rec = new_record(
+        form.key,
+        m.argv,
+        m.cwd,
+        wall_s=s["wall_s"],
+        peak_rss_bytes=s["peak_rss_bytes"],
+        exit_codes=s["exit_codes"],
+        n=n,
+        warmup=warmup,
+    )
     last = (m.runs or m.warmup)[-1] if (m.runs or m.warmup) else None
     if last is not None:
         rec["stderr_tail"] = last.stderr_tail
@@ -120,4 +164,3 @@ def evaluate(form: Form, m: Measurement, want: list, *, n: int, warmup: int) -> 
         rec["modules_added_torch"] = out.get("modules_added_torch")
         rec["modules_added_total"] = out.get("modules_added_total")
     return rec
-

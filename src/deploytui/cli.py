@@ -8,7 +8,7 @@ from pathlib import Path
 
 
 def cmd_build(args: argparse.Namespace) -> int:
-    from deploytui.build import BuildEvent, run_build
+    from deploytui.builder import BuildEvent, run_build
 
     def show(e: BuildEvent) -> None:
         if e.kind == "start":
@@ -45,7 +45,7 @@ def _fmt_ms(v: float) -> str:
 
 
 def _table_line(rec: dict) -> str:
-    from deploytui.inspect.form_view import human
+    from deploytui.inspectors.form_view import human
 
     wall, rss = rec["wall_s"], rec["peak_rss_bytes"]
     if rec["status"] == "unavailable" or not wall:
@@ -53,14 +53,19 @@ def _table_line(rec: dict) -> str:
     ws = sorted(wall)
     med = ws[len(ws) // 2] if len(ws) % 2 else (ws[len(ws) // 2 - 1] + ws[len(ws) // 2]) / 2
     rs = sorted(rss)
-    line = (f"{rec['form']:<20} n={len(wall):<3} min={_fmt_ms(ws[0])} median={_fmt_ms(med)} "
-            f"max={_fmt_ms(ws[-1])}  rss={human(rs[len(rs) // 2]):>10}")
+    line = (
+        f"{rec['form']:<20} n={len(wall):<3} min={_fmt_ms(ws[0])} median={_fmt_ms(med)} "
+        f"max={_fmt_ms(ws[-1])}  rss={human(rs[len(rs) // 2]):>10}"
+    )
     if rec.get("max_abs_diff") is not None:
         line += f"  max|diff|={rec['max_abs_diff']:.3g} {'OK' if rec['within_tol'] else 'FAIL'}"
     if rec.get("stages_ms"):
         st = rec["stages_ms"]
-        line += (f"\n{'':<20} import {st.get('import', 0):8.1f} ms  load {st.get('load', 0):8.1f} ms  "
-                 f"forward#1 {st.get('forward', 0):7.2f} ms  load added {rec.get('modules_added_total') or 0} modules")
+        line += (
+            f"\n{'':<20} import {st.get('import', 0):8.1f} ms  load {st.get('load', 0):8.1f} ms  "
+            f"forward#1 {st.get('forward', 0):7.2f} ms  "
+            f"load added {rec.get('modules_added_total') or 0} modules"
+        )
         top = list((rec.get("modules_added") or {}).items())[:4]
         if top:
             line += ": " + ", ".join(f"{k} {v}" for k, v in top)
@@ -109,14 +114,17 @@ def cmd_bench(args: argparse.Namespace) -> int:
         if not args.json and sys.stderr.isatty():
             print(f"{form.key} …", end="\r", file=sys.stderr, flush=True)
         rec = bench.bench_form(form, n=args.n, warmup=args.warmup, timeout_s=args.timeout, manifest=manifest)
-        if rec["status"] != "unavailable" or form.key not in store.forms:   # keep an earlier measurement
+        if rec["status"] != "unavailable" or form.key not in store.forms:  # keep an earlier measurement
             store.put(rec)
         records.append(rec)
         if not args.json:
             print(_table_line(rec), flush=True)
     if args.json:
-        print(json.dumps({"machine": machine.info(), "tools": manifest.get("tools", {}), "forms": records},
-                         indent=1))
+        print(
+            json.dumps(
+                {"machine": machine.info(), "tools": manifest.get("tools", {}), "forms": records}, indent=1
+            )
+        )
     bad = [r for r in records if r["status"] != "ok" or r["within_tol"] is False]
     return 1 if bad else 0
 
@@ -142,9 +150,19 @@ def cmd_measure(args: argparse.Namespace) -> int:
         return 2
     s = m.summary()
     last = (m.runs or m.warmup)[-1] if (m.runs or m.warmup) else None
-    rec = new_record(None, s["argv"], os.getcwd(), status=s["status"], error=s["error"], wall_s=s["wall_s"],
-                     peak_rss_bytes=s["peak_rss_bytes"], exit_codes=s["exit_codes"], n=args.n,
-                     warmup=args.warmup, stderr_tail=last.stderr_tail if last else [])
+    rec = new_record(
+        None,
+        s["argv"],
+        os.getcwd(),
+        status=s["status"],
+        error=s["error"],
+        wall_s=s["wall_s"],
+        peak_rss_bytes=s["peak_rss_bytes"],
+        exit_codes=s["exit_codes"],
+        n=args.n,
+        warmup=args.warmup,
+        stderr_tail=last.stderr_tail if last else [],
+    )
     if args.json:
         print(json.dumps(rec, indent=1))
     else:
@@ -155,8 +173,8 @@ def cmd_measure(args: argparse.Namespace) -> int:
 
 def cmd_inspect(args: argparse.Namespace) -> int:
     from deploytui import forms
+    from deploytui.inspectors import form_view
     from deploytui.manifest import load as load_manifest
-    from deploytui.inspect import form_view
 
     try:
         form = forms.get(args.form)
@@ -174,13 +192,17 @@ def cmd_inspect(args: argparse.Namespace) -> int:
             errors += 1
             print(f"  ! {sec.error}")
         elif sec.kind in ("table", "tree"):
-            widths = [max([len(c)] + [len(r[i]) for r in sec.rows if i < len(r)]) for i, c in enumerate(sec.columns)]
+            widths = [
+                max([len(c)] + [len(r[i]) for r in sec.rows if i < len(r)]) for i, c in enumerate(sec.columns)
+            ]
             widths[-1] = 0
-            print("  " + "  ".join(c.ljust(w) for c, w in zip(sec.columns, widths)))
+            print("  " + "  ".join(c.ljust(w) for c, w in zip(sec.columns, widths, strict=False)))
             for r in sec.rows:
-                print("  " + "  ".join(c.ljust(w) for c, w in zip(r, widths)))
+                print("  " + "  ".join(c.ljust(w) for c, w in zip(r, widths, strict=False)))
         else:
-            text = sec.text if args.full or len(sec.text) < 6000 else sec.text[:6000] + "\n… (--full shows all)"
+            text = (
+                sec.text if args.full or len(sec.text) < 6000 else sec.text[:6000] + "\n… (--full shows all)"
+            )
             print("\n".join("  " + ln for ln in text.splitlines()))
     return 1 if errors else 0
 
@@ -206,18 +228,26 @@ def build_parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command")
 
     b = sub.add_parser("build", help="build every artifact (incremental)")
-    b.add_argument("--only", action="append", metavar="STEP",
-                   help="run only this step (repeatable; an unknown name prints the known ones)")
+    b.add_argument(
+        "--only",
+        action="append",
+        metavar="STEP",
+        help="run only this step (repeatable; an unknown name prints the known ones)",
+    )
     b.add_argument("-v", "--verbose", action="store_true", help="show every line the steps print")
     b.set_defaults(func=cmd_build)
 
     def counts(q: argparse.ArgumentParser, n: int) -> None:
         q.add_argument("-n", type=int, default=n, help=f"counted runs (default {n})")
         q.add_argument("--warmup", type=int, default=1, help="runs before counting (default 1)")
-        q.add_argument("--timeout", type=float, default=120.0, help="seconds before a run is killed (default 120)")
+        q.add_argument(
+            "--timeout", type=float, default=120.0, help="seconds before a run is killed (default 120)"
+        )
         q.add_argument("--json", action="store_true", help="print JSON (schema in README)")
 
-    be = sub.add_parser("bench", help="measure forms (all by default); exits 1 if one fails or misses tolerance")
+    be = sub.add_parser(
+        "bench", help="measure forms (all by default); exits 1 if one fails or misses tolerance"
+    )
     be.add_argument("forms", nargs="*", metavar="FORM", help="form keys (see `deploytui inspect --help`)")
     counts(be, 20)
     be.set_defaults(func=cmd_bench)
@@ -235,7 +265,9 @@ def build_parser() -> argparse.ArgumentParser:
     ins.set_defaults(func=cmd_inspect)
 
     rep = sub.add_parser("report", help="write the report from the stored results")
-    rep.add_argument("-o", "--output", type=Path, help="file to write (default reports/deploytui-report-DATE.FMT)")
+    rep.add_argument(
+        "-o", "--output", type=Path, help="file to write (default reports/deploytui-report-DATE.FMT)"
+    )
     rep.add_argument("--format", choices=["md", "json", "csv"], default="md")
     rep.set_defaults(func=cmd_report)
     return p
@@ -246,8 +278,11 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.command is None:
         if not (sys.stdin.isatty() and sys.stdout.isatty()):
-            print("deploytui: the app needs a terminal; for headless use see "
-                  "`deploytui bench`, `deploytui report` and `deploytui --help`", file=sys.stderr)
+            print(
+                "deploytui: the app needs a terminal; for headless use see "
+                "`deploytui bench`, `deploytui report` and `deploytui --help`",
+                file=sys.stderr,
+            )
             return 2
         from deploytui.tui import run_app
 

@@ -29,12 +29,12 @@ class Form:
     key: str
     family: str
     title: str
-    model_files: tuple[str, ...]   # artifact paths (relative to artifacts/) that ship as the model
-    program: str                   # what runs it: an artifact path, or a description
-    runtime: str                   # one of the runtime keys above
+    model_files: tuple[str, ...]  # artifact paths (relative to artifacts/) that ship as the model
+    program: str  # what runs it: an artifact path, or a description
+    runtime: str  # one of the runtime keys above
     argv: tuple[str, ...]
-    steps: tuple[str, ...]         # build steps that must have succeeded for the form to exist
-    python_stages: bool = False    # the runner prints import/load/forward times and added modules
+    steps: tuple[str, ...]  # build steps that must have succeeded for the form to exist
+    python_stages: bool = False  # the runner prints import/load/forward times and added modules
     tolerance: float = 1e-6
     note: str = ""
 
@@ -52,53 +52,144 @@ class Form:
 
 def _torch(key: str, title: str, mode: str, model_file: str, step: str, note: str = "") -> Form:
     return Form(
-        key=key, family="PyTorch (Python)", title=title, model_files=(model_file,),
-        program="load script (deploytui.runners.torch_runner)", runtime=PY_TORCH,
+        key=key,
+        family="PyTorch (Python)",
+        title=title,
+        model_files=(model_file,),
+        program="load script (deploytui.runners.torch_runner)",
+        runtime=PY_TORCH,
         argv=("{python}", "-m", "deploytui.runners.torch_runner", mode, "{art}/" + model_file),
-        steps=(step,), python_stages=True, note=note,
+        steps=(step,),
+        python_stages=True,
+        note=note,
     )
 
 
-def _binary(key: str, family: str, title: str, exe: str, model_files: tuple[str, ...],
-            runtime: str, steps: tuple[str, ...], note: str = "") -> Form:
+def _binary(
+    key: str,
+    family: str,
+    title: str,
+    exe: str,
+    model_files: tuple[str, ...],
+    runtime: str,
+    steps: tuple[str, ...],
+    note: str = "",
+) -> Form:
     return Form(
-        key=key, family=family, title=title, model_files=model_files, program="bin/" + exe,
-        runtime=runtime, argv=("{art}/bin/" + exe, *("{art}/" + f for f in model_files)),
-        steps=steps, note=note,
+        key=key,
+        family=family,
+        title=title,
+        model_files=model_files,
+        program="bin/" + exe,
+        runtime=runtime,
+        argv=("{art}/bin/" + exe, *("{art}/" + f for f in model_files)),
+        steps=steps,
+        note=note,
     )
 
 
 FORMS: tuple[Form, ...] = (
-    _torch("torch-eager", "torch eager + safetensors", "eager", "a1.safetensors", "export-safetensors",
-           "needs the model's Python source (deploytui.model) next to the weights"),
+    _torch(
+        "torch-eager",
+        "torch eager + safetensors",
+        "eager",
+        "a1.safetensors",
+        "export-safetensors",
+        "needs the model's Python source (deploytui.model) next to the weights",
+    ),
     _torch("torchscript-script", "TorchScript (script)", "jit", "a1_script.pt", "export-torchscript"),
     _torch("torchscript-trace", "TorchScript (trace)", "jit", "a1_trace.pt", "export-torchscript"),
     _torch("torch-export", "torch.export .pt2", "export", "a1_export.pt2", "export-torch-export"),
     _torch("aoti-python", "AOTInductor .pt2", "aoti", "a1_aoti.pt2", "export-aoti"),
-    _binary("cpp-torchscript", "C++ libtorch", "C++ libtorch + TorchScript", "cpp-torchscript",
-            ("a1_script.pt",), LIBTORCH, ("export-torchscript", "cpp-build")),
-    _binary("cpp-aoti", "C++ libtorch", "C++ libtorch + AOTInductor", "cpp-aoti",
-            ("a1_aoti.pt2",), LIBTORCH, ("export-aoti", "cpp-build"),
-            "the package's .so needs libtorch.so, which loads libtorch_cuda and the CUDA stack"),
-    _binary("cpp-aoti-lean", "C++ libtorch", "C++ libtorch + AOTInductor (no libtorch.so)", "cpp-aoti",
-            ("a1_aoti_lean.pt2",), LIBTORCH, ("export-aoti-lean", "cpp-build"),
-            "exported with aot_inductor.link_libtorch=False: libtorch.so and the CUDA stack stay out"),
-    _binary("burn-file", "burn", "burn infer-file + .bpk", "infer-file", ("a1.bpk",), NO_RUNTIME,
-            ("burn-convert", "burn-deploy")),
-    _binary("burn-embed", "burn", "burn infer-embed", "infer-embed", (), NO_RUNTIME, ("burn-deploy",),
-            "weights compiled in with include_bytes!: ships as one file"),
-    _binary("burn-st", "burn", "burn infer-st + safetensors", "infer-st", ("a1.safetensors",), NO_RUNTIME,
-            ("export-safetensors", "burn-deploy")),
-    Form(key="burn-onnx-file", family="ONNX", title="burn-onnx generated, File", model_files=(),
-         program="bin/burn-onnx-file", runtime=NO_RUNTIME, argv=("{art}/bin/burn-onnx-file",),
-         steps=("burn-onnx-file",),
-         note="Model::default() reads the .bpk at the absolute build-directory path baked in at build time"),
-    _binary("burn-onnx-embed", "ONNX", "burn-onnx generated, Embedded", "burn-onnx-embed", (), NO_RUNTIME,
-            ("burn-onnx-embed",), "LoadStrategy::Embedded: the .bpk is compiled into the binary"),
-    Form(key="onnxruntime", family="ONNX", title="ONNX Runtime (Python)", model_files=("a1.onnx",),
-         program="load script (deploytui.runners.ort_runner)", runtime=PY_ORT,
-         argv=("{python}", "-m", "deploytui.runners.ort_runner", "{art}/a1.onnx"),
-         steps=("export-onnx",), python_stages=True),
+    _binary(
+        "cpp-torchscript",
+        "C++ libtorch",
+        "C++ libtorch + TorchScript",
+        "cpp-torchscript",
+        ("a1_script.pt",),
+        LIBTORCH,
+        ("export-torchscript", "cpp-build"),
+    ),
+    _binary(
+        "cpp-aoti",
+        "C++ libtorch",
+        "C++ libtorch + AOTInductor",
+        "cpp-aoti",
+        ("a1_aoti.pt2",),
+        LIBTORCH,
+        ("export-aoti", "cpp-build"),
+        "the package's .so needs libtorch.so, which loads libtorch_cuda and the CUDA stack",
+    ),
+    _binary(
+        "cpp-aoti-lean",
+        "C++ libtorch",
+        "C++ libtorch + AOTInductor (no libtorch.so)",
+        "cpp-aoti",
+        ("a1_aoti_lean.pt2",),
+        LIBTORCH,
+        ("export-aoti-lean", "cpp-build"),
+        "exported with aot_inductor.link_libtorch=False: libtorch.so and the CUDA stack stay out",
+    ),
+    _binary(
+        "burn-file",
+        "burn",
+        "burn infer-file + .bpk",
+        "infer-file",
+        ("a1.bpk",),
+        NO_RUNTIME,
+        ("burn-convert", "burn-deploy"),
+    ),
+    _binary(
+        "burn-embed",
+        "burn",
+        "burn infer-embed",
+        "infer-embed",
+        (),
+        NO_RUNTIME,
+        ("burn-deploy",),
+        "weights compiled in with include_bytes!: ships as one file",
+    ),
+    _binary(
+        "burn-st",
+        "burn",
+        "burn infer-st + safetensors",
+        "infer-st",
+        ("a1.safetensors",),
+        NO_RUNTIME,
+        ("export-safetensors", "burn-deploy"),
+    ),
+    Form(
+        key="burn-onnx-file",
+        family="ONNX",
+        title="burn-onnx generated, File",
+        model_files=(),
+        program="bin/burn-onnx-file",
+        runtime=NO_RUNTIME,
+        argv=("{art}/bin/burn-onnx-file",),
+        steps=("burn-onnx-file",),
+        note="Model::default() reads the .bpk at the absolute build-directory path baked in at build time",
+    ),
+    _binary(
+        "burn-onnx-embed",
+        "ONNX",
+        "burn-onnx generated, Embedded",
+        "burn-onnx-embed",
+        (),
+        NO_RUNTIME,
+        ("burn-onnx-embed",),
+        "LoadStrategy::Embedded: the .bpk is compiled into the binary",
+    ),
+    Form(
+        key="onnxruntime",
+        family="ONNX",
+        title="ONNX Runtime (Python)",
+        model_files=("a1.onnx",),
+        program="load script (deploytui.runners.ort_runner)",
+        runtime=PY_ORT,
+        argv=("{python}", "-m", "deploytui.runners.ort_runner", "{art}/a1.onnx"),
+        steps=("export-onnx",),
+        python_stages=True,
+    ),
 )
 
 BY_KEY: dict[str, Form] = {f.key: f for f in FORMS}

@@ -13,7 +13,7 @@ def write_atomic(path: Path, obj: Any) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
-        os.fchmod(fd, path.stat().st_mode & 0o777 if path.exists() else 0o644)   # mkstemp makes it 0600
+        os.fchmod(fd, path.stat().st_mode & 0o777 if path.exists() else 0o644)  # mkstemp makes it 0600
         with os.fdopen(fd, "w") as f:
             json.dump(obj, f, indent=1)
             f.flush()

@@ -29,7 +29,7 @@ def load(art: Path | None = None) -> dict:
 
 
 def availability(form: Form, manifest: dict | None = None) -> str:
-    """"" when the form can run, else why not (not built, tool missing, build failed)."""
+    """ "" when the form can run, else why not (not built, tool missing, build failed)."""
     manifest = manifest if manifest is not None else load()
     for step in form.steps:
         rec = manifest.get("steps", {}).get(step)

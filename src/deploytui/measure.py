@@ -12,22 +12,22 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
-import select
 import os
+import select
 import shutil
 import signal
 import statistics
 import subprocess
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Callable
 
 from deploytui import paths
 
 LAUNCHER_SRC = Path(__file__).with_name("launcher.c")
-FIRST_SAMPLE_S = 0.02           # no RSS sample before a run is this old (see _watch)
+FIRST_SAMPLE_S = 0.02  # no RSS sample before a run is this old (see _watch)
 STDERR_TAIL_LINES = 12
 
 
@@ -41,10 +41,10 @@ class Sample:
 
     wall_s: float
     peak_rss_bytes: int
-    exit_code: int | None          # None when killed by a signal
+    exit_code: int | None  # None when killed by a signal
     signal: int = 0
     timed_out: bool = False
-    error: str = ""                # why the run did not count as a success ("" when it exited 0)
+    error: str = ""  # why the run did not count as a success ("" when it exited 0)
     stdout: str = ""
     stderr_tail: list[str] = field(default_factory=list)
 
@@ -64,17 +64,24 @@ def launcher_path() -> Path:
         raise MeasureError("measuring needs a C compiler (cc) to build its launcher; none found on PATH")
     exe.parent.mkdir(parents=True, exist_ok=True)
     tmp = exe.with_suffix(f".{os.getpid()}.tmp")
-    res = subprocess.run([cc, "-O2", "-o", str(tmp), str(LAUNCHER_SRC)], capture_output=True, text=True)
+    res = subprocess.run(
+        [cc, "-O2", "-o", str(tmp), str(LAUNCHER_SRC)], capture_output=True, text=True, check=False
+    )
     if res.returncode != 0:
         raise MeasureError(f"could not compile the launcher: {res.stderr.strip()[:400]}")
     os.replace(tmp, exe)
     return exe
 
 
-def run_once(argv: list[str], *, timeout_s: float = 60.0, cwd: Path | None = None,
-             env: dict[str, str] | None = None,
-             on_rss: Callable[[int, float], None] | None = None,
-             cancel: threading.Event | None = None) -> Sample:
+def run_once(
+    argv: list[str],
+    *,
+    timeout_s: float = 60.0,
+    cwd: Path | None = None,
+    env: dict[str, str] | None = None,
+    on_rss: Callable[[int, float], None] | None = None,
+    cancel: threading.Event | None = None,
+) -> Sample:
     """Run `argv` once through the launcher. `on_rss(rss_bytes, elapsed_s)` gets live samples."""
     launcher = launcher_path()
     rfd, wfd = os.pipe()
@@ -83,8 +90,13 @@ def run_once(argv: list[str], *, timeout_s: float = 60.0, cwd: Path | None = Non
         try:
             proc = subprocess.Popen(
                 [str(launcher), str(wfd), str(go_r), str(int(timeout_s * 1000)), *argv],
-                pass_fds=(wfd, go_r), cwd=cwd, env=env, stdin=subprocess.DEVNULL,
-                stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
+                pass_fds=(wfd, go_r),
+                cwd=cwd,
+                env=env,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                start_new_session=True,
             )
         finally:
             os.close(wfd)
@@ -92,11 +104,13 @@ def run_once(argv: list[str], *, timeout_s: float = 60.0, cwd: Path | None = Non
         report = os.fdopen(rfd)
         out_chunks: list[bytes] = []
         err_chunks: list[bytes] = []
-        readers = [threading.Thread(target=lambda s=s, c=c: c.extend(iter(lambda: s.read(65536), b"")), daemon=True)
-                   for s, c in ((proc.stdout, out_chunks), (proc.stderr, err_chunks))]
+        readers = [
+            threading.Thread(target=lambda s=s, c=c: c.extend(iter(lambda: s.read(65536), b"")), daemon=True)
+            for s, c in ((proc.stdout, out_chunks), (proc.stderr, err_chunks))
+        ]
         for t in readers:
             t.start()
-        os.write(go_w, b"g")    # our threads are up and blocked: the clock starts with nothing of ours running
+        os.write(go_w, b"g")  # our threads are up and blocked: the clock starts with nothing of ours running
     finally:
         os.close(go_w)
     child_pid = _child_pid(report)
@@ -122,9 +136,13 @@ def run_once(argv: list[str], *, timeout_s: float = 60.0, cwd: Path | None = Non
         why = "cancelled" if cancelled else f"launcher failed (exit {proc.returncode}): {' '.join(tail[-2:])}"
         return Sample(0.0, 0, None, error=why, stdout=stdout, stderr_tail=tail)
     sample = Sample(
-        wall_s=r["wall_ns"] / 1e9, peak_rss_bytes=r["maxrss_kb"] * 1024,
-        exit_code=r["code"] if r["exited"] else None, signal=r["signal"], timed_out=r["timed_out"],
-        stdout=stdout, stderr_tail=tail,
+        wall_s=r["wall_ns"] / 1e9,
+        peak_rss_bytes=r["maxrss_kb"] * 1024,
+        exit_code=r["code"] if r["exited"] else None,
+        signal=r["signal"],
+        timed_out=r["timed_out"],
+        stdout=stdout,
+        stderr_tail=tail,
     )
     sample.error = _error(sample, r, timeout_s, cancelled)
     return sample
@@ -138,8 +156,15 @@ def _child_pid(report) -> int:
         return 0
 
 
-def _watch(proc: subprocess.Popen, report, pid: int, t0: float, timeout_s: float,
-           on_rss: Callable[[int, float], None] | None, cancel: threading.Event | None) -> bool:
+def _watch(
+    proc: subprocess.Popen,
+    report,
+    pid: int,
+    t0: float,
+    timeout_s: float,
+    on_rss: Callable[[int, float], None] | None,
+    cancel: threading.Event | None,
+) -> bool:
     """Sample RSS while the run goes; kill it on cancel. True when cancelled.
 
     Between looks it waits on the launcher's report pipe, which becomes readable the moment the
@@ -184,7 +209,9 @@ def _error(s: Sample, r: dict, timeout_s: float, cancelled: bool) -> str:
     if r.get("exec_errno"):
         return f"could not start: {r.get('exec_error')}"
     if s.exit_code is None:
-        name = signal.Signals(s.signal).name if s.signal in signal.Signals._value2member_map_ else str(s.signal)
+        name = (
+            signal.Signals(s.signal).name if s.signal in signal.Signals._value2member_map_ else str(s.signal)
+        )
         return f"killed by signal {name}" + _last(s)
     if s.exit_code != 0:
         return f"exit {s.exit_code}" + _last(s)
@@ -205,11 +232,17 @@ class Stats:
     stdev: float
 
     @classmethod
-    def of(cls, values: list[float]) -> "Stats | None":
+    def of(cls, values: list[float]) -> Stats | None:
         if not values:
             return None
-        return cls(len(values), min(values), statistics.median(values), max(values),
-                   statistics.fmean(values), statistics.stdev(values) if len(values) > 1 else 0.0)
+        return cls(
+            len(values),
+            min(values),
+            statistics.median(values),
+            max(values),
+            statistics.fmean(values),
+            statistics.stdev(values) if len(values) > 1 else 0.0,
+        )
 
 
 @dataclass
@@ -240,7 +273,9 @@ class Measurement:
 
     def summary(self) -> dict:
         return {
-            "argv": self.argv, "cwd": self.cwd, "status": "ok" if self.ok else "failed",
+            "argv": self.argv,
+            "cwd": self.cwd,
+            "status": "ok" if self.ok else "failed",
             "error": self.error or None,
             "wall_s": [s.wall_s for s in self.runs],
             "peak_rss_bytes": [s.peak_rss_bytes for s in self.runs],
@@ -254,23 +289,32 @@ class Measurement:
 class Progress:
     """What a live view needs while a command is measured."""
 
-    phase: str        # "warmup" | "run"
-    index: int        # 1-based within the phase
+    phase: str  # "warmup" | "run"
+    index: int  # 1-based within the phase
     total: int
-    sample: Sample | None = None    # set when a run has just finished
-    rss_bytes: int = 0              # live RSS of the running process
+    sample: Sample | None = None  # set when a run has just finished
+    rss_bytes: int = 0  # live RSS of the running process
     elapsed_s: float = 0.0
 
 
-def _live(on_progress: Callable[[Progress], None], phase: str, i: int, count: int,
-          rss: int, elapsed: float) -> None:
+def _live(
+    on_progress: Callable[[Progress], None], phase: str, i: int, count: int, rss: int, elapsed: float
+) -> None:
     on_progress(Progress(phase, i, count, rss_bytes=rss, elapsed_s=elapsed))
 
 
-def measure(argv: list[str], *, n: int = 20, warmup: int = 1, timeout_s: float = 60.0,
-            cwd: Path | None = None, env: dict[str, str] | None = None,
-            on_progress: Callable[[Progress], None] | None = None,
-            cancel: threading.Event | None = None, stop_on_failure: bool = True) -> Measurement:
+def measure(
+    argv: list[str],
+    *,
+    n: int = 20,
+    warmup: int = 1,
+    timeout_s: float = 60.0,
+    cwd: Path | None = None,
+    env: dict[str, str] | None = None,
+    on_progress: Callable[[Progress], None] | None = None,
+    cancel: threading.Event | None = None,
+    stop_on_failure: bool = True,
+) -> Measurement:
     """Warm-up runs, then `n` counted runs; stops early on a failed run or on cancel."""
     cwd = cwd or Path.cwd()
     m = Measurement(list(argv), str(cwd), [], [])

@@ -24,7 +24,7 @@ class Diff:
     max_abs: float
     mean_abs: float
     max_rel: float
-    worst_index: list[int]      # [row, col] of the largest absolute difference
+    worst_index: list[int]  # [row, col] of the largest absolute difference
     worst_got: float
     worst_want: float
     tol: float
@@ -36,8 +36,10 @@ class Diff:
 
     def line(self) -> str:
         verdict = "OK" if self.within_tol else "FAIL"
-        return (f"logits n={self.n} max|diff|={self.max_abs:.3g} worst={tuple(self.worst_index)} "
-                f"tol={self.tol:g} {verdict}")
+        return (
+            f"logits n={self.n} max|diff|={self.max_abs:.3g} worst={tuple(self.worst_index)} "
+            f"tol={self.tol:g} {verdict}"
+        )
 
 
 def _matrix(values, name: str) -> list[list[float]]:
@@ -62,10 +64,20 @@ def compare(got, want, tol: float = DEFAULT_TOL) -> Diff:
     g, w = _matrix(got, "logits"), _matrix(want, "reference")
     if (len(g), len(g[0])) != (len(w), len(w[0])):
         raise ShapeError(f"logits have shape [{len(g)}, {len(g[0])}], expected [{len(w)}, {len(w[0])}]")
-    abs_d = [[abs(a - b) for a, b in zip(rg, rw)] for rg, rw in zip(g, w)]
+    abs_d = [[abs(a - b) for a, b in zip(rg, rw, strict=False)] for rg, rw in zip(g, w, strict=False)]
     flat = [(d, i, j) for i, row in enumerate(abs_d) for j, d in enumerate(row)]
     worst, wi, wj = max(flat, key=lambda t: t[0])  # the first of equal ones
     rel = max(d / abs(w[i][j]) if w[i][j] != 0 else (0.0 if d == 0 else math.inf) for d, i, j in flat)
-    return Diff(shape=[len(w), len(w[0])], n=len(flat), max_abs=worst, mean_abs=sum(d for d, _, _ in flat) / len(flat),
-                max_rel=rel, worst_index=[wi, wj], worst_got=g[wi][wj], worst_want=w[wi][wj], tol=tol,
-                within_tol=worst <= tol, abs_diffs=abs_d)
+    return Diff(
+        shape=[len(w), len(w[0])],
+        n=len(flat),
+        max_abs=worst,
+        mean_abs=sum(d for d, _, _ in flat) / len(flat),
+        max_rel=rel,
+        worst_index=[wi, wj],
+        worst_got=g[wi][wj],
+        worst_want=w[wi][wj],
+        tol=tol,
+        within_tol=worst <= tol,
+        abs_diffs=abs_d,
+    )

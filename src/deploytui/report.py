@@ -17,14 +17,16 @@ from pathlib import Path
 
 from deploytui import forms as F
 from deploytui import machine, paths
-from deploytui.inspect import InspectError
-from deploytui.inspect.form_view import human
+from deploytui.inspectors import InspectError
+from deploytui.inspectors.form_view import human
 from deploytui.results import Store
 
 FORMATS = ("md", "json", "csv")
-METHOD = ("Each form runs in a fresh process through a small compiled launcher (posix_spawn, wait4): "
-          "wall time is spawn to reaped exit; peak RSS is the child's own ru_maxrss. "
-          "Warm-up runs are not counted. Logits are compared as f32 with eager PyTorch.")
+METHOD = (
+    "Each form runs in a fresh process through a small compiled launcher (posix_spawn, wait4): "
+    "wall time is spawn to reaped exit; peak RSS is the child's own ru_maxrss. "
+    "Warm-up runs are not counted. Logits are compared as f32 with eager PyTorch."
+)
 
 
 def scrub(text: str) -> str:
@@ -50,7 +52,7 @@ def ship_bytes(form: F.Form) -> int | None:
 
 
 def runtime_bytes(form: F.Form) -> int | None:
-    from deploytui.inspect import elf, form_view, python_runtime
+    from deploytui.inspectors import elf, form_view, python_runtime
 
     try:
         if form.runtime in python_runtime.ROOTS:
@@ -70,25 +72,42 @@ def rows(store: Store, with_runtime: bool = True) -> list[dict]:
         wall = [w for w in rec["wall_s"]]
         rss = rec["peak_rss_bytes"]
         rt = runtime_bytes(form) if with_runtime and rec["status"] != "unavailable" else None
-        out.append({
-            "form": form.key, "title": form.title, "family": form.family, "status": rec["status"],
-            "error": scrub(rec.get("error") or ""), "n": len(wall),
-            "start_min_s": min(wall) if wall else None, "start_median_s": _median(wall),
-            "start_max_s": max(wall) if wall else None,
-            "start_mean_s": statistics.fmean(wall) if wall else None,
-            "start_stdev_s": statistics.stdev(wall) if len(wall) > 1 else None,
-            "peak_rss_median_bytes": _median(rss), "peak_rss_min_bytes": min(rss) if rss else None,
-            "peak_rss_max_bytes": max(rss) if rss else None,
-            "ships": ", ".join(f"{p.name} ({human(p.stat().st_size)})" if p.exists() else f"{p.name} (missing)"
-                               for p in form.ship_paths()) or "–",
-            "ship_bytes": ship_bytes(form), "runtime": F.RUNTIME_TITLES[form.runtime], "runtime_bytes": rt,
-            "max_abs_diff": rec.get("max_abs_diff"), "max_rel_diff": (rec.get("diff") or {}).get("max_rel"),
-            "worst_index": (rec.get("diff") or {}).get("worst_index"), "tolerance": form.tolerance,
-            "within_tol": rec.get("within_tol"), "stages_ms": rec.get("stages_ms"),
-            "modules_added": rec.get("modules_added"), "modules_added_torch": rec.get("modules_added_torch"),
-            "modules_added_total": rec.get("modules_added_total"),
-            "measured_at": rec.get("measured_at"),
-        })
+        out.append(
+            {
+                "form": form.key,
+                "title": form.title,
+                "family": form.family,
+                "status": rec["status"],
+                "error": scrub(rec.get("error") or ""),
+                "n": len(wall),
+                "start_min_s": min(wall) if wall else None,
+                "start_median_s": _median(wall),
+                "start_max_s": max(wall) if wall else None,
+                "start_mean_s": statistics.fmean(wall) if wall else None,
+                "start_stdev_s": statistics.stdev(wall) if len(wall) > 1 else None,
+                "peak_rss_median_bytes": _median(rss),
+                "peak_rss_min_bytes": min(rss) if rss else None,
+                "peak_rss_max_bytes": max(rss) if rss else None,
+                "ships": ", ".join(
+                    f"{p.name} ({human(p.stat().st_size)})" if p.exists() else f"{p.name} (missing)"
+                    for p in form.ship_paths()
+                )
+                or "–",
+                "ship_bytes": ship_bytes(form),
+                "runtime": F.RUNTIME_TITLES[form.runtime],
+                "runtime_bytes": rt,
+                "max_abs_diff": rec.get("max_abs_diff"),
+                "max_rel_diff": (rec.get("diff") or {}).get("max_rel"),
+                "worst_index": (rec.get("diff") or {}).get("worst_index"),
+                "tolerance": form.tolerance,
+                "within_tol": rec.get("within_tol"),
+                "stages_ms": rec.get("stages_ms"),
+                "modules_added": rec.get("modules_added"),
+                "modules_added_torch": rec.get("modules_added_torch"),
+                "modules_added_total": rec.get("modules_added_total"),
+                "measured_at": rec.get("measured_at"),
+            }
+        )
     return out
 
 
@@ -112,39 +131,86 @@ def markdown(store: Store, manifest: dict) -> str:
         "# deploytui report: A1 MLP 4→8→3",
         f"Generated {time.strftime('%Y-%m-%d %H:%M %Z')}. Machine: {m['os']} {m['arch']}, {m['cpu']}, "
         f"{m['cores']} cores, {human(m['memory_bytes'])}. Tools: "
-        + ", ".join(v if str(v).startswith(k) else f"{k} {v}" for k, v in sorted(tools.items())) + ".",
+        + ", ".join(v if str(v).startswith(k) else f"{k} {v}" for k, v in sorted(tools.items()))
+        + ".",
         f"Method: {METHOD}",
         "## What ships",
-        _md_table(["form", "ships", "bytes", "runtime", "runtime size"],
-                  [[r["form"], r["ships"], str(r["ship_bytes"] or "–"), r["runtime"],
-                    human(r["runtime_bytes"]) if r["runtime_bytes"] is not None else "–"] for r in rs]),
+        _md_table(
+            ["form", "ships", "bytes", "runtime", "runtime size"],
+            [
+                [
+                    r["form"],
+                    r["ships"],
+                    str(r["ship_bytes"] or "–"),
+                    r["runtime"],
+                    human(r["runtime_bytes"]) if r["runtime_bytes"] is not None else "–",
+                ]
+                for r in rs
+            ],
+        ),
         "## Start-up (spawn to exit)",
-        _md_table(["form", "n", "min", "median", "max", "mean ± σ"],
-                  [[r["form"], str(r["n"]), _ms(r["start_min_s"]), _ms(r["start_median_s"]),
+        _md_table(
+            ["form", "n", "min", "median", "max", "mean ± σ"],
+            [
+                [
+                    r["form"],
+                    str(r["n"]),
+                    _ms(r["start_min_s"]),
+                    _ms(r["start_median_s"]),
                     _ms(r["start_max_s"]),
-                    f"{_ms(r['start_mean_s'])} ± {_ms(r['start_stdev_s'])}" if r["start_mean_s"] else "–"]
-                   for r in rs]),
+                    f"{_ms(r['start_mean_s'])} ± {_ms(r['start_stdev_s'])}" if r["start_mean_s"] else "–",
+                ]
+                for r in rs
+            ],
+        ),
         "## Peak memory (RSS)",
-        _md_table(["form", "median", "min", "max"],
-                  [[r["form"]] + [human(r[k]) if r[k] is not None else "–" for k in
-                                  ("peak_rss_median_bytes", "peak_rss_min_bytes", "peak_rss_max_bytes")]
-                   for r in rs]),
+        _md_table(
+            ["form", "median", "min", "max"],
+            [
+                [r["form"]]
+                + [
+                    human(r[k]) if r[k] is not None else "–"
+                    for k in ("peak_rss_median_bytes", "peak_rss_min_bytes", "peak_rss_max_bytes")
+                ]
+                for r in rs
+            ],
+        ),
         "## Numerics against eager PyTorch",
-        _md_table(["form", "max abs diff", "max rel diff", "worst [row, col]", "tolerance", "verdict"],
-                  [[r["form"], f"{r['max_abs_diff']:.3g}" if r["max_abs_diff"] is not None else "–",
+        _md_table(
+            ["form", "max abs diff", "max rel diff", "worst [row, col]", "tolerance", "verdict"],
+            [
+                [
+                    r["form"],
+                    f"{r['max_abs_diff']:.3g}" if r["max_abs_diff"] is not None else "–",
                     f"{r['max_rel_diff']:.3g}" if r["max_rel_diff"] is not None else "–",
-                    str(r["worst_index"]) if r["max_abs_diff"] else "–", f"{r['tolerance']:g}", _verdict(r)]
-                   for r in rs]),
+                    str(r["worst_index"]) if r["max_abs_diff"] else "–",
+                    f"{r['tolerance']:g}",
+                    _verdict(r),
+                ]
+                for r in rs
+            ],
+        ),
         "## Python stages (medians)",
-        _md_table(["form", "import", "load", "first forward", "modules added by load", "of them torch's"],
-                  [[r["form"]] + [f"{r['stages_ms'].get(k, 0):.2f} ms" for k in ("import", "load", "forward")]
-                   + [f"{r['modules_added_total']}: " + _top(r["modules_added"], 5), _top(r["modules_added_torch"], 3)]
-                   for r in rs if r["stages_ms"]]),
+        _md_table(
+            ["form", "import", "load", "first forward", "modules added by load", "of them torch's"],
+            [
+                [r["form"]]
+                + [f"{r['stages_ms'].get(k, 0):.2f} ms" for k in ("import", "load", "forward")]
+                + [
+                    f"{r['modules_added_total']}: " + _top(r["modules_added"], 5),
+                    _top(r["modules_added_torch"], 3),
+                ]
+                for r in rs
+                if r["stages_ms"]
+            ],
+        ),
     ]
     failed = [r for r in rs if r["error"]]
     if failed:
-        parts += ["## Failures", _md_table(["form", "status", "error"],
-                                           [[r["form"], r["status"], r["error"]] for r in failed])]
+        parts += [
+            "## Failures",
+            _md_table(["form", "status", "error"], [[r["form"], r["status"], r["error"]] for r in failed]),
+        ]
     return "\n\n".join(parts) + "\n"
 
 
@@ -153,19 +219,33 @@ def _top(counts: dict | None, n: int) -> str:
 
 
 def as_json(store: Store, manifest: dict) -> str:
-    return json.dumps({"generated_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "machine": machine.info(),
-                       "tools": manifest.get("tools", {}), "method": METHOD, "forms": rows(store)}, indent=1)
+    return json.dumps(
+        {
+            "generated_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+            "machine": machine.info(),
+            "tools": manifest.get("tools", {}),
+            "method": METHOD,
+            "forms": rows(store),
+        },
+        indent=1,
+    )
 
 
 def as_csv(store: Store, manifest: dict) -> str:
     rs = rows(store)
     buf = io.StringIO()
-    cols = [k for k in (rs[0].keys() if rs else ["form"]) if k not in ("stages_ms", "modules_added", "modules_added_torch")]
-    w = csv.DictWriter(buf, fieldnames=cols + ["import_ms", "load_ms", "forward_ms"], extrasaction="ignore")
+    cols = [
+        k
+        for k in (rs[0].keys() if rs else ["form"])
+        if k not in ("stages_ms", "modules_added", "modules_added_torch")
+    ]
+    w = csv.DictWriter(buf, fieldnames=[*cols, "import_ms", "load_ms", "forward_ms"], extrasaction="ignore")
     w.writeheader()
     for r in rs:
         st = r["stages_ms"] or {}
-        w.writerow({**r, "import_ms": st.get("import"), "load_ms": st.get("load"), "forward_ms": st.get("forward")})
+        w.writerow(
+            {**r, "import_ms": st.get("import"), "load_ms": st.get("load"), "forward_ms": st.get("forward")}
+        )
     return buf.getvalue()
 
 

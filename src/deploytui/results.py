@@ -22,7 +22,7 @@ REQUIRED = {"form": str, "status": str, "wall_s": list, "peak_rss_bytes": list}
 class Store:
     path: Path
     forms: dict[str, dict] = field(default_factory=dict)
-    dropped: list[str] = field(default_factory=list)   # what could not be read, for the user
+    dropped: list[str] = field(default_factory=list)  # what could not be read, for the user
 
     def put(self, record: dict) -> None:
         """Add or replace one form's record and write the file at once (atomic replace)."""
@@ -43,8 +43,11 @@ def load(path: Path | None = None) -> Store:
     except (OSError, ValueError) as e:
         data, why = None, f"{path.name} could not be read ({type(e).__name__}: {e})"
     else:
-        why = "" if isinstance(data, dict) and isinstance(data.get("forms"), dict) else \
-            f"{path.name} has no 'forms' table"
+        why = (
+            ""
+            if isinstance(data, dict) and isinstance(data.get("forms"), dict)
+            else f"{path.name} has no 'forms' table"
+        )
     if why:
         store.dropped.append(why + ", starting empty")
     else:
@@ -79,14 +82,23 @@ def _counts(v: object) -> bool:
 
 
 def _matrix(v: object) -> bool:
-    return (isinstance(v, list) and bool(v) and all(isinstance(r, list) and len(r) == len(v[0]) for r in v)
-            and all(_num(x) for r in v for x in r))
+    return (
+        isinstance(v, list)
+        and bool(v)
+        and all(isinstance(r, list) and len(r) == len(v[0]) for r in v)
+        and all(_num(x) for r in v for x in r)
+    )
 
 
 def _diff(v: object) -> bool:
-    return (isinstance(v, dict) and all(_num(v.get(k)) for k in ("max_abs", "mean_abs", "tol"))
-            and isinstance(v.get("max_rel"), (int, float)) and isinstance(v.get("within_tol"), bool)
-            and isinstance(v.get("worst_index"), list) and _matrix(v.get("abs_diffs")))
+    return (
+        isinstance(v, dict)
+        and all(_num(v.get(k)) for k in ("max_abs", "mean_abs", "tol"))
+        and isinstance(v.get("max_rel"), (int, float))
+        and isinstance(v.get("within_tol"), bool)
+        and isinstance(v.get("worst_index"), list)
+        and _matrix(v.get("abs_diffs"))
+    )
 
 
 # what each optional field of a record must be when it is not null (the app, CLI and report rely on it)
@@ -130,7 +142,9 @@ def _problem(key: str, rec: object, reference: list | None = None) -> str:
     for name, ok in OPTIONAL.items():
         if rec.get(name) is not None and not ok(rec[name]):
             return f"field {name!r} is malformed"
-    if rec["status"] == "ok" and (not rec["wall_s"] or len(rec["wall_s"]) != rec.get("n", len(rec["wall_s"]))):
+    if rec["status"] == "ok" and (
+        not rec["wall_s"] or len(rec["wall_s"]) != rec.get("n", len(rec["wall_s"]))
+    ):
         return f"holds {len(rec['wall_s'])} run times for n={rec.get('n')}"
     logits, diff = rec.get("logits"), rec.get("diff")
     if logits and diff:
@@ -138,8 +152,9 @@ def _problem(key: str, rec: object, reference: list | None = None) -> str:
     return ""
 
 
-def _diff_problem(logits: list, diff: dict, max_abs: float | None, within: bool | None,
-                  reference: list | None) -> str:
+def _diff_problem(
+    logits: list, diff: dict, max_abs: float | None, within: bool | None, reference: list | None
+) -> str:
     """The stored diff must be what the stored logits give against eager's (exactly: same code)."""
     if reference is None:
         shape_ok = len(diff["abs_diffs"]) * len(diff["abs_diffs"][0]) == len(logits) * len(logits[0])

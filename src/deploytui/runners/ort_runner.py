@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 import sys
 
-from deploytui.runners.report import Stages, emit, fail
+from deploytui.runners.protocol import Stages, emit, fail
 
 
 def main(argv: list[str]) -> None:

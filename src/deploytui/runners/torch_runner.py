@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import sys
 
-from deploytui.runners.report import Stages, emit, fail
+from deploytui.runners.protocol import Stages, emit, fail
 
 MODES = ("eager", "jit", "export", "aoti", "aoti-lean")
 
@@ -35,8 +35,9 @@ def load(mode: str, path: str):
         import ctypes
         import os
 
-        ctypes.CDLL(os.path.join(os.path.dirname(torch.__file__), "lib", "libtorch_cpu.so"),
-                    mode=ctypes.RTLD_GLOBAL)
+        ctypes.CDLL(
+            os.path.join(os.path.dirname(torch.__file__), "lib", "libtorch_cpu.so"), mode=ctypes.RTLD_GLOBAL
+        )
     return torch._inductor.aoti_load_package(path)
 
 

@@ -16,7 +16,7 @@ if TYPE_CHECKING:
 
 def run_app(*, headless: bool = False) -> DeployApp:
     """Run the app until it exits; returns it (its `return_code`, `ready_ms`, `ready_at_ns`)."""
-    _start.hold_gc()          # released by the app once its first frame is up
+    _start.hold_gc()  # released by the app once its first frame is up
     from deploytui.tui.app import DeployApp
 
     app = DeployApp(handle_signals=True)

@@ -14,8 +14,6 @@ import threading
 import time
 from pathlib import Path
 
-from deploytui.tui import _start  # first: the start-up clock
-
 from textual import on, work
 from textual.app import App, SystemCommand
 from textual.binding import Binding
@@ -23,13 +21,14 @@ from textual.screen import Screen
 from textual.worker import Worker, WorkerState, get_current_worker
 
 from deploytui import forms, manifest, results
+from deploytui.tui import _start  # first: the start-up clock
 from deploytui.tui import messages as msg
 from deploytui.tui.live import LiveRun
 
 RUNS = 20
 WARMUP = 1
-LIVE_EVERY_S = 0.05          # live RSS/elapsed updates posted at most this often
-SAMPLES_EVERY_S = 0.25       # finished runs too: redrawing after each 2 ms run slowed the runs ~50 %
+LIVE_EVERY_S = 0.05  # live RSS/elapsed updates posted at most this often
+SAMPLES_EVERY_S = 0.25  # finished runs too: redrawing after each 2 ms run slowed the runs ~50 %
 EXIT_ON_READY_ENV = "DEPLOYTUI_EXIT_ON_READY"
 
 
@@ -62,14 +61,14 @@ class DeployApp(App):
         self.manifest: dict = {}
         self.status: dict[str, str] = {}
         self.live: LiveRun | None = None
-        self.job: str = ""                       # "run" | "build" | "" (nothing in flight)
+        self.job: str = ""  # "run" | "build" | "" (nothing in flight)
         self.cancel_event = threading.Event()
-        self.quit_event = threading.Event()        # set once when the app goes: stops inspection too
+        self.quit_event = threading.Event()  # set once when the app goes: stops inspection too
         self._sections: dict[str, list] = {}
         self._reference: tuple[list | None, str] | None = None
         self._last_live = 0.0
         self._want_inspect: str | None = None
-        self._inspecting = threading.Event()     # set while the inspector thread works
+        self._inspecting = threading.Event()  # set while the inspector thread works
         self._quitting = False
         self.load_state()
 
@@ -105,8 +104,12 @@ class DeployApp(App):
     # ---- lifecycle ------------------------------------------------------------------------
     def on_mount(self) -> None:
         if self.store.dropped:
-            self.notify("Results file damaged — " + "; ".join(self.store.dropped),
-                        title="Some results dropped", severity="warning", timeout=15)
+            self.notify(
+                "Results file damaged — " + "; ".join(self.store.dropped),
+                title="Some results dropped",
+                severity="warning",
+                timeout=15,
+            )
         if self.handle_signals:
             loop = asyncio.get_running_loop()
             for sig in (signal.SIGTERM, signal.SIGHUP):
@@ -117,7 +120,7 @@ class DeployApp(App):
 
     def on_ready(self) -> None:
         self.ready_ms = (time.perf_counter_ns() - self.started_ns) / 1e6
-        self.ready_at_ns = time.monotonic_ns()   # for bench/app_startup.py, comparable across processes
+        self.ready_at_ns = time.monotonic_ns()  # for bench/app_startup.py, comparable across processes
         _start.release_gc()
         self.log.info(f"ready in {self.ready_ms:.0f} ms")
         if os.environ.get(EXIT_ON_READY_ENV):
@@ -228,20 +231,30 @@ class DeployApp(App):
     # ---- palette --------------------------------------------------------------------------
     def get_system_commands(self, screen: Screen):
         yield from super().get_system_commands(screen)
-        yield SystemCommand("Run highlighted form", "Measure it: 20 runs after 1 warm-up (r)", self.action_run)
-        yield SystemCommand("Run all forms", "Measure every built form in order, storing each (a)",
-                            self.action_run_all)
-        yield SystemCommand("Cancel run", "Stop the measurement or build in flight (escape)", self.action_cancel)
+        yield SystemCommand(
+            "Run highlighted form", "Measure it: 20 runs after 1 warm-up (r)", self.action_run
+        )
+        yield SystemCommand(
+            "Run all forms", "Measure every built form in order, storing each (a)", self.action_run_all
+        )
+        yield SystemCommand(
+            "Cancel run", "Stop the measurement or build in flight (escape)", self.action_cancel
+        )
         yield SystemCommand("Build", "Build every artifact, incrementally (b)", self.action_build)
         yield SystemCommand("Compare", "Every form side by side (c)", self.action_compare)
-        yield SystemCommand("Export report", "Write the Markdown report from stored results (e)", self.action_export)
+        yield SystemCommand(
+            "Export report", "Write the Markdown report from stored results (e)", self.action_export
+        )
         yield SystemCommand("Help", "deploytui's keys, on every screen (?)", self.action_help)
         if screen is self.main:
             from deploytui.tui.main_screen import TAB_KEYS
 
             for key, name in TAB_KEYS:
-                yield SystemCommand(f"Show the {name.title()} tab", f"of the highlighted form ({key})",
-                                    lambda name=name: self.main.show_tab(name))
+                yield SystemCommand(
+                    f"Show the {name.title()} tab",
+                    f"of the highlighted form ({key})",
+                    lambda name=name: self.main.show_tab(name),
+                )
 
     # ---- workers --------------------------------------------------------------------------
     @work(thread=True, exclusive=True, group="job", exit_on_error=False, name="measure")
@@ -251,7 +264,7 @@ class DeployApp(App):
         cancel = self.cancel_event
         worker = get_current_worker()
         done = 0
-        while self._inspecting.is_set() and not cancel.is_set():   # never overlap the inspector's run
+        while self._inspecting.is_set() and not cancel.is_set():  # never overlap the inspector's run
             time.sleep(0.05)
         for key in keys:
             if cancel.is_set() or worker.is_cancelled:
@@ -260,7 +273,7 @@ class DeployApp(App):
             last = {"live": 0.0, "sample": 0.0}
             finished, walls = [0], []
 
-            def progress(p, key=key) -> None:
+            def progress(p, key=key, last=last, finished=finished, walls=walls) -> None:
                 kind, every = ("live", LIVE_EVERY_S) if p.sample is None else ("sample", SAMPLES_EVERY_S)
                 if p.sample is not None:
                     finished[0] += 1
@@ -272,13 +285,19 @@ class DeployApp(App):
                 last[kind] = now
                 self.post_message(msg.RunProgress(key, p, finished[0], list(walls)))
 
-            record = bench.bench_form(forms.get(key), n=self.runs, warmup=self.warmup_runs,
-                                      on_progress=progress, cancel=cancel, manifest=self.manifest)
+            record = bench.bench_form(
+                forms.get(key),
+                n=self.runs,
+                warmup=self.warmup_runs,
+                on_progress=progress,
+                cancel=cancel,
+                manifest=self.manifest,
+            )
             cancelled = cancel.is_set()
             if not cancelled:
                 try:
                     self.call_from_thread(self._store_put, record)
-                except RuntimeError:   # the app is gone
+                except RuntimeError:  # the app is gone
                     return
                 done += 1
             self.post_message(msg.RunFinished(key, record, cancelled))
@@ -289,11 +308,12 @@ class DeployApp(App):
 
     @work(thread=True, exclusive=True, group="job", exit_on_error=False, name="build")
     def _build(self) -> None:
-        from deploytui.build import run_build
+        from deploytui.builder import run_build
 
         try:
-            built = run_build(on_event=lambda e: self.post_message(msg.BuildLine(e)),
-                              cancel=self.cancel_event)
+            built = run_build(
+                on_event=lambda e: self.post_message(msg.BuildLine(e)), cancel=self.cancel_event
+            )
             self.post_message(msg.BuildDone(built, self.cancel_event.is_set()))
         except Exception as e:
             self.post_message(msg.BuildDone({}, False, f"{type(e).__name__}: {e}"))
@@ -307,12 +327,13 @@ class DeployApp(App):
         if key in self._sections:
             self.main.show_sections(key, self._sections[key])
             return
-        if self.ready_ms is None:      # the inspectors' imports wait until the app is on screen
+        if self.ready_ms is None:  # the inspectors' imports wait until the app is on screen
             self._want_inspect = key
             return
         if self.job:
-            self.main.show_waiting(key, "Looking inside waits until the job in flight ends "
-                                        "(inspecting a program runs it once).")
+            self.main.show_waiting(
+                key, "Looking inside waits until the job in flight ends (inspecting a program runs it once)."
+            )
             return
         self.main.show_waiting(key, f"Looking inside {key}…")
         self._want_inspect = key
@@ -324,20 +345,23 @@ class DeployApp(App):
     def _inspect(self) -> None:
         try:
             try:
-                from deploytui.inspect.form_view import sections
+                from deploytui.inspectors.form_view import sections
             except ImportError as e:
-                self.post_message(msg.SectionsReady(self._want_inspect or "", [], f"inspectors not available: {e}"))
+                self.post_message(
+                    msg.SectionsReady(self._want_inspect or "", [], f"inspectors not available: {e}")
+                )
                 return
             while True:
                 key = self._want_inspect
-                if not key or self.cancel_event.is_set() and self._quitting:
+                if not key or (self.cancel_event.is_set() and self._quitting):
                     return
                 try:
                     found = sections(forms.get(key), self.manifest, self.quit_event)
                     self.post_message(msg.SectionsReady(key, list(found)))
                 except Exception as e:  # sections() should never raise; if it does, say so in place
-                    self.post_message(msg.SectionsReady(key, [], f"inspecting {key} failed: "
-                                                                 f"{type(e).__name__}: {e}"))
+                    self.post_message(
+                        msg.SectionsReady(key, [], f"inspecting {key} failed: {type(e).__name__}: {e}")
+                    )
                 if self._want_inspect == key:
                     self._want_inspect = None
                     return
@@ -391,8 +415,12 @@ class DeployApp(App):
             kept = "earlier result kept" if m.form in self.store.forms else "nothing stored"
             self.notify(f"{m.form}: cancelled, {kept}", severity="warning")
         elif rec.get("status") != "ok" or rec.get("error"):
-            self.notify(f"{m.form}: {rec.get('error')}", title="Run failed" if rec.get("status") != "ok"
-                        else "Logits differ", severity="error", timeout=10)
+            self.notify(
+                f"{m.form}: {rec.get('error')}",
+                title="Run failed" if rec.get("status") != "ok" else "Logits differ",
+                severity="error",
+                timeout=10,
+            )
 
     def on_run_all_done(self, m: msg.RunAllDone) -> None:
         if self._quitting:
@@ -424,8 +452,11 @@ class DeployApp(App):
             if isinstance(s, BuildScreen):
                 s.finished(m.manifest, m.cancelled, m.error)
         built = sum(1 for f in forms.FORMS if not self.status.get(f.key))
-        self.notify(m.error or f"Build {'cancelled' if m.cancelled else 'done'}: {built}/{len(forms.FORMS)} forms built",
-                    severity="error" if m.error else "information")
+        self.notify(
+            m.error
+            or f"Build {'cancelled' if m.cancelled else 'done'}: {built}/{len(forms.FORMS)} forms built",
+            severity="error" if m.error else "information",
+        )
 
     @on(Worker.StateChanged)
     def _worker_state(self, event: Worker.StateChanged) -> None:
@@ -434,8 +465,12 @@ class DeployApp(App):
         if event.state != WorkerState.ERROR:
             return
         name = worker.name or "worker"
-        self.notify(f"{name} failed: {type(worker.error).__name__}: {worker.error}", title="Error",
-                    severity="error", timeout=15)
+        self.notify(
+            f"{name} failed: {type(worker.error).__name__}: {worker.error}",
+            title="Error",
+            severity="error",
+            timeout=15,
+        )
         if worker.group == "job":
             self.job = ""
             self.live = None

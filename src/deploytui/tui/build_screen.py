@@ -11,8 +11,13 @@ from textual.containers import Vertical
 from textual.screen import Screen
 from textual.widgets import Footer, ProgressBar, RichLog, Static
 
-STATUS_STYLE = {"ok": "green", "up-to-date": "dim green", "failed": "bold red", "unavailable": "yellow",
-                "skipped": "yellow"}
+STATUS_STYLE = {
+    "ok": "green",
+    "up-to-date": "dim green",
+    "failed": "bold red",
+    "unavailable": "yellow",
+    "skipped": "yellow",
+}
 
 
 class BuildScreen(Screen):
@@ -66,8 +71,14 @@ class BuildScreen(Screen):
     def finished(self, manifest: dict, cancelled: bool, error: str) -> None:
         steps = manifest.get("steps", {}) if manifest else {}
         bad = [n for n, r in steps.items() if r.get("status") not in ("ok", "up-to-date")]
-        msg = (f"build failed: {error}" if error else "build cancelled" if cancelled
-               else f"build finished: {len(steps) - len(bad)} steps ok" + (f", not ok: {', '.join(bad)}" if bad else ""))
+        msg = (
+            f"build failed: {error}"
+            if error
+            else "build cancelled"
+            if cancelled
+            else f"build finished: {len(steps) - len(bad)} steps ok"
+            + (f", not ok: {', '.join(bad)}" if bad else "")
+        )
         self.query_one("#build-status", Static).update(Text(msg + " — escape returns", style="bold"))
         self.query_one("#build-log", RichLog).write(Text(msg, style="bold"))
 

@@ -16,9 +16,17 @@ from deploytui import forms
 from deploytui.tui import fmt
 from deploytui.tui.widgets.chart import PlotextChart, bars
 
-COLUMNS = [("form", "Form"), ("runtime", "Runtime"), ("ships", "What ships"), ("size", "Ship size"),
-           ("start_min", "Start min"), ("start_med", "Start median"), ("rss", "Peak RSS"), ("diff", "max|diff|"),
-           ("verdict", "Verdict")]
+COLUMNS = [
+    ("form", "Form"),
+    ("runtime", "Runtime"),
+    ("ships", "What ships"),
+    ("size", "Ship size"),
+    ("start_min", "Start min"),
+    ("start_med", "Start median"),
+    ("rss", "Peak RSS"),
+    ("diff", "max|diff|"),
+    ("verdict", "Verdict"),
+]
 
 
 class Cell:
@@ -65,9 +73,11 @@ def row_cells(form: forms.Form, why: str, rec: dict | None, manifest: dict) -> l
         verdict = Cell(4, fmt.short_reason(why), "grey50")
     else:
         mark = fmt.verdict_mark(rec)
-        verdict = Cell({fmt.CHECK: 0, fmt.CROSS: 1}.get(mark, 3 if not rec else 2),
-                       {fmt.CHECK: "✓ ok", fmt.CROSS: "✗ differs", fmt.BANG: "! failed"}.get(mark, "not run"),
-                       "green" if mark == fmt.CHECK else "red" if mark.strip() else "grey50")
+        verdict = Cell(
+            {fmt.CHECK: 0, fmt.CROSS: 1}.get(mark, 3 if not rec else 2),
+            {fmt.CHECK: "✓ ok", fmt.CROSS: "✗ differs", fmt.BANG: "! failed"}.get(mark, "not run"),
+            "green" if mark == fmt.CHECK else "red" if mark.strip() else "grey50",
+        )
     return [
         Cell(form.key, form.key, "bold" if not why else "grey62"),
         Cell(form.runtime, forms.RUNTIME_TITLES.get(form.runtime, form.runtime).split(" and ")[0]),
@@ -76,8 +86,11 @@ def row_cells(form: forms.Form, why: str, rec: dict | None, manifest: dict) -> l
         Cell(fmt.minimum(walls), fmt.seconds(fmt.minimum(walls)) if walls else "–", right=True),
         Cell(fmt.median(walls), fmt.seconds(fmt.median(walls)) if walls else "–", right=True),
         Cell(rss, fmt.size(rss) if rss else "–", right=True),
-        Cell(diff if isinstance(diff, (int, float)) else None,
-             f"{diff:.2g}" if isinstance(diff, (int, float)) else "–", right=True),
+        Cell(
+            diff if isinstance(diff, (int, float)) else None,
+            f"{diff:.2g}" if isinstance(diff, (int, float)) else "–",
+            right=True,
+        ),
         verdict,
     ]
 
@@ -101,8 +114,13 @@ class CompareScreen(Screen):
 
     def compose(self) -> ComposeResult:
         with Vertical(id="compare-box"):
-            yield Static(Text("Every form side by side — s (or a click on a header) sorts by the cursor's column",
-                              style="dim"), id="compare-hint")
+            yield Static(
+                Text(
+                    "Every form side by side — s (or a click on a header) sorts by the cursor's column",
+                    style="dim",
+                ),
+                id="compare-hint",
+            )
             yield DataTable(id="compare-table", cursor_type="cell", zebra_stripes=True)
             with Horizontal(id="compare-charts"):
                 yield PlotextChart("no form measured yet", id="chart-start")
@@ -115,24 +133,35 @@ class CompareScreen(Screen):
             table.add_column(label, key=key)
         app = self.app
         for f in forms.FORMS:
-            table.add_row(*row_cells(f, app.status.get(f.key, ""), app.store.forms.get(f.key), app.manifest),
-                          key=f.key)
+            table.add_row(
+                *row_cells(f, app.status.get(f.key, ""), app.store.forms.get(f.key), app.manifest), key=f.key
+            )
         table.focus()
-        measured = [(f.key, app.store.forms[f.key]) for f in forms.FORMS if fmt.ok_runs(app.store.forms.get(f.key))]
+        measured = [
+            (f.key, app.store.forms[f.key]) for f in forms.FORMS if fmt.ok_runs(app.store.forms.get(f.key))
+        ]
         if measured:
             labels = [k for k, _ in measured]
             starts = [fmt.median(r["wall_s"]) * 1e3 for _, r in measured]
             rss = [fmt.median(r["peak_rss_bytes"]) / (1 << 20) for _, r in measured]
             self.query_one("#chart-start", PlotextChart).plot(
-                bars(labels, starts, title="start-up median (log scale)", log=True,
-                     value_text=lambda v: fmt.seconds(v / 1e3)))
+                bars(
+                    labels,
+                    starts,
+                    title="start-up median (log scale)",
+                    log=True,
+                    value_text=lambda v: fmt.seconds(v / 1e3),
+                )
+            )
             self.query_one("#chart-rss", PlotextChart).plot(
-                bars(labels, rss, title="peak RSS median",
-                     value_text=lambda v: fmt.size(v * (1 << 20))))
+                bars(labels, rss, title="peak RSS median", value_text=lambda v: fmt.size(v * (1 << 20)))
+            )
 
     def sort_by(self, column: str) -> None:
         reverse = self._sorted == (column, False)
-        self.query_one("#compare-table", DataTable).sort(column, key=lambda c: c.sort_key(reverse), reverse=reverse)
+        self.query_one("#compare-table", DataTable).sort(
+            column, key=lambda c: c.sort_key(reverse), reverse=reverse
+        )
         self._sorted = (column, reverse)
 
     def action_sort(self) -> None:

@@ -11,7 +11,7 @@ class LiveRun:
     """What the app knows about the run in flight (fed by RunProgress messages)."""
 
     form: str
-    total: int                  # warm-up runs + counted runs
+    total: int  # warm-up runs + counted runs
     warmup: int
     done: int = 0
     rss: int = 0

@@ -23,7 +23,8 @@ TAB_KEYS = [(str(i), name.lower()) for i, name in enumerate((*INSPECT_TABS, "Run
 class MainScreen(Screen):
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (WIDE_AT, "-wide")]
     BINDINGS = [
-        Binding(key, f"show_tab('{name}')", name.title(), show=False, id=f"tab-{name}") for key, name in TAB_KEYS
+        Binding(key, f"show_tab('{name}')", name.title(), show=False, id=f"tab-{name}")
+        for key, name in TAB_KEYS
     ]
 
     def compose(self) -> ComposeResult:
@@ -32,7 +33,7 @@ class MainScreen(Screen):
         with Horizontal(id="body"):
             yield FormList(id="forms")
             with Vertical(id="detail"):
-                yield Static(id="detail-title")   # the tabs are mounted by mount_rest(), after ready
+                yield Static(id="detail-title")  # the tabs are mounted by mount_rest(), after ready
         yield Footer()
 
     def on_mount(self) -> None:
@@ -54,10 +55,14 @@ class MainScreen(Screen):
         from deploytui.tui.widgets.run_view import RunView
         from deploytui.tui.widgets.sections_view import SectionsView
 
-        panes = [TabPane(tab, SectionsView(tab, id=f"sections-{tab.lower()}"), id=f"tab-{tab.lower()}")
-                 for tab in INSPECT_TABS]
-        panes += [TabPane("Run", RunView(id="run-view"), id="tab-run"),
-                  TabPane("Diff", DiffView(id="diff-view"), id="tab-diff")]
+        panes = [
+            TabPane(tab, SectionsView(tab, id=f"sections-{tab.lower()}"), id=f"tab-{tab.lower()}")
+            for tab in INSPECT_TABS
+        ]
+        panes += [
+            TabPane("Run", RunView(id="run-view"), id="tab-run"),
+            TabPane("Diff", DiffView(id="diff-view"), id="tab-diff"),
+        ]
         tabs = TabbedContent(id="tabs")
         await self.query_one("#detail", Vertical).mount(tabs)
         for pane in panes:
@@ -85,7 +90,8 @@ class MainScreen(Screen):
     def refresh_form(self, key: str) -> None:
         app = self.app
         self.query_one("#forms", FormList).refresh_form(
-            key, app.status.get(key, ""), app.store.forms.get(key), bool(app.live and app.live.form == key))
+            key, app.status.get(key, ""), app.store.forms.get(key), bool(app.live and app.live.form == key)
+        )
         if key == self.current:
             self.show_detail(key, inspect=False)
 
@@ -161,8 +167,14 @@ class MainScreen(Screen):
         app = self.app
         for view in self.query("#diff-view"):
             ref, err = app.reference()
-            view.show(key, app.store.forms.get(key), ref, err, tolerance=forms.get(key).tolerance,
-                      unavailable=app.status.get(key, ""))
+            view.show(
+                key,
+                app.store.forms.get(key),
+                ref,
+                err,
+                tolerance=forms.get(key).tolerance,
+                unavailable=app.status.get(key, ""),
+            )
 
     # ---- events -------------------------------------------------------------------------
     def on_resize(self, event: events.Resize) -> None:

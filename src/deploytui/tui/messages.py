@@ -9,16 +9,16 @@ class RunStarted(Message):
     def __init__(self, form: str, total: int) -> None:
         super().__init__()
         self.form = form
-        self.total = total          # warm-up + counted runs
+        self.total = total  # warm-up + counted runs
 
 
 class RunProgress(Message):
     def __init__(self, form: str, progress, done: int, walls: list[float]) -> None:
         super().__init__()
         self.form = form
-        self.progress = progress    # measure.Progress
-        self.done = done            # runs finished so far (warm-up included)
-        self.walls = walls          # wall times of the counted runs that were ok so far
+        self.progress = progress  # measure.Progress
+        self.done = done  # runs finished so far (warm-up included)
+        self.walls = walls  # wall times of the counted runs that were ok so far
 
 
 class RunFinished(Message):
@@ -40,7 +40,7 @@ class RunAllDone(Message):
 class BuildLine(Message):
     def __init__(self, event) -> None:
         super().__init__()
-        self.event = event          # build.BuildEvent
+        self.event = event  # build.BuildEvent
 
 
 class BuildDone(Message):

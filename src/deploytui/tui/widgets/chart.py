@@ -7,7 +7,7 @@ its size limit (`limit(False, False)`), else it is capped at the real tty size.
 from __future__ import annotations
 
 import math
-from typing import Callable
+from collections.abc import Callable
 
 from rich.text import Text
 from textual.widgets import Static
@@ -23,15 +23,23 @@ def _figure(width: int, height: int):
     return fig
 
 
-def bars(labels: list[str], values: list[float], *, title: str = "", log: bool = False,
-         value_text: Callable[[float], str] | None = None) -> Callable[[int, int], str]:
+def bars(
+    labels: list[str],
+    values: list[float],
+    *,
+    title: str = "",
+    log: bool = False,
+    value_text: Callable[[float], str] | None = None,
+) -> Callable[[int, int], str]:
     """Horizontal bars, first label on top. With `log`, bar lengths are log10 of the values and
     the axis ticks are labelled with real values (decades)."""
 
     def draw(width: int, height: int) -> str:
         fig = _figure(width, height)
         vals = [float(v) for v in values]
-        names = [f"{lab} {value_text(v)}" if value_text else lab for lab, v in zip(labels, vals)]
+        names = [
+            f"{lab} {value_text(v)}" if value_text else lab for lab, v in zip(labels, vals, strict=False)
+        ]
         floor = 0
         if log and any(v > 0 for v in vals):
             floor = math.floor(math.log10(min(v for v in vals if v > 0)))
@@ -40,7 +48,7 @@ def bars(labels: list[str], values: list[float], *, title: str = "", log: bool =
         fig.draw(sig)
         ruler = fig.ruler(axis="x")
         ruler.lim(0, max(vals, default=0) * 1.02 or None)  # plotext may clip the longest bar otherwise
-        if log:   # bar lengths are log10 values: the real values are in the labels, not on the axis
+        if log:  # bar lengths are log10 values: the real values are in the labels, not on the axis
             ruler.ticks([], [])
         if title:
             fig.title(title)

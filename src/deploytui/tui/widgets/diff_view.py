@@ -21,8 +21,15 @@ class DiffView(VerticalScroll):
         yield Static(id="diff-summary")
         yield DataTable(show_cursor=False, zebra_stripes=True, id="diff-table")
 
-    def show(self, form_key: str, rec: dict | None, reference: list | None, ref_error: str = "",
-             tolerance: float = numerics.DEFAULT_TOL, unavailable: str = "") -> None:
+    def show(
+        self,
+        form_key: str,
+        rec: dict | None,
+        reference: list | None,
+        ref_error: str = "",
+        tolerance: float = numerics.DEFAULT_TOL,
+        unavailable: str = "",
+    ) -> None:
         """Compare the stored logits with eager's afresh: what the table shows is what is judged."""
         summary = self.query_one("#diff-summary", Static)
         table = self.query_one("#diff-table", DataTable)
@@ -50,23 +57,32 @@ class DiffView(VerticalScroll):
             t.append(f"OK (max|diff| {d.max_abs:.3g} ≤ {d.tol:g})", style="bold green")
         else:
             t.append(f"FAIL (max|diff| {d.max_abs:.3g} > {d.tol:g})", style="bold red")
-        t.append(f"\nmax |diff| {d.max_abs:.3g}   mean |diff| {d.mean_abs:.3g}   max rel {d.max_rel:.3g}   "
-                 f"tolerance {d.tol:g}")
+        t.append(
+            f"\nmax |diff| {d.max_abs:.3g}   mean |diff| {d.mean_abs:.3g}   max rel {d.max_rel:.3g}   "
+            f"tolerance {d.tol:g}"
+        )
         worst = None
         if d.max_abs == 0:
             t.append("\nbit-identical to eager: every element equal as f32")
         else:
             worst = d.worst_index
-            t.append(f"\nworst element {tuple(worst)}: got {d.worst_got:.9g}, eager {d.worst_want:.9g}   "
-                     f"shape {d.shape}  n={d.n}")
+            t.append(
+                f"\nworst element {tuple(worst)}: got {d.worst_got:.9g}, eager {d.worst_want:.9g}   "
+                f"shape {d.shape}  n={d.n}"
+            )
         summary.update(t)
         table.display = True
         table.add_columns("index", "this form", "eager", "|diff|", "")
         for i, row in enumerate(d.abs_diffs):
             for j, diff in enumerate(row):
                 mark = "◀ worst" if worst == [i, j] else ""
-                table.add_row(f"[{i},{j}]", _f32(got[i][j]), _f32(reference[i][j]), f"{diff:.3g}",
-                              Text(mark, style="bold yellow"))
+                table.add_row(
+                    f"[{i},{j}]",
+                    _f32(got[i][j]),
+                    _f32(reference[i][j]),
+                    f"{diff:.3g}",
+                    Text(mark, style="bold yellow"),
+                )
 
 
 def _f32(v: float) -> str:

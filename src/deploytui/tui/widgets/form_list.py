@@ -11,7 +11,7 @@ from deploytui import forms
 from deploytui.tui import fmt
 
 KEY_W = 19
-WIDE_AT = 120      # terminal columns from which the list shows start-up and RSS
+WIDE_AT = 120  # terminal columns from which the list shows start-up and RSS
 
 
 def row(form: forms.Form, why: str, rec: dict | None, running: bool = False, compact: bool = False) -> Text:
@@ -49,8 +49,8 @@ class FormList(OptionList):
         Binding("k", "cursor_up", "Up", show=False, id="form-up"),
     ]
 
-    compact = False                # key and verdict only: set by the screen below WIDE_AT columns
-    _shown: tuple = ({}, {}, "")   # what populate() last drew: status, results, running
+    compact = False  # key and verdict only: set by the screen below WIDE_AT columns
+    _shown: tuple = ({}, {}, "")  # what populate() last drew: status, results, running
 
     def populate(self, status: dict[str, str], results: dict[str, dict], running: str = "") -> None:
         """(Re)fill the list, keeping the highlighted form."""
@@ -65,8 +65,12 @@ class FormList(OptionList):
             options.append(Option(header, id=f"family:{family}", disabled=True))
             for f in forms.FORMS:
                 if f.family == family:
-                    options.append(Option(row(f, status.get(f.key, ""), results.get(f.key), running == f.key,
-                                              self.compact), id=f.key))
+                    options.append(
+                        Option(
+                            row(f, status.get(f.key, ""), results.get(f.key), running == f.key, self.compact),
+                            id=f.key,
+                        )
+                    )
         self.add_options(options)
         self.select_key(current or forms.FORMS[0].key)
 

@@ -45,14 +45,19 @@ class RunView(VerticalScroll):
         prev_wall = fmt.median(rec.get("wall_s")) if fmt.ok_runs(rec) else None
         prev_rss = fmt.median(rec.get("peak_rss_bytes")) if fmt.ok_runs(rec) else None
         if live is not None and live.form == form_key:
-            status.update(Text(f"running {form_key}: {live.done}/{live.total} runs done ({live.warmup} warm-up, "
-                               f"then {live.total - live.warmup} counted) — escape or x cancels", style="bold yellow"))
+            status.update(
+                Text(
+                    f"running {form_key}: {live.done}/{live.total} runs done ({live.warmup} warm-up, "
+                    f"then {live.total - live.warmup} counted) — escape or x cancels",
+                    style="bold yellow",
+                )
+            )
             bar.update(total=live.total, progress=live.done)
             top = max(live.max_elapsed, prev_wall or 0.0, live.elapsed) * 1.15 or 1.0
             start.set(live.elapsed, top, fmt.seconds(live.elapsed))
             rtop = max(live.peak_rss, prev_rss or 0, live.rss) * 1.15 or 1.0
             rss.set(live.rss, rtop, fmt.size(live.rss))
-            if self._shown != (form_key, "live", live.done):   # the rest changes once per finished run
+            if self._shown != (form_key, "live", live.done):  # the rest changes once per finished run
                 self._shown = (form_key, "live", live.done)
                 chart.plot(run_times(live.walls) if live.walls else None, empty="first run in flight…")
                 err.update(Text(live.failed))
@@ -62,17 +67,29 @@ class RunView(VerticalScroll):
         self._shown = (form_key, "rec", id(rec))
         n_total = (rec or {}).get("n", 0) + (rec or {}).get("warmup", 0)
         if rec is None:
-            status.update(Text(f"{form_key} has not been run yet. " + (f"It cannot run: {why}" if why
-                          else "Press r (or enter) to run it 20 times after 1 warm-up."),
-                          style="" if not why else "yellow"))
+            status.update(
+                Text(
+                    f"{form_key} has not been run yet. "
+                    + (
+                        f"It cannot run: {why}"
+                        if why
+                        else "Press r (or enter) to run it 20 times after 1 warm-up."
+                    ),
+                    style="" if not why else "yellow",
+                )
+            )
             bar.update(total=21, progress=0)
         else:
             state = {"ok": "ok", "failed": "FAILED", "unavailable": "unavailable"}.get(rec.get("status"), "?")
             walls = rec.get("wall_s") or []
-            status.update(Text(f"last run {rec.get('measured_at', '?')}: {state}, "
-                               f"{len(walls)} runs after {rec.get('warmup', 0)} warm-up — "
-                               f"start-up min {fmt.seconds(fmt.minimum(walls))} median {fmt.seconds(prev_wall)}, "
-                               f"peak RSS median {fmt.size(prev_rss)}"))
+            status.update(
+                Text(
+                    f"last run {rec.get('measured_at', '?')}: {state}, "
+                    f"{len(walls)} runs after {rec.get('warmup', 0)} warm-up — "
+                    f"start-up min {fmt.seconds(fmt.minimum(walls))} median {fmt.seconds(prev_wall)}, "
+                    f"peak RSS median {fmt.size(prev_rss)}"
+                )
+            )
             bar.update(total=max(n_total, 1), progress=len(walls) + (rec.get("warmup", 0) if walls else 0))
         start.set(prev_wall or 0.0, (prev_wall or 1.0) * 1.15, fmt.seconds(prev_wall))
         rss.set(prev_rss or 0, (prev_rss or 1) * 1.15, fmt.size(prev_rss))
@@ -104,7 +121,9 @@ class RunView(VerticalScroll):
             modules.display = False
         else:
             modules.display = True
-            total = (rec or {}).get("modules_added_total") or sum(v for v in mods.values() if isinstance(v, int))
+            total = (rec or {}).get("modules_added_total") or sum(
+                v for v in mods.values() if isinstance(v, int)
+            )
             top = sorted(mods.items(), key=lambda kv: -kv[1] if isinstance(kv[1], (int, float)) else 0)
             t = Text(f"load imported {total} modules", style="bold")
             if top:
@@ -133,7 +152,7 @@ def stage_bar(stages: dict, width: int) -> Text:
     bar_w = max(width, 10)
     used = 0
     for i, (k, v) in enumerate(vals.items()):
-        w = bar_w - used if i == len(vals) - 1 else int(round(v / total * bar_w))
+        w = bar_w - used if i == len(vals) - 1 else round(v / total * bar_w)
         used += w
         t.append("█" * w, style=STAGE_STYLES.get(k, "white"))
     t.append("\n")

@@ -1,6 +1,6 @@
 """One inspector tab (Artifact, Code, Graph, Symbols): the form's sections, or why there are none.
 
-Sections come from `deploytui.inspect.form_view.sections(form, manifest)`. A section whose
+Sections come from `deploytui.inspectors.form_view.sections(form, manifest)`. A section whose
 `error` is set shows that message in place; the other sections still show.
 """
 
@@ -15,10 +15,10 @@ from textual.widgets import DataTable, Label, Static, Tree
 WHY_EMPTY = {
     "Artifact": "nothing of it exists yet to look inside (build it with b)",
     "Code": "its artifacts hold no source to read (generated a1.rs, torch.export graph code, "
-            "or an AOTInductor wrapper)",
+    "or an AOTInductor wrapper)",
     "Graph": "it ships no graph to read (a captured burn GraphIr or an ONNX model)",
     "Symbols": "it is not a native program of ours (no executable to list undefined symbols "
-               "and linked libraries of)",
+    "and linked libraries of)",
 }
 
 
@@ -46,8 +46,14 @@ class SectionsView(VerticalScroll):
         mine = [s for s in sections if getattr(s, "tab", None) == self.tab]
         self.shown_for = form_key
         if not mine:
-            self._replace([Static(Text(f"{self.tab} does not apply to {form_key}: {WHY_EMPTY[self.tab]}."),
-                                  classes="note")])
+            self._replace(
+                [
+                    Static(
+                        Text(f"{self.tab} does not apply to {form_key}: {WHY_EMPTY[self.tab]}."),
+                        classes="note",
+                    )
+                ]
+            )
             return
         widgets = []
         for s in mine:
@@ -61,7 +67,7 @@ class SectionsView(VerticalScroll):
         self.call_later(self._swap, widgets)
 
     async def _swap(self, widgets: list) -> None:
-        if widgets is not self._latest:       # a newer swap is queued behind this one
+        if widgets is not self._latest:  # a newer swap is queued behind this one
             return
         await self.remove_children()
         await self.mount_all(widgets)
@@ -112,8 +118,10 @@ def _cpp_grammar():
         from tree_sitter import Language
     except ImportError:
         return None
-    query = "\n".join(importlib.resources.files(m).joinpath("queries/highlights.scm").read_text()
-                      for m in (tree_sitter_c, tree_sitter_cpp))
+    query = "\n".join(
+        importlib.resources.files(m).joinpath("queries/highlights.scm").read_text()
+        for m in (tree_sitter_c, tree_sitter_cpp)
+    )
     return Language(tree_sitter_cpp.language()), query
 
 
@@ -123,12 +131,12 @@ def _tree(s) -> Tree:
     tree.root.expand()
     nodes = {"": tree.root}
     for r in s.rows:
-        member, size = (list(r) + ["", ""])[:2]
+        member, size = ([*list(r), "", ""])[:2]
         parts = str(member).strip("/").split("/")
         for depth in range(1, len(parts)):
             key = "/".join(parts[:depth])
             if key not in nodes:
-                nodes[key] = nodes["/".join(parts[:depth - 1])].add(parts[depth - 1] + "/", expand=True)
+                nodes[key] = nodes["/".join(parts[: depth - 1])].add(parts[depth - 1] + "/", expand=True)
         parent = nodes["/".join(parts[:-1])]
         label = Text(parts[-1])
         label.append(f"  {size}", style="dim")

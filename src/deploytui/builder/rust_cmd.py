@@ -1,8 +1,8 @@
 """Runs one Rust (burn) build step: cargo build, copy the results into artifacts, run a tool.
 
-Usage: python -m deploytui.build.cargo_step STEP --art ART --rust RUST_DIR --target CARGO_TARGET
+Usage: python -m deploytui.builder.rust_cmd STEP --art ART --rust RUST_DIR --target CARGO_TARGET
 STEP is one of burn-convert, burn-deploy, burn-onnx-file, burn-onnx-embed, burn-capture (the
-build step names in deploytui.build.rust). cargo's progress and diagnostics go to stderr as they
+build step names in deploytui.builder.rust_plan). cargo's progress and diagnostics go to stderr as they
 come; the last stdout line is one JSON object of facts (binary sizes, tool versions, warnings).
 """
 
@@ -35,25 +35,50 @@ class Cargo:
     warnings: list[str] = field(default_factory=list)
     seconds: float = 0.0
 
-    def build(self, package: str, *, bins: tuple[str, ...] = (), features: tuple[str, ...] = (),
-              env: dict[str, str] | None = None) -> dict:
+    def build(
+        self,
+        package: str,
+        *,
+        bins: tuple[str, ...] = (),
+        features: tuple[str, ...] = (),
+        env: dict[str, str] | None = None,
+    ) -> dict:
         """cargo build --release --locked; returns {"bins": {name: path}, "out_dirs": {pkg: dir}}."""
-        argv = ["cargo", "build", "--release", "--locked", "-p", package,
-                "--message-format=json-render-diagnostics"]
+        argv = [
+            "cargo",
+            "build",
+            "--release",
+            "--locked",
+            "-p",
+            package,
+            "--message-format=json-render-diagnostics",
+        ]
         for b in bins:
             argv += ["--bin", b]
         if features:
             argv += ["--features", ",".join(features)]
         # the same build-script inputs for every build, so that switching steps does not rerun
         # build scripts: store-deploy embeds a1.bpk (when present), store-onnx generates from a1.onnx
-        full_env = {**os.environ, "CARGO_TARGET_DIR": str(self.target),
-                    "DEPLOYTUI_BPK": str(self.art / "a1.bpk"), "DEPLOYTUI_ONNX": str(self.art / "a1.onnx"),
-                    **(env or {})}
+        full_env = {
+            **os.environ,
+            "CARGO_TARGET_DIR": str(self.target),
+            "DEPLOYTUI_BPK": str(self.art / "a1.bpk"),
+            "DEPLOYTUI_ONNX": str(self.art / "a1.onnx"),
+            **(env or {}),
+        }
         print("$ " + " ".join(argv), file=sys.stderr, flush=True)
         t0 = time.monotonic()
-        proc = subprocess.Popen(argv, cwd=self.rust, env=full_env, stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE, text=True, bufsize=1)
+        proc = subprocess.Popen(
+            argv,
+            cwd=self.rust,
+            env=full_env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            bufsize=1,
+        )
         found: dict = {"bins": {}, "out_dirs": {}}
+
         # stderr: cargo's progress and the rendered diagnostics, streamed through as they come
         def pump_stderr() -> None:
             assert proc.stderr is not None
@@ -109,7 +134,7 @@ def _copy(src: Path, dst: Path) -> int:
 
 def _run(argv: list[str]) -> str:
     print("$ " + " ".join(argv), file=sys.stderr, flush=True)
-    proc = subprocess.run(argv, capture_output=True, text=True)
+    proc = subprocess.run(argv, capture_output=True, text=True, check=False)
     sys.stderr.write(proc.stderr)
     if proc.returncode != 0:
         raise StepError(f"{Path(argv[0]).name} failed (exit {proc.returncode}): {proc.stderr.strip()}")
@@ -118,7 +143,7 @@ def _run(argv: list[str]) -> str:
 
 def _version(tool: str) -> str:
     try:
-        return subprocess.run([tool, "--version"], capture_output=True, text=True).stdout.strip()
+        return subprocess.run([tool, "--version"], capture_output=True, text=True, check=False).stdout.strip()
     except OSError:
         return "?"
 
@@ -201,7 +226,7 @@ STEPS = {
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="deploytui.build.cargo_step")
+    p = argparse.ArgumentParser(prog="deploytui.builder.rust_cmd")
     p.add_argument("step", choices=sorted(STEPS))
     p.add_argument("--art", type=Path, required=True)
     p.add_argument("--rust", type=Path, required=True)
@@ -214,13 +239,15 @@ def main(argv: list[str] | None = None) -> int:
     except StepError as e:
         print(f"error: {e}", file=sys.stderr)
         return 1
-    facts.update({
-        "cargo": _version("cargo"),
-        "rustc": _version("rustc"),
-        "cargo_seconds": round(cargo.seconds, 1),
-        "crates": _locked_versions(args.rust),
-        "warnings": cargo.warnings,
-    })
+    facts.update(
+        {
+            "cargo": _version("cargo"),
+            "rustc": _version("rustc"),
+            "cargo_seconds": round(cargo.seconds, 1),
+            "crates": _locked_versions(args.rust),
+            "warnings": cargo.warnings,
+        }
+    )
     print(json.dumps(facts))
     return 0
 

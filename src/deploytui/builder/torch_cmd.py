@@ -1,4 +1,4 @@
-"""One PyTorch export, run in its own process: `python -m deploytui.build.torch_export WHAT OUT_DIR`.
+"""One PyTorch export, run in its own process: `python -m deploytui.builder.torch_cmd WHAT OUT_DIR`.
 
 Prints one JSON object as its last stdout line: the export's own wall time, the Python
 warnings it raised (the TorchScript deprecations, for instance) and tool versions.
@@ -76,8 +76,9 @@ def export_onnx(out: Path) -> dict:
 
     from deploytui.model import a1_input, a1_model
 
-    torch.onnx.export(a1_model(), (a1_input(),), str(out / "a1.onnx"),
-                      input_names=["x"], output_names=["logits"])
+    torch.onnx.export(
+        a1_model(), (a1_input(),), str(out / "a1.onnx"), input_names=["x"], output_names=["logits"]
+    )
     m = onnx.load(str(out / "a1.onnx"))
     return {
         "opset": [[o.domain or "ai.onnx", o.version] for o in m.opset_import],

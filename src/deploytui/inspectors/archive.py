@@ -7,12 +7,21 @@ import zlib
 from dataclasses import dataclass
 from pathlib import Path
 
-from deploytui.inspect import InspectError
+from deploytui.inspectors import InspectError
 
 MAX_TEXT = 200_000
 # what reading a damaged archive can raise (zlib.error: a corrupt deflate stream)
-ZIP_ERRORS = (zipfile.BadZipFile, zipfile.LargeZipFile, OSError, ValueError, EOFError, RuntimeError,
-              NotImplementedError, zlib.error, UnicodeDecodeError)
+ZIP_ERRORS = (
+    zipfile.BadZipFile,
+    zipfile.LargeZipFile,
+    OSError,
+    ValueError,
+    EOFError,
+    RuntimeError,
+    NotImplementedError,
+    zlib.error,
+    UnicodeDecodeError,
+)
 
 
 @dataclass(frozen=True)

@@ -29,7 +29,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
-from deploytui.inspect import InspectError
+from deploytui.inspectors import InspectError
 
 ELF_MAGIC = b"\x7fELF"
 SYSTEM_PREFIXES = ("/lib/", "/lib64/", "/usr/lib/", "/usr/lib64/", "/lib32/", "/usr/lib32/", "/libx32/")
@@ -41,11 +41,11 @@ TOOL_TIMEOUT_S = 60.0
 class Library:
     """One shared library: the name it was asked for by, where it resolved, its size on disk."""
 
-    name: str                  # soname / requested name (basename of path when only a path is known)
-    path: str | None           # resolved path; None when not found
-    size: int = 0              # bytes on disk of the real file (0 when not found / gone)
-    system: bool = False       # an OS library, not part of the form's runtime
-    exists: bool = True        # False for "not found" and for files gone after the run (AOTI unpack dir)
+    name: str  # soname / requested name (basename of path when only a path is known)
+    path: str | None  # resolved path; None when not found
+    size: int = 0  # bytes on disk of the real file (0 when not found / gone)
+    system: bool = False  # an OS library, not part of the form's runtime
+    exists: bool = True  # False for "not found" and for files gone after the run (AOTI unpack dir)
 
     @property
     def real_path(self) -> str | None:
@@ -57,9 +57,9 @@ class Library:
 @dataclass(frozen=True)
 class LddReport:
     path: str
-    libraries: tuple[Library, ...]          # resolved ones, in ldd's order
-    not_found: tuple[str, ...]              # names ldd could not resolve
-    static: bool = False                    # a statically linked ELF: nothing to list
+    libraries: tuple[Library, ...]  # resolved ones, in ldd's order
+    not_found: tuple[str, ...]  # names ldd could not resolve
+    static: bool = False  # a statically linked ELF: nothing to list
 
     @property
     def total_size(self) -> int:
@@ -73,9 +73,9 @@ class LddReport:
 @dataclass(frozen=True)
 class Symbols:
     path: str
-    aoti: tuple[str, ...]                   # undefined aoti_torch_* symbols, sorted
-    other: tuple[str, ...]                  # every other undefined symbol, sorted (with @VERSION if nm shows one)
-    weak: tuple[str, ...] = ()              # the subset (of both) that is weak ('w'/'v')
+    aoti: tuple[str, ...]  # undefined aoti_torch_* symbols, sorted
+    other: tuple[str, ...]  # every other undefined symbol, sorted (with @VERSION if nm shows one)
+    weak: tuple[str, ...] = ()  # the subset (of both) that is weak ('w'/'v')
 
     @property
     def aoti_count(self) -> int:
@@ -101,6 +101,7 @@ class LoadedRun:
 
 
 # ---------------------------------------------------------------- helpers
+
 
 def is_system_path(path: str) -> bool:
     """True for the OS's own library folders; site-packages never counts as system."""
@@ -171,8 +172,15 @@ def _tool(name: str) -> str:
 
 def _run_tool(argv: list[str], env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
     try:
-        return subprocess.run(argv, capture_output=True, text=True, errors="replace",
-                              timeout=TOOL_TIMEOUT_S, env=env)
+        return subprocess.run(
+            argv,
+            capture_output=True,
+            text=True,
+            errors="replace",
+            timeout=TOOL_TIMEOUT_S,
+            env=env,
+            check=False,
+        )
     except subprocess.TimeoutExpired:
         raise InspectError(f"`{' '.join(argv)}` timed out after {TOOL_TIMEOUT_S:.0f} s") from None
     except OSError as e:
@@ -240,6 +248,7 @@ def ldd(path, library_path: list[str] | None = None) -> LddReport:
 
 # ---------------------------------------------------------------- nm
 
+
 def parse_nm_undefined(text: str) -> tuple[list[str], list[str]]:
     """(all undefined names, weak ones) from `nm -u -D` output lines like '   U name' / '   w name'."""
     names: list[str] = []
@@ -273,6 +282,7 @@ def undefined_symbols(path) -> Symbols:
 
 
 # ---------------------------------------------------------------- /proc/PID/maps
+
 
 def _is_shared_object(path: str) -> bool:
     base = PurePosixPath(path).name
@@ -328,11 +338,11 @@ def parse_ld_debug(text: str, pid: int | None = None) -> list[str]:
         if pid is not None and who != str(pid):
             continue
         if msg.startswith("trying file="):
-            last_try[who] = msg[len("trying file="):].strip()
+            last_try[who] = msg[len("trying file=") :].strip()
         elif msg.startswith("calling init:"):
-            order.setdefault(os.path.normpath(msg[len("calling init:"):].strip()), None)
+            order.setdefault(os.path.normpath(msg[len("calling init:") :].strip()), None)
         elif msg.startswith("file=") and "generating link map" in msg:
-            name = msg[len("file="):].split(" [", 1)[0].strip()
+            name = msg[len("file=") :].split(" [", 1)[0].strip()
             path = name if name.startswith("/") else last_try.get(who)
             if path:
                 order.setdefault(os.path.normpath(path), None)
@@ -341,8 +351,13 @@ def parse_ld_debug(text: str, pid: int | None = None) -> list[str]:
     return [p for p in order if _is_shared_object(p)]
 
 
-def loaded_libraries(argv, env: dict[str, str] | None = None, timeout_s: float = 300.0,
-                     cwd: str | os.PathLike | None = None, cancel: threading.Event | None = None) -> LoadedRun:
+def loaded_libraries(
+    argv,
+    env: dict[str, str] | None = None,
+    timeout_s: float = 300.0,
+    cwd: str | os.PathLike | None = None,
+    cancel: threading.Event | None = None,
+) -> LoadedRun:
     """Run a program to completion under LD_DEBUG=libs,files and list every shared library it loaded.
 
     The loader's debug output goes to a private LD_DEBUG_OUTPUT file (not the program's stderr);
@@ -359,8 +374,16 @@ def loaded_libraries(argv, env: dict[str, str] | None = None, timeout_s: float =
         run_env["LD_DEBUG"] = "libs,files"
         run_env["LD_DEBUG_OUTPUT"] = prefix
         try:
-            proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=run_env,
-                                    cwd=cwd, text=True, errors="replace", start_new_session=True)
+            proc = subprocess.Popen(
+                argv,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                env=run_env,
+                cwd=cwd,
+                text=True,
+                errors="replace",
+                start_new_session=True,
+            )
         except OSError as e:
             raise InspectError(f"cannot run {argv[0]}: {e.strerror or e}") from None
         out, err = _communicate(proc, argv[0], timeout_s, cancel)
@@ -373,16 +396,22 @@ def loaded_libraries(argv, env: dict[str, str] | None = None, timeout_s: float =
     return LoadedRun(argv=argv, returncode=proc.returncode, stdout=out, stderr=err, libraries=libs)
 
 
-def _communicate(proc: subprocess.Popen, name: str, timeout_s: float,
-                 cancel: threading.Event | None) -> tuple[str, str]:
+def _communicate(
+    proc: subprocess.Popen, name: str, timeout_s: float, cancel: threading.Event | None
+) -> tuple[str, str]:
     """Wait for the program, killing its whole process group on timeout or when `cancel` is set."""
     deadline = time.monotonic() + timeout_s
     while True:
         try:
             return proc.communicate(timeout=0.1)
         except subprocess.TimeoutExpired:
-            why = ("cancelled" if cancel is not None and cancel.is_set()
-                   else f"did not finish within {timeout_s:.0f} s" if time.monotonic() > deadline else "")
+            why = (
+                "cancelled"
+                if cancel is not None and cancel.is_set()
+                else f"did not finish within {timeout_s:.0f} s"
+                if time.monotonic() > deadline
+                else ""
+            )
             if why:
                 try:
                     os.killpg(proc.pid, signal.SIGKILL)
@@ -394,12 +423,13 @@ def _communicate(proc: subprocess.Popen, name: str, timeout_s: float,
 
 # ---------------------------------------------------------------- AOTI package
 
+
 def aoti_shared_object(pt2_path, dest_dir) -> list[Path]:
     """Extract the *.so member(s) of an AOTInductor package (a ZIP) into dest_dir; no unpickling.
 
     Returns the extracted paths (basename of each member; a clash gets a numeric prefix).
     """
-    from deploytui.inspect import archive
+    from deploytui.inspectors import archive
 
     p = Path(os.fspath(pt2_path))
     dest = Path(dest_dir)

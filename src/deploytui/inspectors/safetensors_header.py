@@ -7,7 +7,7 @@ import struct
 from dataclasses import dataclass
 from pathlib import Path
 
-from deploytui.inspect import InspectError
+from deploytui.inspectors import InspectError
 
 MAX_HEADER = 100 * 1024 * 1024
 
@@ -47,7 +47,11 @@ def read(path: Path) -> tuple[list[Tensor], dict]:
     tensors = []
     for name, spec in header.items():
         try:
-            dtype, shape, (start, end) = spec["dtype"], tuple(int(d) for d in spec["shape"]), spec["data_offsets"]
+            dtype, shape, (start, end) = (
+                spec["dtype"],
+                tuple(int(d) for d in spec["shape"]),
+                spec["data_offsets"],
+            )
             if not (0 <= int(start) <= int(end) <= data_len):
                 raise ValueError(f"data offsets {start}..{end} outside the {data_len}-byte data section")
         except (KeyError, TypeError, ValueError) as e:

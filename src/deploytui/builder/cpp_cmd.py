@@ -1,6 +1,6 @@
 """The `cpp-build` step's command: compile the two C++ runners against the torch wheel's libtorch.
 
-    python -m deploytui.build.cpp_step --src cpp --torch .../site-packages/torch --out artifacts/bin
+    python -m deploytui.builder.cpp_cmd --src cpp --torch .../site-packages/torch --out artifacts/bin
 
 Direct g++ lines, not CMake: `find_package(Torch)` on the CUDA build of the wheel stops in
 Caffe2Config.cmake ("Your installed Caffe2 version uses CUDA but I cannot find the CUDA
@@ -48,12 +48,19 @@ def compile_line(cxx: str, src: Path, out: Path, torch_dir: Path, rpath: str) ->
     lib = torch_dir / "lib"
     dtags = "--disable-new-dtags" if rpath == "rpath" else "--enable-new-dtags"
     return [
-        cxx, *CXXFLAGS,
-        f"-I{inc}", f"-I{inc / 'torch/csrc/api/include'}", f"-I{src.parent}",
-        str(src), "-o", str(out),
-        "-s",                      # stripped: the size that ships
+        cxx,
+        *CXXFLAGS,
+        f"-I{inc}",
+        f"-I{inc / 'torch/csrc/api/include'}",
+        f"-I{src.parent}",
+        str(src),
+        "-o",
+        str(out),
+        "-s",  # stripped: the size that ships
         f"-L{lib}",
-        "-Wl,--as-needed", "-ltorch_cpu", "-lc10",   # no -ltorch: that is the CUDA pull-in
+        "-Wl,--as-needed",
+        "-ltorch_cpu",
+        "-lc10",  # no -ltorch: that is the CUDA pull-in
         f"-Wl,{dtags},-rpath,{lib}",
     ]
 
@@ -62,13 +69,15 @@ def readelf_dynamic(path: Path) -> dict[str, list[str]]:
     """NEEDED and RPATH/RUNPATH entries (best effort: empty if readelf is missing)."""
     found: dict[str, list[str]] = {"needed": [], "rpath": [], "runpath": []}
     try:
-        out = subprocess.run(["readelf", "-d", str(path)], capture_output=True, text=True, timeout=30).stdout
+        out = subprocess.run(
+            ["readelf", "-d", str(path)], capture_output=True, text=True, timeout=30, check=False
+        ).stdout
     except (OSError, subprocess.SubprocessError):
         return found
     for line in out.splitlines():
         if "[" not in line:
             continue
-        value = line[line.index("[") + 1:line.rindex("]")]
+        value = line[line.index("[") + 1 : line.rindex("]")]
         if "(NEEDED)" in line:
             found["needed"].append(value)
         elif "(RPATH)" in line:
@@ -80,14 +89,16 @@ def readelf_dynamic(path: Path) -> dict[str, list[str]]:
 
 def compiler_version(cxx: str) -> str:
     try:
-        out = subprocess.run([cxx, "--version"], capture_output=True, text=True, timeout=30).stdout
+        out = subprocess.run(
+            [cxx, "--version"], capture_output=True, text=True, timeout=30, check=False
+        ).stdout
     except (OSError, subprocess.SubprocessError):
         return "unknown"
     return out.splitlines()[0] if out else "unknown"
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="deploytui.build.cpp_step")
+    ap = argparse.ArgumentParser(prog="deploytui.builder.cpp_cmd")
     ap.add_argument("--src", type=Path, required=True, help="the cpp/ folder")
     ap.add_argument("--torch", type=Path, required=True, help="the torch package folder of the wheel")
     ap.add_argument("--out", type=Path, required=True, help="where the executables go")
@@ -113,7 +124,7 @@ def main(argv: list[str] | None = None) -> int:
         cmd = compile_line(args.cxx, args.src / source, tmp, args.torch, rpath)
         print("+ " + shlex.join(cmd), flush=True)
         t0 = time.perf_counter()
-        proc = subprocess.run(cmd)
+        proc = subprocess.run(cmd, check=False)
         dt = time.perf_counter() - t0
         if proc.returncode != 0:
             tmp.unlink(missing_ok=True)

@@ -27,20 +27,26 @@ def package_counts(names: set[str], parent: str = "") -> dict[str, int]:
     if not parent:
         return dict(Counter(n.split(".")[0] for n in names).most_common())
     depth = parent.count(".") + 2
-    return dict(Counter(".".join(n.split(".")[:depth]) for n in names
-                        if n.startswith(parent + ".")).most_common())
+    return dict(
+        Counter(".".join(n.split(".")[:depth]) for n in names if n.startswith(parent + ".")).most_common()
+    )
 
 
 def emit(logits: list, stages: Stages, modules_added: set[str]) -> None:
-    print(json.dumps({
-        "logits": logits,
-        "stages_ms": stages.ms,
-        "modules_added": package_counts(modules_added),
-        "modules_added_torch": package_counts(modules_added, "torch"),
-        "modules_added_total": len(modules_added),
-    }), flush=True)
+    print(
+        json.dumps(
+            {
+                "logits": logits,
+                "stages_ms": stages.ms,
+                "modules_added": package_counts(modules_added),
+                "modules_added_torch": package_counts(modules_added, "torch"),
+                "modules_added_total": len(modules_added),
+            }
+        ),
+        flush=True,
+    )
 
 
-def fail(message: str, code: int = 1) -> "None":
+def fail(message: str, code: int = 1) -> None:
     print(f"error: {message}".replace("\n", " ")[:500], file=sys.stderr, flush=True)
     sys.exit(code)

@@ -7,7 +7,7 @@ import re
 from dataclasses import dataclass
 from importlib import metadata
 
-from deploytui.inspect import InspectError
+from deploytui.inspectors import InspectError
 
 # the top-level distribution each Python runtime starts from
 ROOTS = {"python-torch": ("torch", "safetensors"), "python-onnxruntime": ("onnxruntime", "numpy")}

@@ -10,8 +10,8 @@ from __future__ import annotations
 import importlib.util
 from pathlib import Path
 
-from deploytui.build.context import BuildContext
-from deploytui.build.steps import Step
+from deploytui.builder.context import BuildContext
+from deploytui.builder.steps import Step
 
 
 def torch_dir() -> Path:
@@ -20,7 +20,7 @@ def torch_dir() -> Path:
     if spec is None or not spec.submodule_search_locations:
         # Not installed: point at where it would be; the step then fails with a clear message.
         return Path("torch-not-installed")
-    return Path(list(spec.submodule_search_locations)[0])
+    return Path(next(iter(spec.submodule_search_locations)))
 
 
 def steps(ctx: BuildContext) -> list[Step]:
@@ -30,13 +30,22 @@ def steps(ctx: BuildContext) -> list[Step]:
         Step(
             name="cpp-build",
             title="C++: compile cpp-torchscript and cpp-aoti against the wheel's libtorch",
-            argv=(ctx.python, "-m", "deploytui.build.cpp_step",
-                  "--src", str(src), "--torch", str(t), "--out", str(ctx.bin)),
+            argv=(
+                ctx.python,
+                "-m",
+                "deploytui.builder.cpp_cmd",
+                "--src",
+                str(src),
+                "--torch",
+                str(t),
+                "--out",
+                str(ctx.bin),
+            ),
             inputs=(
                 src / "torchscript_run.cpp",
                 src / "aoti_run.cpp",
                 src / "common.h",
-                t / "version.py",                                           # wheel version + git hash
+                t / "version.py",  # wheel version + git hash
                 t / "include" / "torch" / "csrc" / "api" / "include" / "torch" / "version.h",
             ),
             outputs=(ctx.bin / "cpp-torchscript", ctx.bin / "cpp-aoti"),

@@ -19,27 +19,27 @@ import subprocess
 import threading
 import time
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 from deploytui import jsonio, paths
 from deploytui import manifest as manifest_file
-from deploytui.build.context import BuildContext
-from deploytui.build.steps import Step, sha256_file
+from deploytui.builder.context import BuildContext
+from deploytui.builder.steps import Step, sha256_file
 
-FAMILY_MODULES = ("deploytui.build.torch_steps", "deploytui.build.cpp", "deploytui.build.rust")
+FAMILY_MODULES = ("deploytui.builder.torch_plan", "deploytui.builder.cpp_plan", "deploytui.builder.rust_plan")
 
 
 @dataclass(frozen=True)
 class BuildEvent:
-    kind: str          # "plan" | "start" | "line" | "end"
+    kind: str  # "plan" | "start" | "line" | "end"
     step: str = ""
     title: str = ""
     index: int = 0
     total: int = 0
-    text: str = ""     # a log line ("line"), or the reason ("end")
-    status: str = ""   # "ok" | "up-to-date" | "failed" | "unavailable" | "skipped"
+    text: str = ""  # a log line ("line"), or the reason ("end")
+    status: str = ""  # "ok" | "up-to-date" | "failed" | "unavailable" | "skipped"
     wall_s: float = 0.0
 
 
@@ -62,16 +62,21 @@ def tool_versions(ctx: BuildContext) -> dict[str, str]:
         exe = shutil.which(tool)
         if exe:
             try:
-                out = subprocess.run([exe, *args], capture_output=True, text=True, timeout=30).stdout
+                out = subprocess.run(
+                    [exe, *args], capture_output=True, text=True, timeout=30, check=False
+                ).stdout
                 versions[tool] = out.splitlines()[0].strip() if out else "?"
             except (OSError, subprocess.SubprocessError):
                 versions[tool] = "?"
     return versions
 
 
-def run_build(ctx: BuildContext | None = None, only: list[str] | None = None,
-              on_event: Callable[[BuildEvent], None] = lambda e: None,
-              cancel: threading.Event | None = None) -> dict:
+def run_build(
+    ctx: BuildContext | None = None,
+    only: list[str] | None = None,
+    on_event: Callable[[BuildEvent], None] = lambda e: None,
+    cancel: threading.Event | None = None,
+) -> dict:
     """Run the plan (or the steps named in `only` and nothing else); returns the manifest."""
     ctx = ctx or BuildContext.default()
     ctx.art.mkdir(parents=True, exist_ok=True)
@@ -92,12 +97,23 @@ def run_build(ctx: BuildContext | None = None, only: list[str] | None = None,
             break
         on_event(BuildEvent("start", step.name, step.title, i, len(steps)))
         t0 = time.perf_counter()
-        status, reason, record = _run_step(ctx, step, manifest, lambda line: on_event(
-            BuildEvent("line", step.name, step.title, i, len(steps), text=line)), cancel)
+        status, reason, record = _run_step(
+            ctx,
+            step,
+            manifest,
+            lambda line, step=step, i=i: on_event(
+                BuildEvent("line", step.name, step.title, i, len(steps), text=line)
+            ),
+            cancel,
+        )
         wall = time.perf_counter() - t0
         if status != "up-to-date":
-            record.update(status=status, reason=reason, wall_s=round(wall, 3),
-                          finished_at=time.strftime("%Y-%m-%dT%H:%M:%S%z"))
+            record.update(
+                status=status,
+                reason=reason,
+                wall_s=round(wall, 3),
+                finished_at=time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+            )
             manifest["steps"][step.name] = record
             for out in step.outputs:
                 if status == "ok" and out.is_file():
@@ -112,13 +128,19 @@ def run_build(ctx: BuildContext | None = None, only: list[str] | None = None,
             jsonio.write_atomic(ctx.art / manifest_file.NAME, manifest)
         elif _refresh_mtimes(ctx, step, manifest):
             jsonio.write_atomic(ctx.art / manifest_file.NAME, manifest)
-        on_event(BuildEvent("end", step.name, step.title, i, len(steps), text=reason, status=status,
-                            wall_s=wall))
+        on_event(
+            BuildEvent("end", step.name, step.title, i, len(steps), text=reason, status=status, wall_s=wall)
+        )
     return manifest
 
 
-def _run_step(ctx: BuildContext, step: Step, manifest: dict, on_line: Callable[[str], None],
-              cancel: threading.Event | None) -> tuple[str, str, dict]:
+def _run_step(
+    ctx: BuildContext,
+    step: Step,
+    manifest: dict,
+    on_line: Callable[[str], None],
+    cancel: threading.Event | None,
+) -> tuple[str, str, dict]:
     # The fingerprint holds no tool (neither its path nor its version), so it can be taken without
     # the tool; and a missing tool cannot have changed anything the step made. So the tool is
     # required only when the step has to run: a built step stays up to date without it.
@@ -138,8 +160,16 @@ def _run_step(ctx: BuildContext, step: Step, manifest: dict, on_line: Callable[[
     env = {**os.environ, **step.env}
     tail: deque[str] = deque(maxlen=40)
     try:
-        proc = subprocess.Popen(step.argv, cwd=step.cwd or ctx.root, env=env, stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE, text=True, errors="replace", start_new_session=True)
+        proc = subprocess.Popen(
+            step.argv,
+            cwd=step.cwd or ctx.root,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            errors="replace",
+            start_new_session=True,
+        )
     except OSError as e:
         return "failed", f"could not start {step.argv[0]}: {e}", {"fingerprint": fingerprint}
     stdout_lines: list[str] = []
@@ -250,4 +280,3 @@ def _last_json(lines: list[str]) -> dict:
                 return {}
             return value if isinstance(value, dict) else {}
     return {}
-

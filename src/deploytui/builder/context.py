@@ -11,13 +11,13 @@ from deploytui import paths
 
 @dataclass(frozen=True)
 class BuildContext:
-    root: Path        # the project checkout
-    art: Path         # artifacts folder (outputs)
-    cache: Path       # caches outside the clone (cargo target, inductor)
-    python: str       # this venv's interpreter
+    root: Path  # the project checkout
+    art: Path  # artifacts folder (outputs)
+    cache: Path  # caches outside the clone (cargo target, inductor)
+    python: str  # this venv's interpreter
 
     @classmethod
-    def default(cls) -> "BuildContext":
+    def default(cls) -> BuildContext:
         return cls(root=paths.ROOT, art=paths.artifacts_dir(), cache=paths.cache_dir(), python=paths.python())
 
     @property
@@ -29,7 +29,10 @@ class BuildContext:
         return Path(os.environ.get("CARGO_TARGET_DIR", self.cache / "cargo-target"))
 
     def torch_env(self) -> dict[str, str]:
-        """Keep torch's and onnxruntime's writes inside the venv and our cache (notes: inductor PCH, ORT telemetry)."""
+        """Keep torch's and onnxruntime's writes inside the venv and our cache.
+
+        (notes: inductor's precompiled headers, ORT telemetry)
+        """
         return {
             "TMPDIR": str(paths.scratch_dir()),
             "TORCHINDUCTOR_CACHE_DIR": str(self.cache / "inductor"),
