@@ -8,6 +8,7 @@ with the same formula (element k = 0.1*k - 0.5, computed in f64, stored as f32).
 from __future__ import annotations
 
 import struct
+from typing import Any
 
 D_IN, D_HIDDEN, D_OUT = 4, 8, 3
 BATCH = 4
@@ -17,7 +18,8 @@ OUTPUT_SHAPE = (BATCH, D_OUT)
 
 def f32(x: float) -> float:
     """Round a Python float (f64) to the nearest f32, returned as a Python float."""
-    return struct.unpack("<f", struct.pack("<f", x))[0]
+    value: float = struct.unpack("<f", struct.pack("<f", x))[0]
+    return value
 
 
 def input_values() -> list[list[float]]:
@@ -26,7 +28,7 @@ def input_values() -> list[list[float]]:
     return [flat[r * D_IN : (r + 1) * D_IN] for r in range(BATCH)]
 
 
-def weights() -> dict[str, list]:
+def weights() -> dict[str, list[Any]]:
     """PyTorch-layout parameters ([out, in] for weights), each value rounded to f32."""
     return {
         "fc1.weight": [[f32(((4 * i + j) % 7 - 3) * 0.1) for j in range(D_IN)] for i in range(D_HIDDEN)],

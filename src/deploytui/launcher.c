@@ -103,7 +103,7 @@ int main(int argc, char **argv) {
     if (exec_errno != 0) {
         fprintf(out, "{\"pid\": 0}\n");
         fprintf(out,
-                "{\"wall_ns\": %lld, \"maxrss_kb\": 0, \"utime_us\": 0, \"stime_us\": 0, "
+                "{\"wall_ns\": %lld, \"maxrss_kb\": 0, "
                 "\"exited\": true, \"code\": 127, \"signal\": 0, \"timed_out\": false, \"stopped_by\": %d, "
                 "\"exec_errno\": %d, \"exec_error\": \"%s\"}\n",
                 now_ns() - t0, (int)stopped_by, exec_errno, strerror(exec_errno));
@@ -133,12 +133,10 @@ int main(int argc, char **argv) {
     long long wall = now_ns() - t0;
     kill(-pid, SIGKILL); /* anything the child left behind in its group */
     fprintf(out,
-            "{\"wall_ns\": %lld, \"maxrss_kb\": %ld, \"utime_us\": %lld, \"stime_us\": %lld, "
+            "{\"wall_ns\": %lld, \"maxrss_kb\": %ld, "
             "\"exited\": %s, \"code\": %d, \"signal\": %d, \"timed_out\": %s, \"stopped_by\": %d, "
             "\"exec_errno\": %d, \"exec_error\": \"%s\"}\n",
             wall, ru.ru_maxrss,
-            (long long)ru.ru_utime.tv_sec * 1000000LL + ru.ru_utime.tv_usec,
-            (long long)ru.ru_stime.tv_sec * 1000000LL + ru.ru_stime.tv_usec,
             WIFEXITED(status) ? "true" : "false",
             WIFEXITED(status) ? WEXITSTATUS(status) : -1,
             WIFSIGNALED(status) ? WTERMSIG(status) : 0,

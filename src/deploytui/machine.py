@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import os
 import platform
+from typing import Any
 
 
-def info() -> dict:
+def info() -> dict[str, Any]:
     cpu = ""
     try:
         with open("/proc/cpuinfo") as f:

@@ -5,6 +5,7 @@ each form can run. Kept light (no build machinery imported): the app reads it be
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from deploytui import jsonio, paths
 from deploytui.forms import Form
@@ -13,11 +14,11 @@ VERSION = 1
 NAME = "manifest.json"
 
 
-def empty() -> dict:
+def empty() -> dict[str, Any]:
     return {"version": VERSION, "tools": {}, "steps": {}, "artifacts": {}}
 
 
-def load(art: Path | None = None) -> dict:
+def load(art: Path | None = None) -> dict[str, Any]:
     """The manifest in `art` (default: the artifacts folder); an empty one when missing or unreadable."""
     try:
         data = jsonio.read((art or paths.artifacts_dir()) / NAME)
@@ -28,7 +29,7 @@ def load(art: Path | None = None) -> dict:
     return empty()
 
 
-def availability(form: Form, manifest: dict | None = None) -> str:
+def availability(form: Form, manifest: dict[str, Any] | None = None) -> str:
     """ "" when the form can run, else why not (not built, tool missing, build failed)."""
     manifest = manifest if manifest is not None else load()
     for step in form.steps:

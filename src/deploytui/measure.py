@@ -21,10 +21,12 @@ import subprocess
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import IO, Any
 
 from deploytui import paths
+from deploytui.procs import kill_group
 
 LAUNCHER_SRC = Path(__file__).with_name("launcher.c")
 FIRST_SAMPLE_S = 0.02  # no RSS sample before a run is this old (see _watch)
@@ -123,7 +125,7 @@ def run_once(
     try:
         proc.wait(timeout=timeout_s + 10)
     except subprocess.TimeoutExpired:
-        _kill(proc.pid)
+        kill_group(proc.pid)
         proc.wait()
     for t in readers:
         t.join(5)
@@ -148,7 +150,7 @@ def run_once(
     return sample
 
 
-def _child_pid(report) -> int:
+def _child_pid(report: IO[str]) -> int:
     line = report.readline()
     try:
         return int(json.loads(line)["pid"])
@@ -157,8 +159,8 @@ def _child_pid(report) -> int:
 
 
 def _watch(
-    proc: subprocess.Popen,
-    report,
+    proc: subprocess.Popen[bytes],
+    report: IO[str],
     pid: int,
     t0: float,
     timeout_s: float,
@@ -174,8 +176,8 @@ def _watch(
     watched = None
     while proc.poll() is None:
         if cancel is not None and cancel.is_set():
-            _kill(pid)
-            _kill(proc.pid)
+            kill_group(pid)
+            kill_group(proc.pid)
             return True
         elapsed = time.monotonic() - t0
         if on_rss is not None and elapsed >= FIRST_SAMPLE_S:
@@ -188,20 +190,13 @@ def _watch(
             except Exception:  # the process ended between poll and sample
                 on_rss = None
         if elapsed > timeout_s + 5:  # the launcher should have done this
-            _kill(pid)
-            _kill(proc.pid)
+            kill_group(pid)
+            kill_group(proc.pid)
         select.select([report], [], [], 0.02 if on_rss is not None else 0.05)
     return False
 
 
-def _kill(pgid: int) -> None:
-    try:
-        os.killpg(pgid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
-
-
-def _error(s: Sample, r: dict, timeout_s: float, cancelled: bool) -> str:
+def _error(s: Sample, r: dict[str, Any], timeout_s: float, cancelled: bool) -> str:
     if cancelled or r.get("stopped_by"):
         return "cancelled"
     if s.timed_out:
@@ -271,7 +266,7 @@ class Measurement:
     def rss(self) -> Stats | None:
         return Stats.of([float(s.peak_rss_bytes) for s in self.runs if s.ok])
 
-    def summary(self) -> dict:
+    def summary(self) -> dict[str, Any]:
         return {
             "argv": self.argv,
             "cwd": self.cwd,
@@ -280,8 +275,6 @@ class Measurement:
             "wall_s": [s.wall_s for s in self.runs],
             "peak_rss_bytes": [s.peak_rss_bytes for s in self.runs],
             "exit_codes": [s.exit_code for s in self.runs],
-            "wall_stats": asdict(self.wall) if self.wall else None,
-            "rss_stats": asdict(self.rss) if self.rss else None,
         }
 
 

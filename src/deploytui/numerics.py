@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 import struct
 from dataclasses import asdict, dataclass
+from typing import Any
 
 DEFAULT_TOL = 1e-6
 
@@ -14,7 +15,8 @@ class ShapeError(ValueError):
 
 
 def as_f32(x: float) -> float:
-    return struct.unpack("<f", struct.pack("<f", x))[0]
+    value: float = struct.unpack("<f", struct.pack("<f", x))[0]
+    return value
 
 
 @dataclass
@@ -31,7 +33,7 @@ class Diff:
     within_tol: bool
     abs_diffs: list[list[float]]
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
     def line(self) -> str:
@@ -42,7 +44,7 @@ class Diff:
         )
 
 
-def _matrix(values, name: str) -> list[list[float]]:
+def _matrix(values: object, name: str) -> list[list[float]]:
     if not isinstance(values, list) or not values or not all(isinstance(r, list) for r in values):
         raise ShapeError(f"{name} is not a 2-D list")
     width = len(values[0])
@@ -59,7 +61,7 @@ def _matrix(values, name: str) -> list[list[float]]:
     return out
 
 
-def compare(got, want, tol: float = DEFAULT_TOL) -> Diff:
+def compare(got: object, want: object, tol: float = DEFAULT_TOL) -> Diff:
     """Element-wise comparison as f32 values; raises ShapeError on a malformed or mismatched `got`."""
     g, w = _matrix(got, "logits"), _matrix(want, "reference")
     if (len(g), len(g[0])) != (len(w), len(w[0])):

@@ -10,6 +10,7 @@ and steps after it that need it are skipped with that reason. The manifest
 
 from __future__ import annotations
 
+import functools
 import importlib
 import json
 import os
@@ -22,11 +23,13 @@ from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import IO, Any
 
 from deploytui import jsonio, paths
 from deploytui import manifest as manifest_file
 from deploytui.builder.context import BuildContext
 from deploytui.builder.steps import Step, sha256_file
+from deploytui.procs import kill_group, tool_version
 
 FAMILY_MODULES = ("deploytui.builder.torch_plan", "deploytui.builder.cpp_plan", "deploytui.builder.rust_plan")
 
@@ -58,16 +61,10 @@ def plan(ctx: BuildContext) -> list[Step]:
 
 def tool_versions(ctx: BuildContext) -> dict[str, str]:
     versions = {"python": platform.python_version()}
-    for tool, args in (("cargo", ["--version"]), ("rustc", ["--version"]), ("g++", ["--version"])):
+    for tool in ("cargo", "rustc", "g++"):
         exe = shutil.which(tool)
         if exe:
-            try:
-                out = subprocess.run(
-                    [exe, *args], capture_output=True, text=True, timeout=30, check=False
-                ).stdout
-                versions[tool] = out.splitlines()[0].strip() if out else "?"
-            except (OSError, subprocess.SubprocessError):
-                versions[tool] = "?"
+            versions[tool] = tool_version(exe)
     return versions
 
 
@@ -76,7 +73,7 @@ def run_build(
     only: list[str] | None = None,
     on_event: Callable[[BuildEvent], None] = lambda e: None,
     cancel: threading.Event | None = None,
-) -> dict:
+) -> dict[str, Any]:
     """Run the plan (or the steps named in `only` and nothing else); returns the manifest."""
     ctx = ctx or BuildContext.default()
     ctx.art.mkdir(parents=True, exist_ok=True)
@@ -97,15 +94,8 @@ def run_build(
             break
         on_event(BuildEvent("start", step.name, step.title, i, len(steps)))
         t0 = time.perf_counter()
-        status, reason, record = _run_step(
-            ctx,
-            step,
-            manifest,
-            lambda line, step=step, i=i: on_event(
-                BuildEvent("line", step.name, step.title, i, len(steps), text=line)
-            ),
-            cancel,
-        )
+        on_line = functools.partial(_line_event, on_event, step, i, len(steps))
+        status, reason, record = _run_step(ctx, step, manifest, on_line, cancel)
         wall = time.perf_counter() - t0
         if status != "up-to-date":
             record.update(
@@ -137,10 +127,10 @@ def run_build(
 def _run_step(
     ctx: BuildContext,
     step: Step,
-    manifest: dict,
+    manifest: dict[str, Any],
     on_line: Callable[[str], None],
     cancel: threading.Event | None,
-) -> tuple[str, str, dict]:
+) -> tuple[str, str, dict[str, Any]]:
     # The fingerprint holds no tool (neither its path nor its version), so it can be taken without
     # the tool; and a missing tool cannot have changed anything the step made. So the tool is
     # required only when the step has to run: a built step stays up to date without it.
@@ -173,7 +163,7 @@ def _run_step(
     except OSError as e:
         return "failed", f"could not start {step.argv[0]}: {e}", {"fingerprint": fingerprint}
     stdout_lines: list[str] = []
-    reader = threading.Thread(target=lambda: stdout_lines.extend(proc.stdout), daemon=True)
+    reader = threading.Thread(target=lambda: stdout_lines.extend(proc.stdout or ()), daemon=True)
     reader.start()
     deadline = time.monotonic() + step.timeout_s
     killed = ""
@@ -186,7 +176,7 @@ def _run_step(
         elif time.monotonic() > deadline:
             killed = f"timed out after {step.timeout_s:.0f} s"
         if killed:
-            _kill_group(proc)
+            kill_group(proc.pid)
             break
         time.sleep(0.05)
     proc.wait()
@@ -206,7 +196,7 @@ def _run_step(
     return "ok", "", record
 
 
-def _stale_reason(ctx: BuildContext, step: Step, manifest: dict, fingerprint: str) -> str:
+def _stale_reason(ctx: BuildContext, step: Step, manifest: dict[str, Any], fingerprint: str) -> str:
     """Why the step has to run; "" when it is up to date."""
     previous = manifest["steps"].get(step.name)
     if not previous:
@@ -223,7 +213,7 @@ def _stale_reason(ctx: BuildContext, step: Step, manifest: dict, fingerprint: st
     return ""
 
 
-def _unchanged(path: Path, record: dict | None) -> bool:
+def _unchanged(path: Path, record: dict[str, Any] | None) -> bool:
     """Whether the file is still the one recorded: same size and mtime, or else the same sha256."""
     if not record:
         return False
@@ -233,7 +223,7 @@ def _unchanged(path: Path, record: dict | None) -> bool:
     return st.st_mtime_ns == record.get("mtime_ns") or sha256_file(path) == record.get("sha256")
 
 
-def _refresh_mtimes(ctx: BuildContext, step: Step, manifest: dict) -> bool:
+def _refresh_mtimes(ctx: BuildContext, step: Step, manifest: dict[str, Any]) -> bool:
     """Outputs of an up-to-date step that were touched but not changed: record their new mtime, so
     that they are hashed once only. True when a record changed."""
     refreshed = False
@@ -249,28 +239,23 @@ def _artifact_key(ctx: BuildContext, out: Path) -> str:
     return str(out.relative_to(ctx.art)) if out.is_relative_to(ctx.art) else str(out)
 
 
-def _artifact_record(out: Path, step: str) -> dict:
+def _artifact_record(out: Path, step: str) -> dict[str, Any]:
     st = out.stat()
     return {"size": st.st_size, "mtime_ns": st.st_mtime_ns, "sha256": sha256_file(out), "step": step}
 
 
-def _pump(stream, tail: deque, on_line: Callable[[str], None]) -> None:
+def _line_event(on_event: Callable[[BuildEvent], None], step: Step, i: int, total: int, line: str) -> None:
+    on_event(BuildEvent("line", step.name, step.title, i, total, text=line))
+
+
+def _pump(stream: IO[str], tail: deque[str], on_line: Callable[[str], None]) -> None:
     for line in stream:
         line = line.rstrip("\n")
         tail.append(line)
         on_line(line)
 
 
-def _kill_group(proc: subprocess.Popen) -> None:
-    import signal
-
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
-
-
-def _last_json(lines: list[str]) -> dict:
+def _last_json(lines: list[str]) -> dict[str, Any]:
     for line in reversed(lines):
         line = line.strip()
         if line.startswith("{"):

@@ -20,6 +20,9 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
+
+from deploytui.procs import tool_version
 
 # (output name, source, rpath tag). cpp-aoti gets DT_RPATH (--disable-new-dtags): the default AOTI
 # package's .so NEEDs libtorch.so and has no RPATH of its own, and only a DT_RPATH of the
@@ -87,16 +90,6 @@ def readelf_dynamic(path: Path) -> dict[str, list[str]]:
     return found
 
 
-def compiler_version(cxx: str) -> str:
-    try:
-        out = subprocess.run(
-            [cxx, "--version"], capture_output=True, text=True, timeout=30, check=False
-        ).stdout
-    except (OSError, subprocess.SubprocessError):
-        return "unknown"
-    return out.splitlines()[0] if out else "unknown"
-
-
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="deploytui.builder.cpp_cmd")
     ap.add_argument("--src", type=Path, required=True, help="the cpp/ folder")
@@ -111,9 +104,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: no libtorch headers/libraries under {args.torch}", file=sys.stderr)
         return 1
     args.out.mkdir(parents=True, exist_ok=True)
-    facts: dict = {
+    facts: dict[str, Any] = {
         "route": "direct g++ (CMake find_package(Torch) needs the CUDA toolkit with this wheel)",
-        "compiler": compiler_version(args.cxx),
+        "compiler": tool_version(args.cxx),
         "torch": torch_version(args.torch),
         "cxxflags": list(CXXFLAGS),
         "programs": {},

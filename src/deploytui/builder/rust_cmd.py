@@ -19,6 +19,9 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
+
+from deploytui.procs import tool_version
 
 WARNING_RE = re.compile(r"^warning: (?!`[^`]+` \(.*\) generated \d+ warnings?)(.*)$")
 
@@ -42,7 +45,7 @@ class Cargo:
         bins: tuple[str, ...] = (),
         features: tuple[str, ...] = (),
         env: dict[str, str] | None = None,
-    ) -> dict:
+    ) -> dict[str, Any]:
         """cargo build --release --locked; returns {"bins": {name: path}, "out_dirs": {pkg: dir}}."""
         argv = [
             "cargo",
@@ -77,7 +80,7 @@ class Cargo:
             text=True,
             bufsize=1,
         )
-        found: dict = {"bins": {}, "out_dirs": {}}
+        found: dict[str, Any] = {"bins": {}, "out_dirs": {}}
 
         # stderr: cargo's progress and the rendered diagnostics, streamed through as they come
         def pump_stderr() -> None:
@@ -141,13 +144,6 @@ def _run(argv: list[str]) -> str:
     return proc.stdout
 
 
-def _version(tool: str) -> str:
-    try:
-        return subprocess.run([tool, "--version"], capture_output=True, text=True, check=False).stdout.strip()
-    except OSError:
-        return "?"
-
-
 def _locked_versions(rust: Path) -> dict[str, str]:
     """Versions of the burn crates that Cargo.lock pins (burn's inner crates use caret requirements)."""
     try:
@@ -160,7 +156,7 @@ def _locked_versions(rust: Path) -> dict[str, str]:
     return {p["name"]: p["version"] for p in lock.get("package", []) if p["name"] in wanted}
 
 
-def burn_convert(cargo: Cargo, art: Path) -> dict:
+def burn_convert(cargo: Cargo, art: Path) -> dict[str, Any]:
     found = cargo.build("store-deploy", bins=("convert",), features=("st",))
     size = _copy(found["bins"]["convert"], art / "bin" / "convert")
     bpk, tmp = art / "a1.bpk", art / "a1.bpk.tmp.bpk"
@@ -175,7 +171,7 @@ def burn_convert(cargo: Cargo, art: Path) -> dict:
     return {"sizes": {"bin/convert": size, "a1.bpk": (art / "a1.bpk").stat().st_size}}
 
 
-def burn_deploy(cargo: Cargo, art: Path) -> dict:
+def burn_deploy(cargo: Cargo, art: Path) -> dict[str, Any]:
     bpk = art / "a1.bpk"
     if not bpk.is_file():
         raise StepError(f"{bpk} is missing: run burn-convert first")
@@ -187,7 +183,7 @@ def burn_deploy(cargo: Cargo, art: Path) -> dict:
     return {"sizes": sizes}
 
 
-def burn_onnx(cargo: Cargo, art: Path, embed: bool) -> dict:
+def burn_onnx(cargo: Cargo, art: Path, embed: bool) -> dict[str, Any]:
     onnx = art / "a1.onnx"
     if not onnx.is_file():
         raise StepError(f"{onnx} is missing: run export-onnx first")
@@ -200,14 +196,14 @@ def burn_onnx(cargo: Cargo, art: Path, embed: bool) -> dict:
     model = out_dir / "model"
     rs_name = "a1_embed.rs" if embed else "a1.rs"
     sizes[f"onnx/{rs_name}"] = _copy(model / "a1.rs", art / "onnx" / rs_name)
-    facts: dict = {"sizes": sizes, "out_dir": str(out_dir)}
+    facts: dict[str, Any] = {"sizes": sizes, "out_dir": str(out_dir)}
     if not embed:
         sizes["onnx/a1.bpk"] = _copy(model / "a1.bpk", art / "onnx" / "a1.bpk")
         facts["baked_bpk_path"] = str(model / "a1.bpk")
     return facts
 
 
-def burn_capture(cargo: Cargo, art: Path) -> dict:
+def burn_capture(cargo: Cargo, art: Path) -> dict[str, Any]:
     found = cargo.build("store-capture", bins=("store-capture",))
     exe = art / "bin" / "store-capture"
     size = _copy(found["bins"]["store-capture"], exe)
@@ -241,8 +237,8 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     facts.update(
         {
-            "cargo": _version("cargo"),
-            "rustc": _version("rustc"),
+            "cargo": tool_version("cargo"),
+            "rustc": tool_version("rustc"),
             "cargo_seconds": round(cargo.seconds, 1),
             "crates": _locked_versions(args.rust),
             "warnings": cargo.warnings,

@@ -56,7 +56,7 @@ def _files(path: Path) -> list[Path]:
         return [path]
     if not path.is_dir():
         return [path]  # missing: hashed by name only, and the digest marks it missing
-    found = []
+    found: list[Path] = []
     for dirpath, dirnames, filenames in os.walk(path):
         dirnames[:] = sorted(d for d in dirnames if d not in SKIP_DIRS)
         found.extend(Path(dirpath) / n for n in sorted(filenames))

@@ -11,9 +11,10 @@ import sys
 import time
 import warnings
 from pathlib import Path
+from typing import Any
 
 
-def export_safetensors(out: Path) -> dict:
+def export_safetensors(out: Path) -> dict[str, Any]:
     """The weights for the eager form, and eager's logits: the reference every form is diffed against."""
     import torch
     from safetensors.torch import save_file
@@ -28,7 +29,7 @@ def export_safetensors(out: Path) -> dict:
     return {}
 
 
-def export_torchscript(out: Path) -> dict:
+def export_torchscript(out: Path) -> dict[str, Any]:
     import torch
 
     from deploytui.model import a1_input, a1_model
@@ -39,7 +40,7 @@ def export_torchscript(out: Path) -> dict:
     return {}
 
 
-def export_torch_export(out: Path) -> dict:
+def export_torch_export(out: Path) -> dict[str, Any]:
     import torch
 
     from deploytui.model import a1_input, a1_model
@@ -50,7 +51,7 @@ def export_torch_export(out: Path) -> dict:
     return {}
 
 
-def _aoti(out: Path, name: str, inductor_configs: dict | None) -> dict:
+def _aoti(out: Path, name: str, inductor_configs: dict[str, Any] | None) -> dict[str, Any]:
     import torch
 
     from deploytui.model import a1_input, a1_model
@@ -62,15 +63,15 @@ def _aoti(out: Path, name: str, inductor_configs: dict | None) -> dict:
     return {"inductor_configs": inductor_configs or {}}
 
 
-def export_aoti(out: Path) -> dict:
+def export_aoti(out: Path) -> dict[str, Any]:
     return _aoti(out, "a1_aoti.pt2", None)
 
 
-def export_aoti_lean(out: Path) -> dict:
+def export_aoti_lean(out: Path) -> dict[str, Any]:
     return _aoti(out, "a1_aoti_lean.pt2", {"aot_inductor.link_libtorch": False})
 
 
-def export_onnx(out: Path) -> dict:
+def export_onnx(out: Path) -> dict[str, Any]:
     import onnx
     import torch
 

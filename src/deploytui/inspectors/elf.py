@@ -21,7 +21,6 @@ from __future__ import annotations
 import os
 import re
 import shutil
-import signal
 import subprocess
 import tempfile
 import threading
@@ -30,6 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 from deploytui.inspectors import InspectError
+from deploytui.procs import kill_group
 
 ELF_MAGIC = b"\x7fELF"
 SYSTEM_PREFIXES = ("/lib/", "/lib64/", "/usr/lib/", "/usr/lib64/", "/lib32/", "/usr/lib32/", "/libx32/")
@@ -413,10 +413,7 @@ def _communicate(
                 else ""
             )
             if why:
-                try:
-                    os.killpg(proc.pid, signal.SIGKILL)
-                except ProcessLookupError:
-                    pass
+                kill_group(proc.pid)
                 proc.communicate()
                 raise InspectError(f"{name}: {why}") from None
 

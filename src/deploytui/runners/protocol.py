@@ -6,6 +6,7 @@ import json
 import sys
 import time
 from collections import Counter
+from typing import Any
 
 
 class Stages:
@@ -32,7 +33,7 @@ def package_counts(names: set[str], parent: str = "") -> dict[str, int]:
     )
 
 
-def emit(logits: list, stages: Stages, modules_added: set[str]) -> None:
+def emit(logits: list[Any], stages: Stages, modules_added: set[str]) -> None:
     print(
         json.dumps(
             {

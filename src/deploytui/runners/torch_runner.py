@@ -8,13 +8,14 @@ aoti (AOTInductor .pt2), aoti-lean (AOTInductor .pt2 exported with link_libtorch
 from __future__ import annotations
 
 import sys
+from typing import Any
 
 from deploytui.runners.protocol import Stages, emit, fail
 
 MODES = ("eager", "jit", "export", "aoti", "aoti-lean")
 
 
-def load(mode: str, path: str):
+def load(mode: str, path: str) -> Any:
     import torch
 
     if mode == "eager":
