@@ -11,7 +11,6 @@ and steps after it that need it are skipped with that reason. The manifest
 from __future__ import annotations
 
 import importlib
-import json
 import os
 import platform
 import shutil
@@ -194,7 +193,11 @@ def _run_step(
     stderr_thread.join(5)
     for line in stdout_lines:
         tail.append(line.rstrip("\n"))
-    record = {"fingerprint": fingerprint, "log_tail": list(tail)[-20:], "facts": _last_json(stdout_lines)}
+    record = {
+        "fingerprint": fingerprint,
+        "log_tail": list(tail)[-20:],
+        "facts": jsonio.last_object(stdout_lines) or {},
+    }
     if killed:
         return "failed", killed, record
     if proc.returncode != 0:
@@ -268,15 +271,3 @@ def _kill_group(proc: subprocess.Popen) -> None:
         os.killpg(proc.pid, signal.SIGKILL)
     except ProcessLookupError:
         pass
-
-
-def _last_json(lines: list[str]) -> dict:
-    for line in reversed(lines):
-        line = line.strip()
-        if line.startswith("{"):
-            try:
-                value = json.loads(line)
-            except ValueError:
-                return {}
-            return value if isinstance(value, dict) else {}
-    return {}

@@ -20,6 +20,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from deploytui import jsonio
+
 WARNING_RE = re.compile(r"^warning: (?!`[^`]+` \(.*\) generated \d+ warnings?)(.*)$")
 
 
@@ -212,8 +214,11 @@ def burn_capture(cargo: Cargo, art: Path) -> dict:
     exe = art / "bin" / "store-capture"
     size = _copy(found["bins"]["store-capture"], exe)
     out = _run([str(exe), str(art / "a1.bpk"), str(art / "capture.json")])
-    summary = json.loads(out.strip().splitlines()[-1]) if out.strip() else {}
-    return {"sizes": {"bin/store-capture": size}, "capture": summary}
+    summary = jsonio.last_object(out)
+    if summary is None and out.strip():
+        last = out.strip().splitlines()[-1][:120]
+        raise StepError(f"store-capture printed no JSON summary (last line: {last!r})")
+    return {"sizes": {"bin/store-capture": size}, "capture": summary or {}}
 
 
 STEPS = {
