@@ -52,7 +52,7 @@ def run_cli(*args: str, timeout: float = 600) -> subprocess.CompletedProcess:
 
 def others_still_run(key: str = "burn-embed") -> None:
     rec = bench.bench_form(forms.get(key), n=1, warmup=0)
-    assert rec["status"] == "ok" and rec["within_tol"], rec["error"]
+    assert rec.status == "ok" and rec.within_tol, rec.error
 
 
 # 1. a missing artifact --------------------------------------------------------------------------
@@ -61,7 +61,7 @@ def others_still_run(key: str = "burn-embed") -> None:
 def test_missing_artifact_is_unavailable_with_reason(artifacts_copy):
     (artifacts_copy / "a1_script.pt").unlink()
     rec = bench.bench_form(forms.get("torchscript-script"), n=1, warmup=0)
-    assert rec["status"] == "unavailable" and "a1_script.pt" in rec["error"]
+    assert rec.status == "unavailable" and "a1_script.pt" in rec.error
     res = run_cli("bench", "torchscript-script", "burn-embed", "-n", "1", "--warmup", "0")
     assert res.returncode == 1
     assert re.search(r"torchscript-script\s+unavailable: missing artifact.*a1_script\.pt", res.stdout)
@@ -94,11 +94,11 @@ def truncate(path: Path, keep: float = 0.5) -> None:
 def test_truncated_artifact_fails_at_its_form_in_one_line(artifacts_copy, key, file):
     truncate(artifacts_copy / file)
     rec = bench.bench_form(forms.get(key), n=1, warmup=0, timeout_s=300)
-    assert rec["status"] == "failed", rec
-    assert rec["error"].startswith("exit 1: error:"), rec["error"]
-    assert rec["stderr_tail"][-1].startswith("error: ")  # the runner's own one-line message comes last
+    assert rec.status == "failed", rec
+    assert rec.error.startswith("exit 1: error:"), rec.error
+    assert rec.stderr_tail[-1].startswith("error: ")  # the runner's own one-line message comes last
     if forms.get(key).program.startswith("bin/"):  # compiled runners print nothing else
-        assert len(rec["stderr_tail"]) == 1, rec["stderr_tail"]
+        assert len(rec.stderr_tail) == 1, rec.stderr_tail
 
 
 def test_corrupt_safetensors_header_and_zip_shown_by_inspectors(artifacts_copy):
@@ -122,7 +122,7 @@ def test_runner_killed_by_signal(artifacts_copy):
     rec = bench.bench_form(
         fake_form("segv", "import os, signal; os.kill(os.getpid(), signal.SIGSEGV)"), n=1, warmup=0
     )
-    assert rec["status"] == "failed" and "SIGSEGV" in rec["error"]
+    assert rec.status == "failed" and "SIGSEGV" in rec.error
     others_still_run()
 
 
@@ -132,7 +132,7 @@ def test_runner_panics(artifacts_copy):
         n=1,
         warmup=0,
     )
-    assert rec["status"] == "failed" and rec["error"] == "exit 101: thread main panicked"
+    assert rec.status == "failed" and rec.error == "exit 101: thread main panicked"
 
 
 # 4. a runner hangs ------------------------------------------------------------------------------
@@ -150,7 +150,7 @@ def test_hanging_runner_is_killed_with_its_group(artifacts_copy):
         timeout_s=2,
     )
     assert time.monotonic() - t0 < 15
-    assert rec["status"] == "failed" and "timed out" in rec["error"]
+    assert rec.status == "failed" and "timed out" in rec.error
     time.sleep(0.3)
     assert not _alive(marker)
     others_still_run()
@@ -190,7 +190,7 @@ def test_no_cargo_makes_burn_forms_unavailable_rest_builds(artifacts_copy, monke
     assert steps["burn-convert"]["status"] == "unavailable" and "cargo" in steps["burn-convert"]["reason"]
     assert steps["burn-deploy"]["status"] == "unavailable" and "cargo" in steps["burn-deploy"]["reason"]
     rec = bench.bench_form(forms.get("burn-file"), n=1, warmup=0)
-    assert rec["status"] == "unavailable" and "cargo not found" in rec["error"]
+    assert rec.status == "unavailable" and "cargo not found" in rec.error
 
 
 # 6. burn-onnx File binary after its build-directory .bpk is gone --------------------------------
@@ -207,10 +207,10 @@ def test_burn_onnx_file_relocation_failure(built_artifacts):
         rec = bench.bench_form(forms.get("burn-onnx-file"), n=1, warmup=0)
     finally:
         moved.rename(bpk)
-    assert rec["status"] == "failed" and rec["error"].startswith("exit 101"), rec["error"]
-    assert any("Failed to load burnpack file" in ln for ln in rec["stderr_tail"]), rec["stderr_tail"]
+    assert rec.status == "failed" and rec.error.startswith("exit 101"), rec.error
+    assert any("Failed to load burnpack file" in ln for ln in rec.stderr_tail), rec.stderr_tail
     rec = bench.bench_form(forms.get("burn-onnx-embed"), n=1, warmup=0)
-    assert rec["status"] == "ok"
+    assert rec.status == "ok"
 
 
 # 7. wrong output: beyond tolerance, wrong shape, no JSON -----------------------------------------
@@ -230,9 +230,9 @@ def test_wrong_output_is_a_failure_with_reason(artifacts_copy, out, expect):
         logits = [[v + 1e-3 for v in row] for row in bench.reference_logits()]
         out = json.dumps({"logits": logits})
     rec = bench.bench_form(fake_form("wrong", f"print({out!r})"), n=1, warmup=0)
-    assert expect in rec["error"], rec["error"]
+    assert expect in rec.error, rec.error
     if expect.startswith("logits differ"):
-        assert rec["within_tol"] is False and rec["diff"]["worst_index"] is not None
+        assert rec.within_tol is False and rec.diff.worst_index is not None
 
 
 # 8. the results file is damaged -------------------------------------------------------------------
@@ -288,7 +288,7 @@ def test_bench_of_a_form_that_became_unavailable_keeps_its_earlier_result(artifa
     res = run_cli("bench", "burn-embed", "-n", "1", "--warmup", "0")
     assert res.returncode == 1
     assert "burn-embed           unavailable: missing artifact(s): infer-embed" in res.stdout, res.stdout
-    assert results.load().forms["burn-embed"]["wall_s"] == [0.003]
+    assert results.load().forms["burn-embed"].wall_s == [0.003]
 
 
 # hygiene ---------------------------------------------------------------------------------------------

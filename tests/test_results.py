@@ -3,24 +3,46 @@ import json
 import pytest
 
 from deploytui import jsonio, results
+from deploytui.record import RunRecord
 
 
 def record(key, **kw):
+    """A stored record as results.json holds it (only the fields it must have, plus `kw`)."""
     return {"form": key, "status": "ok", "wall_s": [0.1], "peak_rss_bytes": [1000], **kw}
+
+
+DIFF = {  # a 1×2 comparison, as numerics.compare stores it
+    "shape": [1, 2],
+    "n": 2,
+    "max_abs": 0.0,
+    "mean_abs": 0.0,
+    "max_rel": 0.0,
+    "worst_index": [0, 0],
+    "worst_got": 1.0,
+    "worst_want": 1.0,
+    "tol": 1e-6,
+    "within_tol": True,
+    "abs_diffs": [[0.0, 0.0]],
+}
+
+
+def run(key, **kw):
+    return RunRecord.from_json(record(key, **kw))
 
 
 def test_put_writes_atomically_and_loads_back(tmp_path):
     store = results.load(tmp_path / "results.json")
-    store.put(record("a"))
-    store.put(record("b"))
+    store.put(run("a"))
+    store.put(run("b"))
     again = results.load(tmp_path / "results.json")
     assert set(again.forms) == {"a", "b"} and not again.dropped
+    assert again.forms == store.forms
 
 
 def test_crash_mid_write_keeps_the_previous_file(tmp_path, monkeypatch):
     path = tmp_path / "results.json"
     store = results.load(path)
-    store.put(record("a"))
+    store.put(run("a"))
     before = path.read_text()
 
     def dies_midway(obj, f, **kw):
@@ -29,7 +51,7 @@ def test_crash_mid_write_keeps_the_previous_file(tmp_path, monkeypatch):
 
     monkeypatch.setattr(json, "dump", dies_midway)
     with pytest.raises(KeyboardInterrupt):
-        store.put(record("b"))
+        store.put(run("b"))
     assert path.read_text() == before
     assert not [p for p in tmp_path.iterdir() if p.name.endswith(".tmp")]
 
@@ -60,6 +82,11 @@ def test_damaged_file_starts_empty_keeps_a_copy_and_warns_once(tmp_path):
         ("peak_rss_bytes", [-5]),
         ("wall_s", []),
         ("n", 20),
+        ("n", None),
+        ("form", None),
+        ("argv", "python -c pass"),
+        ("cwd", ["/"]),
+        ("diff", {**DIFF, "shape": None}),
     ],
 )
 def test_a_record_with_a_malformed_field_is_dropped_and_the_rest_kept(tmp_path, field, value):
@@ -74,25 +101,16 @@ def test_a_record_with_a_malformed_field_is_dropped_and_the_rest_kept(tmp_path, 
 
 
 def test_a_diff_that_does_not_fit_its_logits_is_dropped(tmp_path):
-    diff = {
-        "max_abs": 0.0,
-        "mean_abs": 0.0,
-        "max_rel": 0.0,
-        "tol": 1e-6,
-        "within_tol": True,
-        "worst_index": [0, 0],
-        "abs_diffs": [[0.0, 0.0]],
-    }
     path = tmp_path / "results.json"
     jsonio.write_atomic(
-        path, {"version": 1, "forms": {"a": record("a", logits=[[1.0], [2.0], [3.0]], diff=diff)}}
+        path, {"version": 1, "forms": {"a": record("a", logits=[[1.0], [2.0], [3.0]], diff=DIFF)}}
     )
     store = results.load(path)
     assert store.forms == {} and "does not match its logits" in store.dropped[0]
 
 
 def test_written_files_are_readable_by_others(tmp_path):
-    results.load(tmp_path / "results.json").put(record("a"))
+    results.load(tmp_path / "results.json").put(run("a"))
     assert (tmp_path / "results.json").stat().st_mode & 0o044 == 0o044
 
 
@@ -117,7 +135,7 @@ def test_a_stored_diff_that_its_logits_contradict_is_dropped(tmp_path):
 
     reference = [[0.5, -0.25], [0.125, 1.0]]
     jsonio.write_atomic(tmp_path / "reference.json", {"logits": reference})
-    diff = numerics.compare(reference, reference).to_dict()
+    diff = numerics.compare(reference, reference).to_json()
     honest = record("honest", logits=reference, diff=diff, max_abs_diff=0.0, within_tol=True)
     edited = record("edited", logits=[[9.0, 9.0], [9.0, 9.0]], diff=diff, max_abs_diff=0.0, within_tol=True)
     jsonio.write_atomic(
@@ -126,3 +144,40 @@ def test_a_stored_diff_that_its_logits_contradict_is_dropped(tmp_path):
     store = results.load(tmp_path / "results.json")
     assert list(store.forms) == ["honest"]
     assert "does not match its logits against eager's" in store.dropped[0]
+
+
+def test_a_plain_commands_record_is_never_stored(tmp_path):
+    with pytest.raises(ValueError, match="plain command"):
+        results.load(tmp_path / "results.json").put(RunRecord(None, ["true"], "/"))
+
+
+def test_what_the_store_writes_is_each_records_json(tmp_path):
+    """The file keeps its shape: {"version": 1, "forms": {key: the record's JSON object}}."""
+    store = results.load(tmp_path / "results.json")
+    rec = run("a", logits=[[1.0, 1.0]], diff=DIFF, max_abs_diff=0.0, within_tol=True, n=1, warmup=1)
+    store.put(rec)
+    data = json.loads((tmp_path / "results.json").read_text())
+    assert data == {"version": 1, "forms": {"a": rec.to_json()}}
+    assert data["forms"]["a"]["diff"] == DIFF
+
+
+def test_dropped_messages_name_the_field(tmp_path):
+    path = tmp_path / "results.json"
+    jsonio.write_atomic(
+        path,
+        {
+            "version": 1,
+            "forms": {
+                "torch-eager": record("torch-eager", logits=[[1, 2], [3]]),
+                "burn-st": record("burn-st", wall_s=[0.1, -1.0]),
+                "burn-file": record("burn-file", n=3),
+                "onnxruntime": {"form": "onnxruntime", "status": "ok", "wall_s": [0.1]},
+            },
+        },
+    )
+    assert results.load(path).dropped[:-1] == [
+        "result for 'torch-eager' dropped: field 'logits' is malformed",
+        "result for 'burn-st' dropped: non-numeric or negative samples",
+        "result for 'burn-file' dropped: holds 1 run times for n=3",
+        "result for 'onnxruntime' dropped: field 'peak_rss_bytes' missing or not a list",
+    ]

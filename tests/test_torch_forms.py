@@ -18,20 +18,20 @@ PYTHON_FORMS = [
 @pytest.mark.parametrize("key", PYTHON_FORMS)
 def test_python_form_runs_and_matches_eager(built_artifacts, key):
     rec = bench.bench_form(forms.get(key), n=2, warmup=0, timeout_s=300)
-    assert rec["status"] == "ok", (rec["error"], rec["stderr_tail"])
-    assert rec["within_tol"] is True
+    assert rec.status == "ok", (rec.error, rec.stderr_tail)
+    assert rec.within_tol is True
     if key != "onnxruntime":
-        assert rec["max_abs_diff"] == 0.0  # bit-identical to eager, as on the page
-    assert len(rec["wall_s"]) == 2 and all(b > 10 * 2**20 for b in rec["peak_rss_bytes"])
-    assert set(rec["stages_ms"]) == {"import", "load", "forward"}
+        assert rec.max_abs_diff == 0.0  # bit-identical to eager, as on the page
+    assert len(rec.wall_s) == 2 and all(b > 10 * 2**20 for b in rec.peak_rss_bytes)
+    assert set(rec.stages_ms) == {"import", "load", "forward"}
 
 
 @pytest.mark.slow
 def test_torch_export_load_imports_sympy(built_artifacts):
     rec = bench.bench_form(forms.get("torch-export"), n=1, warmup=0, timeout_s=300)
-    assert rec["modules_added"].get("sympy", 0) > 100, rec["modules_added"]
-    torch_own = rec["modules_added_torch"]
-    assert sum(torch_own.values()) == rec["modules_added"]["torch"], torch_own
+    assert rec.modules_added.get("sympy", 0) > 100, rec.modules_added
+    torch_own = rec.modules_added_torch
+    assert sum(torch_own.values()) == rec.modules_added["torch"], torch_own
     assert torch_own.get("torch._dynamo", 0) > 10, torch_own
 
 

@@ -101,8 +101,8 @@ def test_live_run_of_a_fast_form_stores_the_record(art, quick_inspect, monkeypat
         await wait_for(pilot, lambda: app.job == "")
         await pilot.pause()
         rec = app.store.forms[FAKE_KEY]
-        assert rec["status"] == "ok" and rec["within_tol"] is True
-        assert len(rec["wall_s"]) == 3
+        assert rec.status == "ok" and rec.within_tol is True
+        assert len(rec.wall_s) == 3
         status = str(app.main.query_one("#run-status").content)
         assert "ok, 3 runs after 1 warm-up" in status
         await pilot.press("6")
@@ -132,7 +132,7 @@ def test_cancel_kills_the_child_and_keeps_the_old_result(art, quick_inspect, mon
         await wait_for(pilot, lambda: any("fake_runner" in " ".join(p.cmdline()) for p in descendants()))
         await pilot.press("x")
         await wait_for(pilot, lambda: app.job == "", timeout=10)
-        assert app.store.forms[FAKE_KEY]["wall_s"] == FIXED_RESULTS["burn-embed"]["wall_s"]
+        assert app.store.forms[FAKE_KEY].wall_s == FIXED_RESULTS["burn-embed"]["wall_s"]
 
     with_pilot(body, runs=2, warmup=0)
     time.sleep(0.2)

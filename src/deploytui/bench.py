@@ -1,18 +1,12 @@
-"""Run forms through the measuring core and turn each into a result record.
-
-The record (a plain dict, stored in results.json and printed by `bench --json`) is the schema:
-form, argv, cwd, status (ok / failed / unavailable), error, wall_s and peak_rss_bytes (every
-counted run), exit_codes, stages_ms (medians, or null), modules_added, logits, diff,
-max_abs_diff, within_tol, stderr_tail, n, warmup, measured_at.
+"""Run forms through the measuring core and turn each into a RunRecord (deploytui.record), the
+record that results.json stores and `bench --json` prints.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import statistics
 import threading
-import time
 from collections.abc import Callable
 
 from deploytui import jsonio, paths
@@ -21,6 +15,7 @@ from deploytui.forms import Form
 from deploytui.manifest import availability
 from deploytui.measure import Measurement, Progress, measure
 from deploytui.numerics import ShapeError, compare
+from deploytui.record import RunRecord, is_matrix
 
 
 def runner_env() -> dict[str, str]:
@@ -40,15 +35,9 @@ def reference_logits() -> list:
 
 def parse_output(stdout: str) -> dict:
     """The runner's JSON line (the last line that is a JSON object)."""
-    for line in reversed(stdout.strip().splitlines()):
-        line = line.strip()
-        if line.startswith("{"):
-            try:
-                value = json.loads(line)
-            except ValueError:
-                break
-            if isinstance(value, dict):
-                return value
+    value = jsonio.last_object(stdout)
+    if value is not None:
+        return value
     raise ValueError(
         "printed no JSON line with logits"
         + (
@@ -59,36 +48,8 @@ def parse_output(stdout: str) -> dict:
     )
 
 
-def unavailable(form: Form, why: str) -> dict:
-    return new_record(form.key, form.command(), str(paths.ROOT), status="unavailable", error=why)
-
-
-def new_record(key: str | None, argv: list[str], cwd: str, **kw) -> dict:
-    """A record with every field of the schema (`key` None for a plain `measure`), updated by `kw`."""
-    rec = {
-        "form": key,
-        "argv": argv,
-        "cwd": cwd,
-        "status": "failed",
-        "error": None,
-        "wall_s": [],
-        "peak_rss_bytes": [],
-        "exit_codes": [],
-        "stages_ms": None,
-        "modules_added": None,
-        "modules_added_torch": None,
-        "modules_added_total": None,
-        "logits": None,
-        "diff": None,
-        "max_abs_diff": None,
-        "within_tol": None,
-        "stderr_tail": [],
-        "n": 0,
-        "warmup": 0,
-        "measured_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
-    }
-    rec.update(kw)
-    return rec
+def unavailable(form: Form, why: str) -> RunRecord:
+    return RunRecord(form.key, form.command(), str(paths.ROOT), status="unavailable", error=why)
 
 
 def bench_form(
@@ -100,7 +61,7 @@ def bench_form(
     on_progress: Callable[[Progress], None] | None = None,
     cancel: threading.Event | None = None,
     manifest: dict | None = None,
-) -> dict:
+) -> RunRecord:
     why = availability(form, manifest)
     if why:
         return unavailable(form, why)
@@ -121,10 +82,10 @@ def bench_form(
     return evaluate(form, m, want, n=n, warmup=warmup)
 
 
-def evaluate(form: Form, m: Measurement, want: list, *, n: int, warmup: int) -> dict:
+def evaluate(form: Form, m: Measurement, want: list, *, n: int, warmup: int) -> RunRecord:
     """Turn a measurement into a record: numbers, the runner's own output, the diff."""
     s = m.summary()
-    rec = new_record(
+    rec = RunRecord(
         form.key,
         m.argv,
         m.cwd,
@@ -136,31 +97,32 @@ def evaluate(form: Form, m: Measurement, want: list, *, n: int, warmup: int) -> 
     )
     last = (m.runs or m.warmup)[-1] if (m.runs or m.warmup) else None
     if last is not None:
-        rec["stderr_tail"] = last.stderr_tail
+        rec.stderr_tail = last.stderr_tail
     if not m.ok:
-        rec["error"] = m.error
+        rec.error = m.error
         return rec
     outputs = []
     for run in m.runs:
         try:
             outputs.append(parse_output(run.stdout))
         except ValueError as e:
-            rec["error"] = str(e)
+            rec.error = str(e)
             return rec
     out = outputs[-1]
-    rec["logits"] = out.get("logits")
+    logits = out.get("logits")
+    rec.logits = logits if is_matrix(logits) else None  # what cannot be compared is not kept
     try:
-        diff = compare(out.get("logits"), want, form.tolerance)
+        diff = compare(logits, want, form.tolerance)
     except ShapeError as e:
-        rec["error"] = f"bad logits: {e}"
+        rec.error = f"bad logits: {e}"
         return rec
-    rec.update(diff=diff.to_dict(), max_abs_diff=diff.max_abs, within_tol=diff.within_tol, status="ok")
+    rec.diff, rec.max_abs_diff, rec.within_tol, rec.status = diff, diff.max_abs, diff.within_tol, "ok"
     if not diff.within_tol:
-        rec["error"] = f"logits differ from eager by {diff.max_abs:.3g} > tolerance {diff.tol:g}"
+        rec.error = f"logits differ from eager by {diff.max_abs:.3g} > tolerance {diff.tol:g}"
     stage_runs = [o["stages_ms"] for o in outputs if isinstance(o.get("stages_ms"), dict)]
     if stage_runs:
-        rec["stages_ms"] = {k: statistics.median(r[k] for r in stage_runs if k in r) for k in stage_runs[-1]}
-        rec["modules_added"] = out.get("modules_added")
-        rec["modules_added_torch"] = out.get("modules_added_torch")
-        rec["modules_added_total"] = out.get("modules_added_total")
+        rec.stages_ms = {k: statistics.median(r[k] for r in stage_runs if k in r) for k in stage_runs[-1]}
+        rec.modules_added = out.get("modules_added")
+        rec.modules_added_torch = out.get("modules_added_torch")
+        rec.modules_added_total = out.get("modules_added_total")
     return rec

@@ -5,6 +5,10 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from deploytui.record import RunRecord
 
 
 def cmd_build(args: argparse.Namespace) -> int:
@@ -44,44 +48,46 @@ def _fmt_ms(v: float) -> str:
     return f"{v * 1000:9.1f} ms" if v >= 0.01 else f"{v * 1000:9.2f} ms"
 
 
-def _table_line(rec: dict) -> str:
+def _table_line(rec: RunRecord, label: str | None = None) -> str:
+    """One record as `bench` and `measure` print it; `label` in place of the form key."""
     from deploytui.inspectors.form_view import human
 
-    wall, rss = rec["wall_s"], rec["peak_rss_bytes"]
-    if rec["status"] == "unavailable" or not wall:
-        return f"{rec['form']:<20} {_problem(rec)}"
+    name = label if label is not None else rec.form
+    wall, rss = rec.wall_s, rec.peak_rss_bytes
+    if rec.status == "unavailable" or not wall:
+        return f"{name:<20} {_problem(rec)}"
     ws = sorted(wall)
     med = ws[len(ws) // 2] if len(ws) % 2 else (ws[len(ws) // 2 - 1] + ws[len(ws) // 2]) / 2
     rs = sorted(rss)
     line = (
-        f"{rec['form']:<20} n={len(wall):<3} min={_fmt_ms(ws[0])} median={_fmt_ms(med)} "
+        f"{name:<20} n={len(wall):<3} min={_fmt_ms(ws[0])} median={_fmt_ms(med)} "
         f"max={_fmt_ms(ws[-1])}  rss={human(rs[len(rs) // 2]):>10}"
     )
-    if rec.get("max_abs_diff") is not None:
-        line += f"  max|diff|={rec['max_abs_diff']:.3g} {'OK' if rec['within_tol'] else 'FAIL'}"
-    if rec.get("stages_ms"):
-        st = rec["stages_ms"]
+    if rec.max_abs_diff is not None:
+        line += f"  max|diff|={rec.max_abs_diff:.3g} {'OK' if rec.within_tol else 'FAIL'}"
+    if rec.stages_ms:
+        st = rec.stages_ms
         line += (
             f"\n{'':<20} import {st.get('import', 0):8.1f} ms  load {st.get('load', 0):8.1f} ms  "
             f"forward#1 {st.get('forward', 0):7.2f} ms  "
-            f"load added {rec.get('modules_added_total') or 0} modules"
+            f"load added {rec.modules_added_total or 0} modules"
         )
-        top = list((rec.get("modules_added") or {}).items())[:4]
+        top = list((rec.modules_added or {}).items())[:4]
         if top:
             line += ": " + ", ".join(f"{k} {v}" for k, v in top)
-        sub = list((rec.get("modules_added_torch") or {}).items())[:3]
+        sub = list((rec.modules_added_torch or {}).items())[:3]
         if sub:
             line += " (" + ", ".join(f"{k} {v}" for k, v in sub) + ")"
-    if rec.get("error"):
+    if rec.error:
         line += f"\n{'':<20} {_problem(rec)}"
     return line
 
 
-def _problem(rec: dict) -> str:
+def _problem(rec: RunRecord) -> str:
     """`failed: exit 1: …`, `unavailable: step …`, or `FAIL: logits differ …` for a run that is ok
     but beyond tolerance; the status is not repeated when the reason starts with it."""
-    label = rec["status"] if rec["status"] != "ok" else "FAIL"
-    error = rec["error"] or ""
+    label = rec.status if rec.status != "ok" else "FAIL"
+    error = rec.error or ""
     return error if error.startswith(label + ":") else f"{label}: {error}"
 
 
@@ -114,7 +120,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
         if not args.json and sys.stderr.isatty():
             print(f"{form.key} …", end="\r", file=sys.stderr, flush=True)
         rec = bench.bench_form(form, n=args.n, warmup=args.warmup, timeout_s=args.timeout, manifest=manifest)
-        if rec["status"] != "unavailable" or form.key not in store.forms:  # keep an earlier measurement
+        if rec.status != "unavailable" or form.key not in store.forms:  # keep an earlier measurement
             store.put(rec)
         records.append(rec)
         if not args.json:
@@ -122,10 +128,15 @@ def cmd_bench(args: argparse.Namespace) -> int:
     if args.json:
         print(
             json.dumps(
-                {"machine": machine.info(), "tools": manifest.get("tools", {}), "forms": records}, indent=1
+                {
+                    "machine": machine.info(),
+                    "tools": manifest.get("tools", {}),
+                    "forms": [r.to_json() for r in records],
+                },
+                indent=1,
             )
         )
-    bad = [r for r in records if r["status"] != "ok" or r["within_tol"] is False]
+    bad = [r for r in records if r.status != "ok" or r.within_tol is False]
     return 1 if bad else 0
 
 
@@ -133,8 +144,8 @@ def cmd_measure(args: argparse.Namespace) -> int:
     import json
     import os
 
-    from deploytui.bench import new_record
     from deploytui.measure import MeasureError, measure
+    from deploytui.record import RunRecord
 
     if err := _check_counts(args):
         print(f"error: {err}", file=sys.stderr)
@@ -150,7 +161,7 @@ def cmd_measure(args: argparse.Namespace) -> int:
         return 2
     s = m.summary()
     last = (m.runs or m.warmup)[-1] if (m.runs or m.warmup) else None
-    rec = new_record(
+    rec = RunRecord(
         None,
         s["argv"],
         os.getcwd(),
@@ -164,10 +175,9 @@ def cmd_measure(args: argparse.Namespace) -> int:
         stderr_tail=last.stderr_tail if last else [],
     )
     if args.json:
-        print(json.dumps(rec, indent=1))
+        print(json.dumps(rec.to_json(), indent=1))
     else:
-        rec["form"] = " ".join(command)[:20]
-        print(_table_line(rec))
+        print(_table_line(rec, label=" ".join(command)[:20]))
     return 0 if m.ok else 1
 
 

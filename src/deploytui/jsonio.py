@@ -1,10 +1,12 @@
-"""JSON files that survive a crash: written to a temp file in the same folder, then renamed."""
+"""JSON files that survive a crash (written to a temp file in the same folder, then renamed), and
+the JSON line a subprocess prints last."""
 
 from __future__ import annotations
 
 import json
 import os
 import tempfile
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -28,3 +30,19 @@ def read(path: Path) -> Any:
     """The parsed file; raises OSError or ValueError (json.JSONDecodeError) when it cannot be read."""
     with open(path) as f:
         return json.load(f)
+
+
+def last_object(output: str | Iterable[str]) -> dict | None:
+    """The JSON object on the last line of a program's output that starts with `{` (runners and
+    build steps print their result that way, after any chatter); None when there is none, or when
+    that line is not valid JSON. `output` is the whole text or its lines."""
+    lines = output.splitlines() if isinstance(output, str) else list(output)
+    for line in reversed(lines):
+        line = line.strip()
+        if line.startswith("{"):
+            try:
+                value = json.loads(line)
+            except ValueError:
+                return None
+            return value if isinstance(value, dict) else None
+    return None

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import math
 import struct
-from dataclasses import asdict, dataclass
-from typing import Any
+
+from deploytui.record import Diff
 
 DEFAULT_TOL = 1e-6
 
@@ -17,31 +17,6 @@ class ShapeError(ValueError):
 def as_f32(x: float) -> float:
     value: float = struct.unpack("<f", struct.pack("<f", x))[0]
     return value
-
-
-@dataclass
-class Diff:
-    shape: list[int]
-    n: int
-    max_abs: float
-    mean_abs: float
-    max_rel: float
-    worst_index: list[int]  # [row, col] of the largest absolute difference
-    worst_got: float
-    worst_want: float
-    tol: float
-    within_tol: bool
-    abs_diffs: list[list[float]]
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
-    def line(self) -> str:
-        verdict = "OK" if self.within_tol else "FAIL"
-        return (
-            f"logits n={self.n} max|diff|={self.max_abs:.3g} worst={tuple(self.worst_index)} "
-            f"tol={self.tol:g} {verdict}"
-        )
 
 
 def _matrix(values: object, name: str) -> list[list[float]]:

@@ -69,16 +69,16 @@ def rows(store: Store, with_runtime: bool = True) -> list[dict]:
         rec = store.forms.get(form.key)
         if rec is None:
             continue
-        wall = [w for w in rec["wall_s"]]
-        rss = rec["peak_rss_bytes"]
-        rt = runtime_bytes(form) if with_runtime and rec["status"] != "unavailable" else None
+        wall = list(rec.wall_s)
+        rss = rec.peak_rss_bytes
+        rt = runtime_bytes(form) if with_runtime and rec.status != "unavailable" else None
         out.append(
             {
                 "form": form.key,
                 "title": form.title,
                 "family": form.family,
-                "status": rec["status"],
-                "error": scrub(rec.get("error") or ""),
+                "status": rec.status,
+                "error": scrub(rec.error or ""),
                 "n": len(wall),
                 "start_min_s": min(wall) if wall else None,
                 "start_median_s": _median(wall),
@@ -96,16 +96,16 @@ def rows(store: Store, with_runtime: bool = True) -> list[dict]:
                 "ship_bytes": ship_bytes(form),
                 "runtime": F.RUNTIME_TITLES[form.runtime],
                 "runtime_bytes": rt,
-                "max_abs_diff": rec.get("max_abs_diff"),
-                "max_rel_diff": (rec.get("diff") or {}).get("max_rel"),
-                "worst_index": (rec.get("diff") or {}).get("worst_index"),
+                "max_abs_diff": rec.max_abs_diff,
+                "max_rel_diff": rec.diff.max_rel if rec.diff else None,
+                "worst_index": rec.diff.worst_index if rec.diff else None,
                 "tolerance": form.tolerance,
-                "within_tol": rec.get("within_tol"),
-                "stages_ms": rec.get("stages_ms"),
-                "modules_added": rec.get("modules_added"),
-                "modules_added_torch": rec.get("modules_added_torch"),
-                "modules_added_total": rec.get("modules_added_total"),
-                "measured_at": rec.get("measured_at"),
+                "within_tol": rec.within_tol,
+                "stages_ms": rec.stages_ms,
+                "modules_added": rec.modules_added,
+                "modules_added_torch": rec.modules_added_torch,
+                "modules_added_total": rec.modules_added_total,
+                "measured_at": rec.measured_at,
             }
         )
     return out

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import functools
 import importlib
-import json
 import os
 import platform
 import shutil
@@ -184,7 +183,11 @@ def _run_step(
     stderr_thread.join(5)
     for line in stdout_lines:
         tail.append(line.rstrip("\n"))
-    record = {"fingerprint": fingerprint, "log_tail": list(tail)[-20:], "facts": _last_json(stdout_lines)}
+    record = {
+        "fingerprint": fingerprint,
+        "log_tail": list(tail)[-20:],
+        "facts": jsonio.last_object(stdout_lines) or {},
+    }
     if killed:
         return "failed", killed, record
     if proc.returncode != 0:
@@ -253,15 +256,3 @@ def _pump(stream: IO[str], tail: deque[str], on_line: Callable[[str], None]) -> 
         line = line.rstrip("\n")
         tail.append(line)
         on_line(line)
-
-
-def _last_json(lines: list[str]) -> dict[str, Any]:
-    for line in reversed(lines):
-        line = line.strip()
-        if line.startswith("{"):
-            try:
-                value = json.loads(line)
-            except ValueError:
-                return {}
-            return value if isinstance(value, dict) else {}
-    return {}

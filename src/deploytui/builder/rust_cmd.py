@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from deploytui import jsonio
 from deploytui.procs import tool_version
 
 WARNING_RE = re.compile(r"^warning: (?!`[^`]+` \(.*\) generated \d+ warnings?)(.*)$")
@@ -208,8 +209,11 @@ def burn_capture(cargo: Cargo, art: Path) -> dict[str, Any]:
     exe = art / "bin" / "store-capture"
     size = _copy(found["bins"]["store-capture"], exe)
     out = _run([str(exe), str(art / "a1.bpk"), str(art / "capture.json")])
-    summary = json.loads(out.strip().splitlines()[-1]) if out.strip() else {}
-    return {"sizes": {"bin/store-capture": size}, "capture": summary}
+    summary = jsonio.last_object(out)
+    if summary is None and out.strip():
+        last = out.strip().splitlines()[-1][:120]
+        raise StepError(f"store-capture printed no JSON summary (last line: {last!r})")
+    return {"sizes": {"bin/store-capture": size}, "capture": summary or {}}
 
 
 STEPS = {

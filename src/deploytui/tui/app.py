@@ -21,6 +21,7 @@ from textual.screen import Screen
 from textual.worker import Worker, WorkerState, get_current_worker
 
 from deploytui import forms, manifest, results
+from deploytui.record import RunRecord
 from deploytui.tui import _start  # first: the start-up clock
 from deploytui.tui import messages as msg
 from deploytui.tui.live import LiveRun
@@ -303,7 +304,7 @@ class DeployApp(App):
             self.post_message(msg.RunFinished(key, record, cancelled))
         self.post_message(msg.RunAllDone(done, len(keys), cancel.is_set()))
 
-    def _store_put(self, record: dict) -> None:
+    def _store_put(self, record: RunRecord) -> None:
         self.store.put(record)
 
     @work(thread=True, exclusive=True, group="job", exit_on_error=False, name="build")
@@ -414,10 +415,10 @@ class DeployApp(App):
         if m.cancelled:
             kept = "earlier result kept" if m.form in self.store.forms else "nothing stored"
             self.notify(f"{m.form}: cancelled, {kept}", severity="warning")
-        elif rec.get("status") != "ok" or rec.get("error"):
+        elif rec.status != "ok" or rec.error:
             self.notify(
-                f"{m.form}: {rec.get('error')}",
-                title="Run failed" if rec.get("status") != "ok" else "Logits differ",
+                f"{m.form}: {rec.error}",
+                title="Run failed" if rec.status != "ok" else "Logits differ",
                 severity="error",
                 timeout=10,
             )

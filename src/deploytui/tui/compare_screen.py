@@ -13,6 +13,7 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static
 
 from deploytui import forms
+from deploytui.record import RunRecord
 from deploytui.tui import fmt
 from deploytui.tui.widgets.chart import PlotextChart, bars
 
@@ -62,13 +63,13 @@ def ship_size(form: forms.Form, manifest: dict) -> int | None:
     return total if known else None
 
 
-def row_cells(form: forms.Form, why: str, rec: dict | None, manifest: dict) -> list[Cell]:
+def row_cells(form: forms.Form, why: str, rec: RunRecord | None, manifest: dict) -> list[Cell]:
     ok = fmt.ok_runs(rec)
-    walls = (rec or {}).get("wall_s") if ok else None
-    rss = fmt.median((rec or {}).get("peak_rss_bytes")) if ok else None
+    walls = rec.wall_s if rec and ok else None
+    rss = fmt.median(rec.peak_rss_bytes) if rec and ok else None
     size = ship_size(form, manifest)
     ships = ", ".join(p.name for p in form.ship_paths()) or "–"
-    diff = (rec or {}).get("max_abs_diff")
+    diff = rec.max_abs_diff if rec else None
     if why and not rec:
         verdict = Cell(4, fmt.short_reason(why), "grey50")
     else:
@@ -142,8 +143,8 @@ class CompareScreen(Screen):
         ]
         if measured:
             labels = [k for k, _ in measured]
-            starts = [fmt.median(r["wall_s"]) * 1e3 for _, r in measured]
-            rss = [fmt.median(r["peak_rss_bytes"]) / (1 << 20) for _, r in measured]
+            starts = [fmt.median(r.wall_s) * 1e3 for _, r in measured]
+            rss = [fmt.median(r.peak_rss_bytes) / (1 << 20) for _, r in measured]
             self.query_one("#chart-start", PlotextChart).plot(
                 bars(
                     labels,

@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import statistics
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from deploytui.record import RunRecord
 
 CHECK, CROSS, BANG = "✓", "✗", "!"
 
@@ -38,17 +42,17 @@ def minimum(values: list | None) -> float | None:
     return min(vals) if vals else None
 
 
-def ok_runs(rec: dict | None) -> bool:
-    return bool(rec) and rec.get("status") == "ok" and bool(rec.get("wall_s"))
+def ok_runs(rec: RunRecord | None) -> bool:
+    return rec is not None and rec.status == "ok" and bool(rec.wall_s)
 
 
-def verdict_mark(rec: dict | None) -> str:
+def verdict_mark(rec: RunRecord | None) -> str:
     """✓ within tolerance, ✗ beyond it, ! failed run, blank when never run."""
-    if not rec:
+    if rec is None:
         return " "
-    if rec.get("status") != "ok":
+    if rec.status != "ok":
         return BANG
-    return CHECK if rec.get("within_tol") else CROSS
+    return CHECK if rec.within_tol else CROSS
 
 
 def short_reason(why: str) -> str:

@@ -134,8 +134,8 @@ class MainScreen(Screen):
             t.append("\n○ ", style="grey50")
             t.append(why, style="yellow")
         rec = app.store.forms.get(key)
-        if rec and rec.get("error"):
-            t.append(f"\n{fmt.verdict_mark(rec)} last run: {rec['error']}", style="red")
+        if rec and rec.error:
+            t.append(f"\n{fmt.verdict_mark(rec)} last run: {rec.error}", style="red")
         if form.note:
             t.append(f"\n{form.note}", style="italic dim")
         title.update(t)

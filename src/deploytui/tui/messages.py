@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from textual.message import Message
+
+if TYPE_CHECKING:
+    from deploytui.record import RunRecord
 
 
 class RunStarted(Message):
@@ -22,7 +27,7 @@ class RunProgress(Message):
 
 
 class RunFinished(Message):
-    def __init__(self, form: str, record: dict, cancelled: bool) -> None:
+    def __init__(self, form: str, record: RunRecord, cancelled: bool) -> None:
         super().__init__()
         self.form = form
         self.record = record

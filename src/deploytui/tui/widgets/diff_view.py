@@ -8,6 +8,7 @@ from textual.containers import VerticalScroll
 from textual.widgets import DataTable, Static
 
 from deploytui import numerics
+from deploytui.record import RunRecord
 
 
 class DiffView(VerticalScroll):
@@ -24,7 +25,7 @@ class DiffView(VerticalScroll):
     def show(
         self,
         form_key: str,
-        rec: dict | None,
+        rec: RunRecord | None,
         reference: list | None,
         ref_error: str = "",
         tolerance: float = numerics.DEFAULT_TOL,
@@ -35,13 +36,13 @@ class DiffView(VerticalScroll):
         table = self.query_one("#diff-table", DataTable)
         table.clear(columns=True)
         table.display = False
-        got = (rec or {}).get("logits")
+        got = rec.logits if rec else None
         if rec is None:
             hint = f"it cannot run: {unavailable}" if unavailable else "press r"
             summary.update(Text(f"{form_key} has not been run: nothing to compare yet ({hint})."))
             return
         if not got:
-            why = rec.get("error") or "the run printed no logits"
+            why = rec.error or "the run printed no logits"
             summary.update(Text(f"No comparison for {form_key}: {why}", style="red"))
             return
         if reference is None:

@@ -8,13 +8,16 @@ from textual.widgets import OptionList
 from textual.widgets.option_list import Option
 
 from deploytui import forms
+from deploytui.record import RunRecord
 from deploytui.tui import fmt
 
 KEY_W = 19
 WIDE_AT = 120  # terminal columns from which the list shows start-up and RSS
 
 
-def row(form: forms.Form, why: str, rec: dict | None, running: bool = False, compact: bool = False) -> Text:
+def row(
+    form: forms.Form, why: str, rec: RunRecord | None, running: bool = False, compact: bool = False
+) -> Text:
     """One form's line: ●/○ key  start  RSS  verdict (or the reason it cannot run); compact: key and mark."""
     built = not why
     t = Text()
@@ -26,12 +29,12 @@ def row(form: forms.Form, why: str, rec: dict | None, running: bool = False, com
         t.append(mark, style="bold green" if mark == fmt.CHECK else "bold red")
     elif running:
         t.append(f"{'running…':>14}", style="bold yellow")
-    elif rec and rec.get("status") == "ok":
-        t.append(f"{fmt.seconds(fmt.median(rec.get('wall_s'))):>7} ")
-        t.append(f"{fmt.size(fmt.median(rec.get('peak_rss_bytes'))):>6} ")
+    elif rec and rec.status == "ok":
+        t.append(f"{fmt.seconds(fmt.median(rec.wall_s)):>7} ")
+        t.append(f"{fmt.size(fmt.median(rec.peak_rss_bytes)):>6} ")
         mark = fmt.verdict_mark(rec)
         t.append(mark, style="bold green" if mark == fmt.CHECK else "bold red")
-    elif rec and rec.get("status") == "failed":
+    elif rec and rec.status == "failed":
         t.append(f"{'failed':>14} ", style="red")
         t.append(fmt.BANG, style="bold red")
     elif not built:
@@ -52,7 +55,7 @@ class FormList(OptionList):
     compact = False  # key and verdict only: set by the screen below WIDE_AT columns
     _shown: tuple = ({}, {}, "")  # what populate() last drew: status, results, running
 
-    def populate(self, status: dict[str, str], results: dict[str, dict], running: str = "") -> None:
+    def populate(self, status: dict[str, str], results: dict[str, RunRecord], running: str = "") -> None:
         """(Re)fill the list, keeping the highlighted form."""
         self._shown = (status, results, running)
         current = self.highlighted_key
@@ -79,7 +82,7 @@ class FormList(OptionList):
             self.compact = compact
             self.populate(*self._shown)
 
-    def refresh_form(self, key: str, why: str, rec: dict | None, running: bool = False) -> None:
+    def refresh_form(self, key: str, why: str, rec: RunRecord | None, running: bool = False) -> None:
         self.replace_option_prompt(key, row(forms.get(key), why, rec, running, self.compact))
 
     @property

@@ -7,6 +7,7 @@ from textual.app import ComposeResult
 from textual.containers import VerticalScroll
 from textual.widgets import ProgressBar, Static
 
+from deploytui.record import RunRecord
 from deploytui.tui import fmt
 from deploytui.tui.live import LiveRun
 from deploytui.tui.widgets.chart import PlotextChart, series
@@ -35,15 +36,15 @@ class RunView(VerticalScroll):
         yield Static(id="run-stages")
         yield Static(id="run-modules")
 
-    def show(self, form_key: str, rec: dict | None, live: LiveRun | None, why: str = "") -> None:
+    def show(self, form_key: str, rec: RunRecord | None, live: LiveRun | None, why: str = "") -> None:
         status = self.query_one("#run-status", Static)
         bar = self.query_one("#run-progress", ProgressBar)
         start = self.query_one("#gauge-start", Gauge)
         rss = self.query_one("#gauge-rss", Gauge)
         chart = self.query_one("#run-chart", PlotextChart)
         err = self.query_one("#run-error", Static)
-        prev_wall = fmt.median(rec.get("wall_s")) if fmt.ok_runs(rec) else None
-        prev_rss = fmt.median(rec.get("peak_rss_bytes")) if fmt.ok_runs(rec) else None
+        prev_wall = fmt.median(rec.wall_s) if rec and fmt.ok_runs(rec) else None
+        prev_rss = fmt.median(rec.peak_rss_bytes) if rec and fmt.ok_runs(rec) else None
         if live is not None and live.form == form_key:
             status.update(
                 Text(
@@ -65,7 +66,6 @@ class RunView(VerticalScroll):
                 self._stages(None)
             return
         self._shown = (form_key, "rec", id(rec))
-        n_total = (rec or {}).get("n", 0) + (rec or {}).get("warmup", 0)
         if rec is None:
             status.update(
                 Text(
@@ -80,58 +80,56 @@ class RunView(VerticalScroll):
             )
             bar.update(total=21, progress=0)
         else:
-            state = {"ok": "ok", "failed": "FAILED", "unavailable": "unavailable"}.get(rec.get("status"), "?")
-            walls = rec.get("wall_s") or []
+            state = {"ok": "ok", "failed": "FAILED", "unavailable": "unavailable"}.get(rec.status, "?")
+            walls = rec.wall_s
             status.update(
                 Text(
-                    f"last run {rec.get('measured_at', '?')}: {state}, "
-                    f"{len(walls)} runs after {rec.get('warmup', 0)} warm-up — "
+                    f"last run {rec.measured_at or '?'}: {state}, "
+                    f"{len(walls)} runs after {rec.warmup} warm-up — "
                     f"start-up min {fmt.seconds(fmt.minimum(walls))} median {fmt.seconds(prev_wall)}, "
                     f"peak RSS median {fmt.size(prev_rss)}"
                 )
             )
-            bar.update(total=max(n_total, 1), progress=len(walls) + (rec.get("warmup", 0) if walls else 0))
+            bar.update(total=max(rec.n + rec.warmup, 1), progress=len(walls) + (rec.warmup if walls else 0))
         start.set(prev_wall or 0.0, (prev_wall or 1.0) * 1.15, fmt.seconds(prev_wall))
         rss.set(prev_rss or 0, (prev_rss or 1) * 1.15, fmt.size(prev_rss))
-        walls = (rec or {}).get("wall_s") or []
+        walls = rec.wall_s if rec else []
         chart.plot(run_times(walls) if walls else None, empty="no run times yet")
         problem = ""
-        if rec and rec.get("error"):
-            problem = f"⚠ {rec['error']}"
-            tail = rec.get("stderr_tail") or []
+        if rec and rec.error:
+            problem = f"⚠ {rec.error}"
+            tail = rec.stderr_tail
             if tail:
                 problem += "\nstderr (last lines):\n" + "\n".join(f"  {ln}" for ln in tail)
         err.update(Text(problem))
         err.display = bool(problem)
         self._stages(rec)
 
-    def _stages(self, rec: dict | None) -> None:
+    def _stages(self, rec: RunRecord | None) -> None:
         stages = self.query_one("#run-stages", Static)
         modules = self.query_one("#run-modules", Static)
-        st = (rec or {}).get("stages_ms")
-        if not isinstance(st, dict) or not st:
+        st = rec.stages_ms if rec else None
+        if not st:
             stages.update("")
             stages.display = False
         else:
             stages.display = True
             stages.update(stage_bar(st, max(self.size.width - 4, 30)))
-        mods = (rec or {}).get("modules_added")
-        if not isinstance(mods, dict):
+        mods = rec.modules_added if rec else None
+        if mods is None:
             modules.update("")
             modules.display = False
         else:
             modules.display = True
-            total = (rec or {}).get("modules_added_total") or sum(
-                v for v in mods.values() if isinstance(v, int)
-            )
-            top = sorted(mods.items(), key=lambda kv: -kv[1] if isinstance(kv[1], (int, float)) else 0)
+            total = (rec.modules_added_total if rec else None) or sum(mods.values())
+            top = sorted(mods.items(), key=lambda kv: -kv[1])
             t = Text(f"load imported {total} modules", style="bold")
             if top:
                 t.append(": " + ", ".join(f"{k} {v}" for k, v in top[:12]))
                 if len(top) > 12:
                     t.append(f", … {len(top) - 12} more packages")
-            sub = (rec or {}).get("modules_added_torch")
-            if isinstance(sub, dict) and sub:
+            sub = rec.modules_added_torch if rec else None
+            if sub:
                 t.append("\n  of torch's own: ", style="dim")
                 t.append(", ".join(f"{k} {v}" for k, v in list(sub.items())[:8]))
             modules.update(t)

@@ -1,0 +1,274 @@
+"""One measured run of a form (or of any command): the record that every output serialises.
+
+`bench` builds a RunRecord per form, `artifacts/results.json` stores them, `bench --json` and
+`measure --json` print them, the report and the app read their attributes. `to_json()` is the
+JSON object documented in README.md (whose field tables `field_table()` renders from the field
+docs below, and a test compares); `from_json()` checks every field and raises RecordError, a
+ValueError naming the first field that is wrong, so a damaged results.json drops that record.
+
+Standard library only: the app imports this before its first frame.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+
+class RecordError(ValueError):
+    """A record (or its diff) that cannot be used; `field` names the first wrong field."""
+
+    def __init__(self, field_name: str, message: str) -> None:
+        super().__init__(message)
+        self.field = field_name
+
+
+def _num(v: object) -> bool:
+    """A finite int or float (not a bool)."""
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+
+
+def _int(v: object) -> bool:
+    return isinstance(v, int)
+
+
+def _ints(v: object) -> bool:
+    return isinstance(v, list) and all(isinstance(x, int) for x in v)
+
+
+def _str(v: object) -> bool:
+    return isinstance(v, str)
+
+
+def _strs(v: object) -> bool:
+    return isinstance(v, list) and all(isinstance(x, str) for x in v)
+
+
+def _bool(v: object) -> bool:
+    return isinstance(v, bool)
+
+
+def _counts(v: object) -> bool:
+    return isinstance(v, dict) and all(isinstance(k, str) and isinstance(n, int) for k, n in v.items())
+
+
+def is_matrix(v: object) -> bool:
+    """A non-empty rectangular list of rows of finite numbers (logits, per-element diffs)."""
+    return (
+        isinstance(v, list)
+        and bool(v)
+        and all(isinstance(r, list) and len(r) == len(v[0]) for r in v)
+        and all(_num(x) for r in v for x in r)
+    )
+
+
+def _doc(doc: str, check: Callable[[object], bool]) -> dict[str, Any]:
+    """A field's metadata: its meaning (for the README table) and what its JSON value must be when
+    it is not null."""
+    return {"doc": doc, "check": check}
+
+
+def stamp() -> str:
+    """Local time with its UTC offset, to the second, as `measured_at` holds it."""
+    return time.strftime("%Y-%m-%dT%H:%M:%S%z")
+
+
+@dataclass
+class Diff:
+    """A form's logits against eager's, element by element, as f32 values (`numerics.compare`)."""
+
+    shape: list[int] = field(metadata=_doc("`[rows, cols]` of the logits", _ints))
+    n: int = field(metadata=_doc("number of elements compared (rows × cols)", _int))
+    max_abs: float = field(metadata=_doc("largest absolute difference", _num))
+    mean_abs: float = field(metadata=_doc("mean absolute difference", _num))
+    max_rel: float = field(
+        metadata=_doc(
+            "largest relative difference, absolute difference / eager's absolute value "
+            "(`Infinity` where eager's is 0 and they differ)",
+            lambda v: isinstance(v, (int, float)),
+        )
+    )
+    worst_index: list[int] = field(
+        metadata=_doc("`[row, col]` of the largest absolute difference (the first of equal ones)", _ints)
+    )
+    worst_got: float = field(metadata=_doc("the form's value at `worst_index`", _num))
+    worst_want: float = field(metadata=_doc("eager's value at `worst_index`", _num))
+    tol: float = field(metadata=_doc("the form's tolerance on `max_abs`", _num))
+    within_tol: bool = field(metadata=_doc("`max_abs` ≤ `tol`", _bool))
+    abs_diffs: list[list[float]] = field(
+        metadata=_doc("every element's absolute difference, row by row", is_matrix)
+    )
+
+    def to_json(self) -> dict:
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_json(cls, data: object) -> Diff:
+        """The diff a JSON object holds; RecordError (field `diff.<name>`) when one is missing or wrong."""
+        if not isinstance(data, dict):
+            raise RecordError("diff", "field 'diff' is malformed")
+        for f in dataclasses.fields(cls):
+            if f.name not in data or not f.metadata["check"](data[f.name]):
+                raise RecordError(f"diff.{f.name}", "field 'diff' is malformed")
+        return cls(**{f.name: data[f.name] for f in dataclasses.fields(cls)})
+
+    def line(self) -> str:
+        verdict = "OK" if self.within_tol else "FAIL"
+        return (
+            f"logits n={self.n} max|diff|={self.max_abs:.3g} worst={tuple(self.worst_index)} "
+            f"tol={self.tol:g} {verdict}"
+        )
+
+
+def _samples(v: object) -> bool:
+    return isinstance(v, list) and all(_num(x) and x >= 0 for x in v)
+
+
+@dataclass
+class RunRecord:
+    """Warm-up runs (not counted) then `n` counted runs of one command, each in a fresh process,
+    and what the last run printed, compared with eager. Lists hold one entry per counted run."""
+
+    form: str | None = field(
+        metadata=_doc("form key (`null` for `measure`)", lambda v: v is None or isinstance(v, str))
+    )
+    argv: list[str] = field(metadata=_doc("the exact command measured", _strs), default_factory=list)
+    cwd: str = field(metadata=_doc("where it ran", _str), default="")
+    status: str = field(
+        metadata=_doc(
+            "`ok` (ran, printed logits), `failed` (non-zero exit, signal, timeout, bad output), "
+            "`unavailable` (not built, tool missing)",
+            _str,
+        ),
+        default="failed",
+    )
+    error: str | None = field(metadata=_doc("why, or `null`", _str), default=None)
+    wall_s: list[float] = field(
+        metadata=_doc("wall time of every counted run, spawn to reaped exit, seconds", _samples),
+        default_factory=list,
+    )
+    peak_rss_bytes: list[int] = field(
+        metadata=_doc("the child's own peak RSS (`ru_maxrss`) of every counted run, bytes", _samples),
+        default_factory=list,
+    )
+    exit_codes: list[int | None] = field(
+        metadata=_doc(
+            "exit code of every counted run (`null` where a signal killed it)",
+            lambda v: isinstance(v, list) and all(c is None or isinstance(c, int) for c in v),
+        ),
+        default_factory=list,
+    )
+    stages_ms: dict[str, float] | None = field(
+        metadata=_doc(
+            "Python forms: median `import`, `load`, `forward` (first forward) in ms; else `null`",
+            lambda v: isinstance(v, dict) and all(isinstance(k, str) and _num(x) for k, x in v.items()),
+        ),
+        default=None,
+    )
+    modules_added: dict[str, int] | None = field(
+        metadata=_doc(
+            "Python forms: modules the load step imported, per top-level package; else `null`", _counts
+        ),
+        default=None,
+    )
+    modules_added_torch: dict[str, int] | None = field(
+        metadata=_doc(
+            "of those, torch's own per subpackage (`torch.distributed`, `torch._dynamo`, …)", _counts
+        ),
+        default=None,
+    )
+    modules_added_total: int | None = field(
+        metadata=_doc("Python forms: how many modules the load step imported in all; else `null`", _int),
+        default=None,
+    )
+    logits: list[list[float]] | None = field(
+        metadata=_doc(
+            "the logits the last counted run printed, row by row (`null` when there are none)", is_matrix
+        ),
+        default=None,
+    )
+    diff: Diff | None = field(
+        metadata=_doc(
+            "those logits against eager's, as f32 (below); `null` when there are none or they do not fit",
+            lambda v: isinstance(v, dict),  # and Diff.from_json checks each of its fields
+        ),
+        default=None,
+    )
+    max_abs_diff: float | None = field(
+        metadata=_doc(
+            "`diff.max_abs`: the largest absolute difference from eager (`null` without a diff)",
+            _num,
+        ),
+        default=None,
+    )
+    within_tol: bool | None = field(
+        metadata=_doc(
+            "`diff.within_tol`: `max_abs_diff` ≤ the form's tolerance (`null` without a diff)", _bool
+        ),
+        default=None,
+    )
+    stderr_tail: list[str] = field(
+        metadata=_doc("last lines of the last run's stderr", _strs), default_factory=list
+    )
+    n: int = field(
+        metadata=_doc("counted runs asked for (when `ok`, `wall_s` holds that many)", _int), default=0
+    )
+    warmup: int = field(metadata=_doc("warm-up runs before them (not counted)", _int), default=0)
+    measured_at: str | None = field(
+        metadata=_doc(
+            "when it was measured: local time with UTC offset, to the second (`2026-01-02T03:04:05+0000`)",
+            _str,
+        ),
+        default_factory=stamp,
+    )
+
+    def to_json(self) -> dict:
+        """The JSON object: every field, in this order, the diff as an object."""
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_json(cls, data: object) -> RunRecord:
+        """The record a JSON object holds. Absent or null fields take their empty value (`[]`, `null`,
+        0 warm-up runs, `n` the number of run times); RecordError names the first wrong field."""
+        if not isinstance(data, dict):
+            raise RecordError("", "not an object")
+        if "form" not in data or not (data["form"] is None or isinstance(data["form"], str)):
+            raise RecordError("form", "field 'form' missing or not a str")
+        for name, kind in (("status", str), ("wall_s", list), ("peak_rss_bytes", list)):
+            if not isinstance(data.get(name), kind):
+                raise RecordError(name, f"field {name!r} missing or not a {kind.__name__}")
+        for name in ("wall_s", "peak_rss_bytes"):
+            if not _samples(data[name]):
+                raise RecordError(name, "non-numeric or negative samples")
+        values: dict[str, Any] = {"form": data["form"]}
+        for f in dataclasses.fields(cls):
+            v = data.get(f.name)
+            if v is None:
+                continue
+            if not f.metadata["check"](v):
+                raise RecordError(f.name, f"field {f.name!r} is malformed")
+            values[f.name] = v
+        if "diff" in values:
+            values["diff"] = Diff.from_json(values["diff"])
+        walls = values["wall_s"]
+        n = data.get("n", len(walls))
+        if values["status"] == "ok" and (not walls or len(walls) != n):
+            raise RecordError("n" if walls else "wall_s", f"holds {len(walls)} run times for n={n}")
+        values.setdefault("n", len(walls))
+        values.setdefault("measured_at", None)
+        return cls(**values)
+
+
+def field_table(cls: type = RunRecord) -> str:
+    """The Markdown table of a record type's JSON fields and their meaning (README.md holds it)."""
+    lines = ["| field | meaning |", "|---|---|"]
+    lines += [f"| `{f.name}` | {f.metadata['doc']} |" for f in dataclasses.fields(cls)]
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":  # python -m deploytui.record: the tables for README.md
+    print(field_table(RunRecord), field_table(Diff), sep="\n\n")
