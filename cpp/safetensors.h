@@ -371,7 +371,7 @@ class Parser {
 }  // namespace detail
 
 // A name as a JSON string, for messages: quoted, control characters escaped (so one line).
-inline std::string quoted(std::string_view s) {
+inline std::string quote_name(std::string_view s) {
   std::string out;
   detail::json_string(out, s);
   return out;
@@ -431,7 +431,7 @@ inline File parse(std::vector<uint8_t> bytes) {
       }
       continue;
     }
-    const std::string where = "tensor " + quoted(name) + ": ";
+    const std::string where = "tensor " + quote_name(name) + ": ";
     if (f.find(name)) throw Error(where + "appears twice");
     if (entry.kind != Value::Object) throw Error(where + "entry is not an object");
     const Value* dtype = nullptr;
@@ -446,7 +446,7 @@ inline File parse(std::vector<uint8_t> bytes) {
     if (!dtype || !shape || !offsets) throw Error(where + "needs dtype, shape and data_offsets");
     if (dtype->kind != Value::String) throw Error(where + "dtype is not a string");
     const size_t item = dtype_size(dtype->s);
-    if (item == 0) throw Error(where + "unknown dtype " + quoted(dtype->s));
+    if (item == 0) throw Error(where + "unknown dtype " + quote_name(dtype->s));
 
     TensorView t;
     t.name = name;
@@ -491,7 +491,7 @@ inline File parse(std::vector<uint8_t> bytes) {
   for (const TensorView* t : by_offset) {
     const auto begin = static_cast<uint64_t>(t->data - buffer);
     if (begin != covered) {
-      throw Error("tensor " + quoted(t->name) + ": data_offsets start at " + std::to_string(begin) + ", not at " +
+      throw Error("tensor " + quote_name(t->name) + ": data_offsets start at " + std::to_string(begin) + ", not at " +
                   std::to_string(covered) + " where the previous tensor's data ends");
     }
     covered = begin + t->nbytes;
@@ -537,8 +537,8 @@ inline std::vector<uint8_t> serialize(std::vector<TensorOut> tensors,
                                       const std::map<std::string, std::string>& metadata = {}) {
   for (const TensorOut& t : tensors) {
     const size_t item = dtype_size(t.dtype);
-    const std::string where = "tensor " + quoted(t.name) + ": ";
-    if (item == 0) throw Error(where + "unknown dtype " + quoted(t.dtype));
+    const std::string where = "tensor " + quote_name(t.name) + ": ";
+    if (item == 0) throw Error(where + "unknown dtype " + quote_name(t.dtype));
     uint64_t numel = 1;
     for (const int64_t d : t.shape) {
       if (d < 0) throw Error(where + "negative size in shape");
@@ -552,7 +552,7 @@ inline std::vector<uint8_t> serialize(std::vector<TensorOut> tensors,
     return ra != rb ? ra > rb : a.name < b.name;
   });
   for (size_t i = 1; i < tensors.size(); ++i) {
-    if (tensors[i].name == tensors[i - 1].name) throw Error("tensor " + quoted(tensors[i].name) + " given twice");
+    if (tensors[i].name == tensors[i - 1].name) throw Error("tensor " + quote_name(tensors[i].name) + " given twice");
   }
   std::string header = "{";
   bool first = true;
@@ -597,25 +597,26 @@ inline std::vector<uint8_t> serialize(std::vector<TensorOut> tensors,
   return out;
 }
 
-// Writes the file to PATH.tmp.PID and renames it into place: a failed write leaves no half file.
+// Writes the file to PATH.tmpPID and renames it into place: a failed write leaves no half file.
+// Throws st::Error "PATH: what went wrong".
 inline void write_file(const std::string& path, std::vector<TensorOut> tensors,
                        const std::map<std::string, std::string>& metadata = {}) {
   const std::vector<uint8_t> bytes = serialize(std::move(tensors), metadata);
   const std::string tmp = path + ".tmp" + std::to_string(::getpid());
   {
     std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) throw Error("cannot write " + path + ": " + std::strerror(errno));
+    if (!out) throw Error(path + ": " + std::strerror(errno));
     out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
     out.close();
     if (!out) {
       std::remove(tmp.c_str());
-      throw Error("cannot write " + path);
+      throw Error(path + ": write failed");
     }
   }
   if (std::rename(tmp.c_str(), path.c_str()) != 0) {
     const std::string why = std::strerror(errno);
     std::remove(tmp.c_str());
-    throw Error("cannot write " + path + ": " + why);
+    throw Error(path + ": " + why);
   }
 }
 

@@ -21,7 +21,7 @@ int main(int argc, char** argv) {
         outs.push_back({t.name, t.dtype, t.shape, t.data, t.nbytes});
         std::string shape;
         for (const int64_t d : t.shape) shape += (shape.empty() ? "" : ",") + std::to_string(d);
-        line += (line.size() > 4 ? ", " : "") + st::quoted(t.name) + ": [\"" + t.dtype + "\", [" + shape + "], " +
+        line += (line.size() > 4 ? ", " : "") + st::quote_name(t.name) + ": [\"" + t.dtype + "\", [" + shape + "], " +
                 std::to_string(t.nbytes) + "]";
       }
       line += "}";
