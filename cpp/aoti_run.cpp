@@ -1,15 +1,18 @@
-// Runs an AOTInductor package (.pt2) with torch::inductor::AOTIModelPackageLoader on A1's
-// reference input once. Works with the default package (its .so NEEDs libtorch.so, found through
-// this executable's DT_RPATH) and with a package exported with aot_inductor.link_libtorch=False.
-// Usage: cpp-aoti MODEL.pt2   ->  {"logits": [[...], ...]} on stdout
+// Runs an AOTInductor package (.pt2) with torch::inductor::AOTIModelPackageLoader on the inputs.
+// Works with the default package (its .so NEEDs libtorch.so, found through this executable's
+// DT_RPATH) and with a package exported with aot_inductor.link_libtorch=False.
+// Usage: cpp-aoti MODEL.pt2 --inputs IN.safetensors --outputs OUT.safetensors [--repeat K]
+//        cpp-aoti MODEL.pt2     (legacy: A1's reference input, {"logits": ...} on stdout)
+// The package returns its outputs already flattened (its out_spec describes the nesting).
 #include <torch/csrc/inductor/aoti_package/model_package_loader.h>
 
 #include <cstdlib>
-#include <stdexcept>
 #include <filesystem>
-#include <fstream>
+#include <memory>
 
 #include "common.h"
+
+namespace {
 
 // The loader unpacks the package into $TMPDIR/aotinductor_XXXXXX and removes it on success, but
 // leaves it behind when loading fails part-way (e.g. a ZIP that holds no model). So: one private
@@ -30,16 +33,18 @@ struct PrivateTmp {
   }
 };
 
+}  // namespace
+
 int main(int argc, char** argv) {
-  if (argc != 2) return a1::fail("usage: cpp-aoti MODEL.pt2");
-  const std::string path = argv[1];
-  if (!std::ifstream(path).good()) return a1::fail("cannot open model file: " + path);
+  const std::string usage =
+      "usage: cpp-aoti MODEL.pt2 --inputs IN.safetensors --outputs OUT.safetensors [--repeat K]";
+  // The generated model checks each input's dtype, sizes, strides and device only when this is
+  // set; without it a wrong input is read as if it were right. The caller may set it to 0.
+  ::setenv("AOTI_RUNTIME_CHECK_INPUTS", "1", 0);
   PrivateTmp tmp;
-  return a1::run_guarded([&] {
+  return runner::run_main(argc, argv, usage, [](const std::string& path) -> runner::Forward {
     // (path, model_name, run_single_threaded, num_runners, device_index)
-    torch::inductor::AOTIModelPackageLoader loader(path, "model", false, 1, -1);
-    std::vector<at::Tensor> out = loader.run({a1::reference_input()});
-    if (out.empty()) throw std::runtime_error("the package returned no outputs");
-    return out[0];
+    auto loader = std::make_shared<torch::inductor::AOTIModelPackageLoader>(path, "model", false, 1, -1);
+    return [loader](const std::vector<at::Tensor>& inputs) { return loader->run(inputs); };
   });
 }

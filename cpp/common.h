@@ -1,5 +1,11 @@
-// Shared by the two runners: the A1 reference input and the JSON printing.
-// Header-only on purpose: each program is one translation unit plus this file.
+// Shared by the two runners: the runner protocol (safetensors inputs and outputs, stage times),
+// the quiet error handling and, until the Python side switches over, the legacy A1 mode.
+// Header-only on purpose: each program is one translation unit plus these headers.
+//
+//   PROGRAM MODEL --inputs IN.safetensors --outputs OUT.safetensors [--repeat K]
+//   PROGRAM MODEL                              (legacy: A1's formula input, {"logits": ...})
+//
+// See cpp/README.md for the protocol.
 #pragma once
 
 #include <ATen/ATen.h>
@@ -7,19 +13,344 @@
 #include <c10/util/Exception.h>
 #include <c10/util/Logging.h>
 
+#include <algorithm>
+#include <charconv>
+#include <chrono>
 #include <cstdio>
 #include <exception>
+#include <fstream>
+#include <functional>
+#include <map>
+#include <optional>
+#include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
-namespace a1 {
+#include <sys/mman.h>
+#include <unistd.h>
 
-constexpr int64_t kBatch = 4;
-constexpr int64_t kIn = 4;
+#include "safetensors.h"
+
+namespace runner {
+
+// A loaded model: runs forward on the inputs and returns its outputs, flattened in order.
+using Forward = std::function<std::vector<at::Tensor>(const std::vector<at::Tensor>&)>;
+
+// ---- errors and quiet stderr ----
+
+// stderr carries at most one line per problem: libtorch's own chatter is kept off it.
+// LOG(WARNING) lines (e.g. the AOTI loader's multi-line "outdated pt2 archive" notice, which
+// lists every ZIP member) are dropped via the log level; TORCH_WARN messages are collected and,
+// after a successful run only, printed as one "warning: ..." line each.
+class QuietWarnings : public c10::WarningHandler {
+ public:
+  void process(const c10::Warning& w) override { messages.push_back(w.msg()); }
+  std::vector<std::string> messages;
+};
+
+inline void quiet_logging() { FLAGS_caffe2_log_level = 2; /* ERROR and above only */ }
+
+// The line of a libtorch message worth showing. Usually the first non-empty line (c10::Error
+// messages carry a backtrace after it). An error raised inside the TorchScript interpreter reads
+//   The following operation failed in the TorchScript interpreter.
+//   Traceback of TorchScript, serialized code (most recent call last):
+//     File "code/__torch__.py", line 10, in forward
+//     ...
+//   RuntimeError: mat1 and mat2 must have the same dtype, but got Long and Float
+// and there the last unindented "...Error: ..." line is the one that says what went wrong.
+inline std::string meaningful_line(const std::string& msg) {
+  std::vector<std::string> lines;
+  size_t start = 0;
+  while (start <= msg.size()) {
+    size_t end = msg.find('\n', start);
+    if (end == std::string::npos) end = msg.size();
+    std::string line = msg.substr(start, end - start);
+    while (!line.empty() && (line.back() == '\r' || line.back() == ' ')) line.pop_back();
+    if (!line.empty()) lines.push_back(line);
+    start = end + 1;
+  }
+  if (lines.empty()) return "unknown error";
+  if (lines[0].starts_with("The following operation failed in the TorchScript interpreter")) {
+    for (auto it = lines.rbegin(); it != lines.rend(); ++it) {
+      const std::string& l = *it;
+      const size_t colon = l.find(": ");
+      if (l[0] != ' ' && colon != std::string::npos && colon >= 5 &&
+          l.compare(colon - 5, 5, "Error") == 0 && l.find(' ') > colon - 5) {
+        return l;
+      }
+    }
+  }
+  return lines[0];
+}
+
+// One line on stderr, exit status 1.
+inline int fail(const std::string& what) {
+  std::fprintf(stderr, "error: %s\n", meaningful_line(what).c_str());
+  return 1;
+}
+
+inline void print_warnings(const QuietWarnings& q) {
+  for (const std::string& m : q.messages) {
+    std::fprintf(stderr, "warning: %s\n", meaningful_line(m).c_str());
+  }
+}
+
+// Holds back what is written straight to fd 2 while the model loads and runs: the AOTI runtime,
+// for one, prints "Error: ..." and an empty line to std::cerr before the loader throws the same
+// message as an exception. The held text goes to an anonymous memfd; `release(true)` replays each
+// non-empty line as one "warning: ..." line (after a successful run), `release(false)` drops it.
+class StderrHold {
+ public:
+  StderrHold() {
+    std::fflush(stderr);
+    fd_ = ::memfd_create("deploytui-stderr", 0);
+    saved_ = fd_ >= 0 ? ::dup(2) : -1;
+    if (saved_ < 0 || ::dup2(fd_, 2) < 0) close_all();
+  }
+  ~StderrHold() { release(false); }
+  StderrHold(const StderrHold&) = delete;
+  StderrHold& operator=(const StderrHold&) = delete;
+
+  void release(bool replay) {
+    if (saved_ < 0) return;
+    std::fflush(stderr);
+    ::dup2(saved_, 2);
+    if (replay) {
+      std::string text;
+      char buf[4096];
+      ::lseek(fd_, 0, SEEK_SET);
+      for (ssize_t n; (n = ::read(fd_, buf, sizeof buf)) > 0;) text.append(buf, static_cast<size_t>(n));
+      size_t start = 0;
+      while (start < text.size()) {
+        size_t end = text.find('\n', start);
+        if (end == std::string::npos) end = text.size();
+        const std::string line = text.substr(start, end - start);
+        if (line.find_first_not_of(" \t\r") != std::string::npos) std::fprintf(stderr, "warning: %s\n", line.c_str());
+        start = end + 1;
+      }
+    }
+    close_all();
+  }
+
+ private:
+  void close_all() {
+    if (saved_ >= 0) ::close(saved_);
+    if (fd_ >= 0) ::close(fd_);
+    saved_ = fd_ = -1;
+  }
+  int fd_ = -1;
+  int saved_ = -1;
+};
+
+// ---- arguments ----
+
+struct Args {
+  std::string model;
+  std::optional<std::string> inputs;  // absent: the legacy A1 mode
+  std::string outputs;
+  int repeat = 10;
+};
+
+struct UsageError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+inline Args parse_args(int argc, char** argv, const std::string& usage) {
+  Args a;
+  bool have_model = false, have_outputs = false, have_repeat = false;
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view arg = argv[i];
+    if (arg == "--inputs" || arg == "--outputs" || arg == "--repeat") {
+      if (i + 1 >= argc) throw UsageError(std::string(arg) + " needs a value; " + usage);
+      const std::string value = argv[++i];
+      if (arg == "--inputs") {
+        if (a.inputs) throw UsageError("--inputs given twice; " + usage);
+        a.inputs = value;
+      } else if (arg == "--outputs") {
+        if (have_outputs) throw UsageError("--outputs given twice; " + usage);
+        a.outputs = value;
+        have_outputs = true;
+      } else {
+        if (have_repeat) throw UsageError("--repeat given twice; " + usage);
+        int k = -1;
+        const auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), k);
+        if (ec != std::errc() || end != value.data() + value.size() || k < 0) {
+          throw UsageError("--repeat wants a whole number >= 0, not '" + value + "'");
+        }
+        a.repeat = k;
+        have_repeat = true;
+      }
+    } else if (arg.starts_with("--")) {
+      throw UsageError("unknown option " + std::string(arg) + "; " + usage);
+    } else if (!have_model) {
+      a.model = std::string(arg);
+      have_model = true;
+    } else {
+      throw UsageError(usage);
+    }
+  }
+  if (!have_model) throw UsageError(usage);
+  if (a.inputs && !have_outputs) throw UsageError("--inputs needs --outputs; " + usage);
+  if (!a.inputs && (have_outputs || have_repeat)) throw UsageError("--outputs and --repeat need --inputs; " + usage);
+  return a;
+}
+
+// ---- tensors <-> safetensors ----
+
+struct DtypeName {
+  at::ScalarType type;
+  const char* name;
+};
+
+inline const std::vector<DtypeName>& dtype_names() {
+  static const std::vector<DtypeName> kNames = {
+      {at::kFloat, "F32"},   {at::kDouble, "F64"},  {at::kHalf, "F16"},     {at::kBFloat16, "BF16"},
+      {at::kLong, "I64"},    {at::kInt, "I32"},     {at::kShort, "I16"},    {at::kChar, "I8"},
+      {at::kByte, "U8"},     {at::kBool, "BOOL"},   {at::kUInt16, "U16"},   {at::kUInt32, "U32"},
+      {at::kUInt64, "U64"},  {at::kFloat8_e5m2, "F8_E5M2"}, {at::kFloat8_e4m3fn, "F8_E4M3"},
+      {at::kComplexFloat, "C64"},
+  };
+  return kNames;
+}
+
+inline std::optional<at::ScalarType> scalar_type(std::string_view name) {
+  for (const DtypeName& d : dtype_names()) {
+    if (name == d.name) return d.type;
+  }
+  return std::nullopt;
+}
+
+inline const char* safetensors_dtype(at::ScalarType t) {
+  for (const DtypeName& d : dtype_names()) {
+    if (t == d.type) return d.name;
+  }
+  return nullptr;
+}
+
+// input_N with N in decimal, no leading zeros; -1 for any other name.
+inline long input_index(std::string_view name) {
+  constexpr std::string_view kPrefix = "input_";
+  if (!name.starts_with(kPrefix)) return -1;
+  const std::string_view digits = name.substr(kPrefix.size());
+  if (digits.empty() || digits.size() > 6 || (digits.size() > 1 && digits[0] == '0')) return -1;
+  long n = 0;
+  for (const char c : digits) {
+    if (c < '0' || c > '9') return -1;
+    n = n * 10 + (c - '0');
+  }
+  return n;
+}
+
+// The inputs file's tensors input_0, input_1, ... as CPU tensors (copies: the file's data may be
+// unaligned). Any problem is one line that names the file.
+inline std::vector<at::Tensor> read_inputs(const std::string& path) {
+  st::File f;
+  try {
+    f = st::read_file(path);
+  } catch (const st::Error& e) {
+    throw std::runtime_error(std::string("inputs file ") + e.what());
+  }
+  const std::string where = "inputs file " + path + ": ";
+  std::map<long, const st::TensorView*> by_index;
+  for (const st::TensorView& t : f.tensors) {
+    const long n = input_index(t.name);
+    if (n < 0) throw std::runtime_error(where + "unexpected tensor " + st::quote_name(t.name) + " (inputs are named input_0, input_1, ...)");
+    by_index[n] = &t;
+  }
+  std::vector<at::Tensor> inputs;
+  for (const auto& [n, t] : by_index) {
+    if (n != static_cast<long>(inputs.size())) {
+      throw std::runtime_error(where + "no tensor named input_" + std::to_string(inputs.size()));
+    }
+    const std::optional<at::ScalarType> type = scalar_type(t->dtype);
+    if (!type) throw std::runtime_error(where + t->name + " has dtype " + t->dtype + ", which libtorch cannot hold");
+    at::Tensor x = at::empty(t->shape, at::TensorOptions().dtype(*type));
+    if (t->nbytes) std::memcpy(x.data_ptr(), t->data, t->nbytes);
+    inputs.push_back(std::move(x));
+  }
+  if (inputs.empty()) throw std::runtime_error(where + "no tensor named input_0");
+  return inputs;
+}
+
+inline void write_outputs(const std::string& path, const std::vector<at::Tensor>& outputs) {
+  std::vector<at::Tensor> keep;  // CPU, contiguous; they own the bytes the writer reads
+  std::vector<st::TensorOut> out;
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    const std::string name = "output_" + std::to_string(i);
+    at::Tensor t = outputs[i];
+    if (!t.defined()) throw std::runtime_error(name + " is an undefined tensor");
+    if (t.layout() != at::kStrided || t.is_quantized()) {
+      throw std::runtime_error(name + " is not a dense tensor; the outputs file holds dense tensors only");
+    }
+    const char* dtype = safetensors_dtype(t.scalar_type());
+    if (!dtype) {
+      throw std::runtime_error(name + " has dtype " + std::string(c10::toString(t.scalar_type())) +
+                               ", which the outputs file cannot hold");
+    }
+    t = t.cpu().contiguous();
+    keep.push_back(t);
+    out.push_back({name, dtype, t.sizes().vec(), t.numel() ? t.data_ptr() : nullptr, t.nbytes()});
+  }
+  try {
+    st::write_file(path, std::move(out));
+  } catch (const st::Error& e) {
+    throw std::runtime_error(std::string("outputs file ") + e.what());
+  }
+}
+
+// ---- the protocol run ----
+
+inline double ms_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+}
+
+inline double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2.0;
+}
+
+// Load (timed), one first forward (timed), `repeat` more (median), the last forward's outputs
+// written; then the one stdout line. Throws on any failure.
+template <typename Load>
+void run_protocol(const Args& a, Load&& load, StderrHold& hold, const QuietWarnings& warnings) {
+  std::vector<at::Tensor> inputs = read_inputs(*a.inputs);
+
+  auto t0 = std::chrono::steady_clock::now();
+  Forward forward = load(a.model);
+  const double load_ms = ms_since(t0);
+
+  t0 = std::chrono::steady_clock::now();
+  std::vector<at::Tensor> outputs = forward(inputs);
+  const double first_ms = ms_since(t0);
+
+  std::vector<double> steady;
+  steady.reserve(static_cast<size_t>(a.repeat));
+  for (int k = 0; k < a.repeat; ++k) {
+    t0 = std::chrono::steady_clock::now();
+    outputs = forward(inputs);
+    steady.push_back(ms_since(t0));
+  }
+
+  write_outputs(a.outputs, outputs);
+  hold.release(true);
+  print_warnings(warnings);
+  char steady_buf[32] = "null";
+  if (!steady.empty()) std::snprintf(steady_buf, sizeof steady_buf, "%.6f", median(steady));
+  std::printf("{\"stages_ms\": {\"load\": %.6f, \"first_forward\": %.6f, \"steady_forward\": %s}, \"outputs\": %zu}\n",
+              load_ms, first_ms, steady_buf, outputs.size());
+  std::fflush(stdout);
+}
+
+// ==== LEGACY A1 MODE: delete this block (and its call in run_main) once the Python side passes
+// --inputs. Rebuilds A1's [4, 4] reference input from its formula and prints {"logits": ...}. ====
+namespace legacy {
 
 // The [4, 4] reference input, exactly as deploytui/a1.py builds it:
 // element k (row-major) is 0.1*k - 0.5, computed in double, stored as float.
 inline at::Tensor reference_input() {
+  constexpr int64_t kBatch = 4, kIn = 4;
   at::Tensor x = at::empty({kBatch, kIn}, at::kFloat);
   float* p = x.data_ptr<float>();
   for (int64_t k = 0; k < kBatch * kIn; ++k) {
@@ -32,6 +363,7 @@ inline at::Tensor reference_input() {
 // so the parsed value equals the computed float bit for bit.
 inline void print_logits(const at::Tensor& y_in) {
   at::Tensor y = y_in.to(at::kFloat).contiguous();
+  if (y.dim() != 2) throw std::runtime_error("legacy mode prints rank-2 logits only");
   const int64_t rows = y.size(0);
   const int64_t cols = y.size(1);
   const float* p = y.data_ptr<float>();
@@ -51,53 +383,53 @@ inline void print_logits(const at::Tensor& y_in) {
   std::fflush(stdout);
 }
 
-// stderr carries at most one line per problem: libtorch's own chatter is kept off it.
-// LOG(WARNING) lines (e.g. the AOTI loader's multi-line "outdated pt2 archive" notice, which
-// lists every ZIP member) are dropped via the log level; TORCH_WARN messages are collected and,
-// after a successful run only, printed as one "warning: ..." line each.
-class QuietWarnings : public c10::WarningHandler {
- public:
-  void process(const c10::Warning& w) override { messages.push_back(w.msg()); }
-  std::vector<std::string> messages;
-};
+template <typename Load>
+void run(const std::string& model, Load&& load, StderrHold& hold, const QuietWarnings& warnings) {
+  Forward forward = load(model);
+  std::vector<at::Tensor> out = forward({reference_input()});
+  if (out.empty()) throw std::runtime_error("the model returned no outputs");
+  hold.release(true);
+  print_warnings(warnings);
+  print_logits(out[0]);
+}
 
-inline void quiet_logging() { FLAGS_caffe2_log_level = 2; /* ERROR and above only */ }
+}  // namespace legacy
+// ==== END LEGACY A1 MODE ====
 
-inline void print_warnings(const QuietWarnings& q) {
-  for (const std::string& m : q.messages) {
-    std::fprintf(stderr, "warning: %s\n", m.substr(0, m.find('\n')).c_str());
+// main() of both programs: one thread, inference mode, libtorch's chatter kept off stderr; any
+// exception becomes one `error:` line and exit 1. `load(path)` loads the model, returns a Forward.
+template <typename Load>
+int run_main(int argc, char** argv, const std::string& usage, Load&& load) {
+  Args a;
+  try {
+    a = parse_args(argc, argv, usage);
+  } catch (const UsageError& e) {
+    return fail(e.what());
   }
-}
-
-// One line on stderr: the first line of the message (c10::Error messages carry a backtrace).
-inline int fail(const std::string& what) {
-  std::string line = what.substr(0, what.find('\n'));
-  std::fprintf(stderr, "error: %s\n", line.c_str());
-  return 1;
-}
-
-// The part both programs share around their own load + forward: one thread, inference mode,
-// libtorch's chatter kept off stderr, the logits printed as JSON; any exception becomes one
-// `error:` line and exit 1. `forward` loads the model and returns the logits tensor.
-template <typename Forward>
-int run_guarded(Forward&& forward) {
+  if (!std::ifstream(a.model).good()) return fail("cannot open model file: " + a.model);
   quiet_logging();
   QuietWarnings warnings;
   c10::WarningUtils::WarningHandlerGuard warning_guard(&warnings);
+  StderrHold hold;
   try {
     at::set_num_threads(1);
     c10::InferenceMode guard;
-    at::Tensor y = forward();
-    print_warnings(warnings);
-    print_logits(y);
+    if (a.inputs) {
+      run_protocol(a, load, hold, warnings);
+    } else {
+      legacy::run(a.model, load, hold, warnings);
+    }
     return 0;
   } catch (const c10::Error& e) {
+    hold.release(false);
     return fail(e.what_without_backtrace());
   } catch (const std::exception& e) {
+    hold.release(false);
     return fail(e.what());
   } catch (...) {
+    hold.release(false);
     return fail("unknown exception");
   }
 }
 
-}  // namespace a1
+}  // namespace runner

@@ -141,6 +141,7 @@ def test_step_definition():
     assert "g++" in step.needs
     assert step.argv[:3] == ("/py", "-m", "deploytui.builder.cpp_cmd")
     assert Path("/r/cpp/aoti_run.cpp") in step.inputs
+    assert Path("/r/cpp/safetensors.h") in step.inputs
     assert any(p.name == "version.py" for p in step.inputs)
 
 

@@ -45,6 +45,7 @@ def steps(ctx: BuildContext) -> list[Step]:
                 src / "torchscript_run.cpp",
                 src / "aoti_run.cpp",
                 src / "common.h",
+                src / "safetensors.h",
                 t / "version.py",  # wheel version + git hash
                 t / "include" / "torch" / "csrc" / "api" / "include" / "torch" / "version.h",
             ),
