@@ -53,3 +53,28 @@ def test_diff_is_symmetric_and_bounded(got):
     back = compare(REF, got, tol=1e9)
     assert d.max_abs == back.max_abs
     assert d.mean_abs <= d.max_abs
+
+
+def test_compare_output_any_rank_worst_index_and_min_atol():
+    from deploytui.numerics import compare_output
+
+    want = [float(v) for v in range(24)]
+    got = list(want)
+    got[17] += 0.5  # index (1, 1, 1) in [2, 3, 4]
+    got[3] += 1e-7
+    d = compare_output("output_0", got, [2, 3, 4], want, [2, 3, 4], atol=1e-5, rtol=1e-5)
+    assert not d.within_tol and d.failing == 1 and d.n == 24
+    assert d.worst[0].index == [1, 1, 1] and d.worst[0].abs_diff == 0.5
+    assert d.min_atol == pytest.approx(0.5 - 1e-5 * 17)
+    ok = compare_output("output_0", got, [2, 3, 4], want, [2, 3, 4], atol=d.min_atol + 1e-9, rtol=1e-5)
+    assert ok.within_tol
+
+
+def test_compare_output_nan_and_shape():
+    from deploytui.numerics import ShapeError, compare_output
+
+    d = compare_output("o", [math.nan, 1.0], [2], [1.0, 1.0], [2])
+    assert not d.within_tol and d.max_abs == math.inf
+    assert compare_output("o", [math.inf], [], [math.inf], []).within_tol
+    with pytest.raises(ShapeError, match=r"has shape \[3\], expected \[2\]"):
+        compare_output("o", [1.0, 2.0, 3.0], [3], [1.0, 2.0], [2])

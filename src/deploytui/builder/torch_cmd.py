@@ -1,96 +1,126 @@
-"""One PyTorch export, run in its own process: `python -m deploytui.builder.torch_cmd WHAT OUT_DIR`.
+"""One PyTorch export of one model, in its own process.
 
-Prints one JSON object as its last stdout line: the export's own wall time, the Python
-warnings it raised (the TorchScript deprecations, for instance) and tool versions.
+usage: python -m deploytui.builder.torch_cmd WHAT OUT_DIR [--model REF]
+
+WHAT is one of EXPORTS. Files are named after the model's slug (`a1.onnx`, `convnet_aoti.pt2`).
+`model` writes what every form is compared against: the weights, the example inputs
+(`inputs.safetensors`), eager's outputs (`reference.safetensors`) and `model.json`.
+Prints one JSON object as its last stdout line: the export's wall time, the Python warnings it
+raised (the TorchScript deprecations, for instance) and tool versions. An exporter that refuses
+the model prints its traceback (the step's full log) and then one line
+`error: <Type>: <the exporter's own first line>`, and exits 1.
 """
 
 from __future__ import annotations
 
 import json
+import re
 import sys
 import time
+import traceback
 import warnings
 from pathlib import Path
 from typing import Any
 
+from deploytui.models import DEFAULT, ModelRefError, parse
 
-def export_safetensors(out: Path) -> dict[str, Any]:
-    """The weights for the eager form, and eager's logits: the reference every form is diffed against."""
+
+def export_model(m: Any, out: Path, stem: str) -> dict[str, Any]:
+    """Weights for the eager form; inputs and eager's outputs: the reference every form is diffed against."""
     import torch
     from safetensors.torch import save_file
 
-    from deploytui.model import a1_input, a1_model
+    from deploytui.models.load import input_tensors, output_tensors
 
-    model = a1_model()
-    save_file(model.state_dict(), str(out / "a1.safetensors"))
+    save_file(m.module.state_dict(), str(out / f"{stem}.safetensors"))
+    save_file(input_tensors(m), str(out / "inputs.safetensors"))
     with torch.inference_mode():
-        logits = model(a1_input()).tolist()
-    (out / "reference.json").write_text(json.dumps({"logits": logits, "torch": torch.__version__}))
+        y = m.module(*m.inputs)
+    outputs = output_tensors(y)
+    save_file(outputs, str(out / "reference.safetensors"))
+    info = m.describe()
+    info["outputs"] = [
+        {"dtype": str(t.dtype).removeprefix("torch."), "shape": list(t.shape)} for t in outputs.values()
+    ]
+    (out / "model.json").write_text(json.dumps(info, indent=1) + "\n")
+    if m.ref.text == "a1":  # the legacy reference until every form speaks the runner protocol
+        (out / "reference.json").write_text(json.dumps({"logits": y.tolist(), "torch": torch.__version__}))
+    return {"params": info["params"]}
+
+
+def export_script(m: Any, out: Path, stem: str) -> dict[str, Any]:
+    import torch
+
+    torch.jit.script(m.module).save(str(out / f"{stem}_script.pt"))
     return {}
 
 
-def export_torchscript(out: Path) -> dict[str, Any]:
+def export_trace(m: Any, out: Path, stem: str) -> dict[str, Any]:
     import torch
 
-    from deploytui.model import a1_input, a1_model
-
-    model, x = a1_model(), a1_input()
-    torch.jit.script(model).save(str(out / "a1_script.pt"))
-    torch.jit.trace(model, (x,)).save(str(out / "a1_trace.pt"))
+    torch.jit.trace(m.module, m.inputs).save(str(out / f"{stem}_trace.pt"))
     return {}
 
 
-def export_torch_export(out: Path) -> dict[str, Any]:
+def export_torch_export(m: Any, out: Path, stem: str) -> dict[str, Any]:
     import torch
 
-    from deploytui.model import a1_input, a1_model
-
-    ep = torch.export.export(a1_model(), (a1_input(),))
-    (out / "a1_export_graph.py").write_text(ep.graph_module.code)
-    torch.export.save(ep, str(out / "a1_export.pt2"))
+    ep = torch.export.export(m.module, m.inputs)
+    (out / f"{stem}_export_graph.py").write_text(ep.graph_module.code)
+    torch.export.save(ep, str(out / f"{stem}_export.pt2"))
     return {}
 
 
-def _aoti(out: Path, name: str, inductor_configs: dict[str, Any] | None) -> dict[str, Any]:
+def _aoti(m: Any, out: Path, name: str, inductor_configs: dict[str, Any] | None) -> dict[str, Any]:
     import torch
 
-    from deploytui.model import a1_input, a1_model
-
-    ep = torch.export.export(a1_model(), (a1_input(),))
+    ep = torch.export.export(m.module, m.inputs)
     torch._inductor.aoti_compile_and_package(
         ep, package_path=str(out / name), inductor_configs=inductor_configs
     )
     return {"inductor_configs": inductor_configs or {}}
 
 
-def export_aoti(out: Path) -> dict[str, Any]:
-    return _aoti(out, "a1_aoti.pt2", None)
+def export_aoti(m: Any, out: Path, stem: str) -> dict[str, Any]:
+    return _aoti(m, out, f"{stem}_aoti.pt2", None)
 
 
-def export_aoti_lean(out: Path) -> dict[str, Any]:
-    return _aoti(out, "a1_aoti_lean.pt2", {"aot_inductor.link_libtorch": False})
+def export_aoti_lean(m: Any, out: Path, stem: str) -> dict[str, Any]:
+    return _aoti(m, out, f"{stem}_aoti_lean.pt2", {"aot_inductor.link_libtorch": False})
 
 
-def export_onnx(out: Path) -> dict[str, Any]:
+def export_onnx(m: Any, out: Path, stem: str) -> dict[str, Any]:
     import onnx
     import torch
 
-    from deploytui.model import a1_input, a1_model
-
+    n_in = len(m.inputs)
     torch.onnx.export(
-        a1_model(), (a1_input(),), str(out / "a1.onnx"), input_names=["x"], output_names=["logits"]
+        m.module,
+        m.inputs,
+        str(out / f"{stem}.onnx"),
+        input_names=["x"] if n_in == 1 else [f"input_{i}" for i in range(n_in)],
+        output_names=None,
     )
-    m = onnx.load(str(out / "a1.onnx"))
+    model = onnx.load(str(out / f"{stem}.onnx"), load_external_data=False)
     return {
-        "opset": [[o.domain or "ai.onnx", o.version] for o in m.opset_import],
-        "nodes": [n.op_type for n in m.graph.node],
+        "opset": [[o.domain or "ai.onnx", o.version] for o in model.opset_import],
+        "nodes": [n.op_type for n in model.graph.node],
+        "external_data": (out / f"{stem}.onnx.data").exists(),
         "onnx": onnx.__version__,
     }
 
 
+def export_torchscript(m: Any, out: Path, stem: str) -> dict[str, Any]:
+    """Script and trace in one step (the a1 plan's export-torchscript)."""
+    return {**export_script(m, out, stem), **export_trace(m, out, stem)}
+
+
 EXPORTS = {
-    "safetensors": export_safetensors,
+    "model": export_model,
+    "safetensors": export_model,
     "torchscript": export_torchscript,
+    "script": export_script,
+    "trace": export_trace,
     "torch-export": export_torch_export,
     "aoti": export_aoti,
     "aoti-lean": export_aoti_lean,
@@ -98,17 +128,62 @@ EXPORTS = {
 }
 
 
+ANSI = re.compile(r"\x1b\[[0-9;]*m")
+
+
+def _first_line(e: BaseException) -> str:
+    text = ANSI.sub("", str(e))
+    return f"{type(e).__name__}: " + next((ln.strip() for ln in text.splitlines() if ln.strip()), "")
+
+
+def decisive(e: BaseException) -> str:
+    """The exporter's own words: the root cause's type and first line (torch.onnx wraps
+    torch.export's error, for instance), after the outer type when that differs."""
+    root, seen = e, {id(e)}
+    while (nxt := root.__cause__ or root.__context__) is not None and id(nxt) not in seen:
+        root = nxt
+        seen.add(id(root))
+    line = _first_line(root)
+    if root is not e:
+        line = f"{type(e).__name__}: {line}"
+    return line[:400]
+
+
+def fail(message: str) -> int:
+    print(f"error: {message}", file=sys.stderr, flush=True)
+    return 1
+
+
 def main(argv: list[str]) -> int:
-    what, out = argv[0], Path(argv[1])
+    args = list(argv)
+    ref_text = DEFAULT
+    if "--model" in args:
+        i = args.index("--model")
+        ref_text = args[i + 1] if i + 1 < len(args) else ""
+        del args[i : i + 2]
+    if len(args) != 2 or args[0] not in EXPORTS:
+        return fail(f"usage: torch_cmd {{{'|'.join(EXPORTS)}}} OUT_DIR [--model REF]")
+    what, out = args[0], Path(args[1])
     out.mkdir(parents=True, exist_ok=True)
     t0 = time.perf_counter()
     import torch
 
+    from deploytui.models.load import ModelError, load
+
     t_import = time.perf_counter() - t0
+    try:
+        ref = parse(ref_text)
+        m = load(ref)
+    except (ModelRefError, ModelError) as e:
+        return fail(str(e))
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("default")
         t1 = time.perf_counter()
-        facts = EXPORTS[what](out)
+        try:
+            facts = EXPORTS[what](m, out, ref.slug)
+        except Exception as e:  # the exporter refused the model: its traceback is the log
+            traceback.print_exc(file=sys.stderr)
+            return fail(decisive(e))
         export_s = time.perf_counter() - t1
     seen: list[str] = []
     for w in caught:

@@ -1,8 +1,10 @@
-"""Load one PyTorch form in this fresh process and run one forward.
+"""Load one PyTorch form in this fresh process and run its forwards (the runner protocol).
 
-usage: python -m deploytui.runners.torch_runner MODE PATH
-MODE: eager (model source + safetensors), jit (TorchScript), export (torch.export .pt2),
-aoti (AOTInductor .pt2), aoti-lean (AOTInductor .pt2 exported with link_libtorch=False).
+usage: python -m deploytui.runners.torch_runner MODE PATH --inputs IN --outputs OUT [--repeat K]
+       [--model REF]
+MODE: eager (the model's source, REF, + its safetensors weights), jit (TorchScript),
+export (torch.export .pt2), aoti (AOTInductor .pt2), aoti-lean (AOTInductor .pt2 exported with
+link_libtorch=False). Without --inputs: the legacy A1 mode (formula input, logits JSON line).
 """
 
 from __future__ import annotations
@@ -10,20 +12,26 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-from deploytui.runners.protocol import Stages, emit, fail
+from deploytui.runners.protocol import Stages, emit, emit_stages, fail, parse_args, timed_forwards
 
 MODES = ("eager", "jit", "export", "aoti", "aoti-lean")
 
 
-def load(mode: str, path: str) -> Any:
+def load(mode: str, path: str, model_ref: str | None = None) -> Any:
     import torch
 
     if mode == "eager":
         from safetensors.torch import load_file
 
-        from deploytui.model import Mlp
+        if model_ref is None:
+            from deploytui.model import Mlp
 
-        model = Mlp().eval()
+            model = Mlp().eval()
+        else:
+            from deploytui.models import parse
+            from deploytui.models.load import load as load_model
+
+            model = load_model(parse(model_ref)).module
         model.load_state_dict(load_file(path))
         return model
     if mode == "jit":
@@ -42,8 +50,51 @@ def load(mode: str, path: str) -> Any:
     return torch._inductor.aoti_load_package(path)
 
 
+def run_protocol(argv: list[str], stages: Stages) -> None:
+    import os
+
+    usage = f"torch_runner {{{'|'.join(MODES)}}} PATH --inputs IN --outputs OUT [--repeat K] [--model REF]"
+    args = parse_args(argv, usage)
+    if len(args.positional) != 2 or args.positional[0] not in MODES:
+        fail(f"usage: {usage}", 2)
+    mode, path = args.positional
+    if mode == "eager" and args.model is None:
+        fail("eager needs --model REF (the model's source builds the module the weights load into)", 2)
+    if not os.path.isfile(path):
+        fail(f"model file not found: {path}")
+    import torch
+    from safetensors.torch import load_file, save_file
+
+    torch.set_num_threads(1)
+    stages.mark("import")
+    try:
+        inputs = [t for _, t in sorted((int(k[6:]), t) for k, t in load_file(args.inputs).items())]
+    except Exception as e:  # a damaged or missing inputs file: one line
+        fail(f"could not read inputs {args.inputs}: {type(e).__name__}: {e}")
+    before = set(sys.modules)
+    try:
+        model = load(mode, path, args.model)
+    except Exception as e:  # any loader failure is reported as one line
+        fail(f"could not load {path} ({mode}): {type(e).__name__}: {e}")
+    stages.mark("load")
+    added = set(sys.modules) - before
+    from deploytui.models.load import output_tensors
+
+    try:
+        with torch.inference_mode():
+            y = timed_forwards(lambda: model(*inputs), args.repeat, stages)
+        outputs = output_tensors(y)
+        save_file(outputs, args.outputs)
+    except Exception as e:
+        fail(f"forward failed: {type(e).__name__}: {e}")
+    emit_stages(stages, len(outputs), added)
+
+
 def main(argv: list[str]) -> None:
     stages = Stages()
+    if "--inputs" in argv:
+        run_protocol(argv, stages)
+        return
     if len(argv) != 2 or argv[0] not in MODES:
         fail(f"usage: torch_runner {{{'|'.join(MODES)}}} PATH", 2)
     mode, path = argv
