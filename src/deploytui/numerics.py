@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import math
 import struct
+from dataclasses import asdict, dataclass
+from typing import Any
 
 from deploytui.record import Diff
 
