@@ -45,7 +45,7 @@ def _fmt_ms(v: float) -> str:
 
 
 def _table_line(rec: dict) -> str:
-    from deploytui.inspectors.form_view import human
+    from deploytui.units import human
 
     wall, rss = rec["wall_s"], rec["peak_rss_bytes"]
     if rec["status"] == "unavailable" or not wall:
