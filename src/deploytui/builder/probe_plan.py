@@ -19,15 +19,18 @@ PKG = Path(__file__).resolve().parents[1]
 CODE = (PKG / "builder" / "probe_cmd.py",)
 
 
-def _installed(roots: tuple[str, ...]) -> tuple[Path, ...]:
-    try:
-        return tuple(python_runtime.metadata_dirs(roots))
-    except InspectError:  # not installed: the probe says so when it runs
-        return ()
-
-
 def steps(ctx: BuildContext) -> list[Step]:
     argv = (ctx.python, "-m", "deploytui.builder.probe_cmd")
+    found: dict[tuple[str, ...], tuple[Path, ...]] = {}
+
+    def _installed(roots: tuple[str, ...]) -> tuple[Path, ...]:
+        if roots not in found:
+            try:
+                found[roots] = tuple(python_runtime.metadata_dirs(roots))
+            except InspectError:  # not installed: the probe says so when it runs
+                found[roots] = ()
+        return found[roots]
+
     out = [
         Step(
             name=f"probe-{runtime}",
