@@ -36,6 +36,7 @@ test-rust: build
 lint-python: setup
 	$(VENV)/bin/ruff check src tests bench
 	$(VENV)/bin/ruff format --check src tests bench
+	$(VENV)/bin/lint-imports
 
 test-python: build
 	$(VENV)/bin/pytest

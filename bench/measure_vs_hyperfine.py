@@ -19,7 +19,7 @@ import subprocess
 import sys
 import tempfile
 
-from deploytui import bench, forms, manifest
+from deploytui import forms, manifest, runenv
 from deploytui.measure import measure
 
 ROUNDS = 5  # core and hyperfine take turns, so drift on a shared machine hits both alike
@@ -60,14 +60,14 @@ def gnu_time_rss(argv: list[str], n: int, env: dict) -> float:
 
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("forms", nargs="*", default=["onnxruntime", "burn-embed"])
+    p.add_argument("forms", nargs="*", default=list(forms.CROSS_CHECK))
     p.add_argument("-n", type=int, default=20)
     args = p.parse_args()
     missing = [t for t in ("hyperfine", "/usr/bin/time") if not shutil.which(t)]
     if missing:
         print(f"needs {', '.join(missing)} (Debian: apt-get install hyperfine time)", file=sys.stderr)
         return 2
-    env = bench.runner_env()
+    env = runenv.runner_env()
     print(
         f"{'form':<16} {'core median':>12} {'hyperfine':>12} {'ratio':>7}   {'core RSS':>10} "
         f"{'GNU time':>10} {'ratio':>7}"

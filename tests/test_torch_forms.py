@@ -2,7 +2,7 @@
 
 import pytest
 
-from deploytui import bench, forms
+from deploytui import bench, forms, runenv
 
 PYTHON_FORMS = [
     "torch-eager",
@@ -64,7 +64,7 @@ def test_aoti_lean_package_loads_in_python_with_rtld_global(built_artifacts):
             "aoti-lean",
             str(built_artifacts / "a1_aoti_lean.pt2"),
         ],
-        env=bench.runner_env(),
+        env=runenv.runner_env(),
         timeout_s=300,
     )
     assert s.ok, s.stderr_tail

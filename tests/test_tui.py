@@ -28,10 +28,10 @@ def art(tmp_path, monkeypatch) -> Path:
 
 @pytest.fixture
 def quick_inspect(monkeypatch):
-    """Inspecting a compiled form runs it once; live-run tests do not need that."""
+    """Inspecting runs ldd, nm and the ONNX reader; live-run tests do not need that."""
     from deploytui.inspectors import form_view
 
-    monkeypatch.setattr(form_view, "sections", lambda form, manifest, cancel=None: [])
+    monkeypatch.setattr(form_view, "sections", lambda form, manifest: [])
 
 
 def make_app(**kw):

@@ -95,7 +95,7 @@ def make_artifacts(root: Path, *, results: dict | None = None, built: tuple[str,
             continue
         for s in f.steps:
             steps[s] = {"status": "ok", "reason": "", "wall_s": 1.0, "facts": {}, "log_tail": []}
-        for rel in list(f.model_files) + ([f.program] if f.program.startswith("bin/") else []):
+        for rel in f.ship_files():
             (art / rel).parent.mkdir(parents=True, exist_ok=True)
             (art / rel).write_bytes(b"x" * 100)
             artifacts[rel] = {"size": 100, "sha256": "0" * 64, "step": f.steps[0]}
@@ -119,11 +119,12 @@ def install_fake_form(monkeypatch, art: Path, sleep_s: float = 0.15) -> forms.Fo
         forms.get(FAKE_KEY),
         title="fake runner (test)",
         model_files=("fake_runner.py",),
-        program="fake runner script",
+        executable=None,
+        runner="fake_runner.py (test script)",
         runtime=forms.NO_RUNTIME,
         argv=("{python}", "{art}/fake_runner.py", str(sleep_s)),
         steps=("burn-deploy",),
-        python_stages=False,
+        inspect=(),
     )
     new = tuple(fake if f.key == FAKE_KEY else f for f in forms.FORMS)
     monkeypatch.setattr(forms, "FORMS", new)

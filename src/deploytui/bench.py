@@ -4,26 +4,17 @@ record that results.json stores and `bench --json` prints.
 
 from __future__ import annotations
 
-import os
 import statistics
 import threading
 from collections.abc import Callable
 
 from deploytui import jsonio, paths
-from deploytui.builder.context import BuildContext
 from deploytui.forms import Form
 from deploytui.manifest import availability
 from deploytui.measure import Measurement, Progress, measure
 from deploytui.numerics import ShapeError, compare
 from deploytui.record import RunRecord, is_matrix
-
-
-def runner_env() -> dict[str, str]:
-    """The environment every form runs in: the user's, with our caches, no Rust backtraces."""
-    env = {k: v for k, v in os.environ.items() if k != "RUST_BACKTRACE"}
-    env.update(BuildContext.default().torch_env())
-    paths.scratch_dir().mkdir(parents=True, exist_ok=True)
-    return env
+from deploytui.runenv import runner_env
 
 
 def reference_logits() -> list:

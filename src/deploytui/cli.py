@@ -50,7 +50,7 @@ def _fmt_ms(v: float) -> str:
 
 def _table_line(rec: RunRecord, label: str | None = None) -> str:
     """One record as `bench` and `measure` print it; `label` in place of the form key."""
-    from deploytui.inspectors.form_view import human
+    from deploytui.units import human
 
     name = label if label is not None else rec.form
     wall, rss = rec.wall_s, rec.peak_rss_bytes

@@ -2,7 +2,8 @@
 
 Headless: the app's export key and `deploytui report` both call `write_report`. Paths are made
 relative to the project, and anything outside it is shortened, so a report holds no absolute
-paths from this machine and nothing from the environment.
+paths from this machine and nothing from the environment. A report only serialises what is
+stored (results.json, the manifest and its probed runtime facts): it never runs a program.
 """
 
 from __future__ import annotations
@@ -17,9 +18,9 @@ from pathlib import Path
 
 from deploytui import forms as F
 from deploytui import machine, paths
-from deploytui.inspectors import InspectError
-from deploytui.inspectors.form_view import human
+from deploytui.manifest import runtime_facts
 from deploytui.results import Store
+from deploytui.units import human
 
 FORMATS = ("md", "json", "csv")
 METHOD = (
@@ -51,18 +52,36 @@ def ship_bytes(form: F.Form) -> int | None:
     return sum(sizes) if len(sizes) == len(form.ship_paths()) else None
 
 
-def runtime_bytes(form: F.Form) -> int | None:
-    from deploytui.inspectors import elf, form_view, python_runtime
+def runtime_fields(form: F.Form, manifest: dict) -> dict:
+    """The runtime facts the build probed for `form`, as report fields (never runs anything)."""
+    facts, why = runtime_facts(form, manifest)
+    if facts is None:
+        return {
+            "runtime_bytes": None,
+            "runtime_probed_at": None,
+            "runtime_note": scrub(why),
+            "runtime_parts": None,
+        }
+    if facts.get("probe") == "distributions":
+        parts = [
+            {"name": d.get("name"), "version": d.get("version"), "bytes": d.get("bytes")}
+            for d in facts.get("distributions") or []
+        ]
+    else:
+        parts = [
+            {"name": lib.get("name"), "path": scrub(str(lib.get("path"))), "bytes": lib.get("size")}
+            for lib in facts.get("libraries") or []
+            if lib.get("exists") and not lib.get("system")
+        ]
+    return {
+        "runtime_bytes": facts["runtime_bytes"],
+        "runtime_probed_at": facts.get("probed_at"),
+        "runtime_note": "",
+        "runtime_parts": parts,
+    }
 
-    try:
-        if form.runtime in python_runtime.ROOTS:
-            return sum(d.bytes for d in python_runtime.closure(form.runtime))
-        return elf.runtime_size(form_view.loaded_runtime(form))
-    except (InspectError, OSError):
-        return None
 
-
-def rows(store: Store, with_runtime: bool = True) -> list[dict]:
+def rows(store: Store, manifest: dict) -> list[dict]:
     """One flat row per form that has a result, in registry order."""
     out = []
     for form in F.FORMS:
@@ -71,7 +90,6 @@ def rows(store: Store, with_runtime: bool = True) -> list[dict]:
             continue
         wall = list(rec.wall_s)
         rss = rec.peak_rss_bytes
-        rt = runtime_bytes(form) if with_runtime and rec.status != "unavailable" else None
         out.append(
             {
                 "form": form.key,
@@ -95,7 +113,7 @@ def rows(store: Store, with_runtime: bool = True) -> list[dict]:
                 or "–",
                 "ship_bytes": ship_bytes(form),
                 "runtime": F.RUNTIME_TITLES[form.runtime],
-                "runtime_bytes": rt,
+                **runtime_fields(form, manifest),
                 "max_abs_diff": rec.max_abs_diff,
                 "max_rel_diff": rec.diff.max_rel if rec.diff else None,
                 "worst_index": rec.diff.worst_index if rec.diff else None,
@@ -124,7 +142,7 @@ def _verdict(r: dict) -> str:
 
 
 def markdown(store: Store, manifest: dict) -> str:
-    rs = rows(store)
+    rs = rows(store, manifest)
     m = machine.info()
     tools = manifest.get("tools", {})
     parts = [
@@ -136,18 +154,21 @@ def markdown(store: Store, manifest: dict) -> str:
         f"Method: {METHOD}",
         "## What ships",
         _md_table(
-            ["form", "ships", "bytes", "runtime", "runtime size"],
+            ["form", "ships", "bytes", "runtime", "runtime size", "probed"],
             [
                 [
                     r["form"],
                     r["ships"],
                     str(r["ship_bytes"] or "–"),
                     r["runtime"],
-                    human(r["runtime_bytes"]) if r["runtime_bytes"] is not None else "–",
+                    human(r["runtime_bytes"]) if r["runtime_bytes"] is not None else r["runtime_note"],
+                    str(r["runtime_probed_at"] or "–"),
                 ]
                 for r in rs
             ],
         ),
+        "Runtime sizes are what `deploytui build` probed: for a Python form the installed size of its "
+        "runtime's distributions, for a compiled one the non-system libraries one run loaded.",
         "## Start-up (spawn to exit)",
         _md_table(
             ["form", "n", "min", "median", "max", "mean ± σ"],
@@ -225,19 +246,19 @@ def as_json(store: Store, manifest: dict) -> str:
             "machine": machine.info(),
             "tools": manifest.get("tools", {}),
             "method": METHOD,
-            "forms": rows(store),
+            "forms": rows(store, manifest),
         },
         indent=1,
     )
 
 
 def as_csv(store: Store, manifest: dict) -> str:
-    rs = rows(store)
+    rs = rows(store, manifest)
     buf = io.StringIO()
     cols = [
         k
         for k in (rs[0].keys() if rs else ["form"])
-        if k not in ("stages_ms", "modules_added", "modules_added_torch")
+        if k not in ("stages_ms", "modules_added", "modules_added_torch", "runtime_parts")
     ]
     w = csv.DictWriter(buf, fieldnames=[*cols, "import_ms", "load_ms", "forward_ms"], extrasaction="ignore")
     w.writeheader()

@@ -27,10 +27,16 @@ from typing import IO, Any
 from deploytui import jsonio, paths
 from deploytui import manifest as manifest_file
 from deploytui.builder.context import BuildContext
-from deploytui.builder.steps import Step, sha256_file
+from deploytui.builder.steps import Step
+from deploytui.hashing import file_record, unchanged
 from deploytui.procs import kill_group, tool_version
 
-FAMILY_MODULES = ("deploytui.builder.torch_plan", "deploytui.builder.cpp_plan", "deploytui.builder.rust_plan")
+FAMILY_MODULES = (
+    "deploytui.builder.torch_plan",
+    "deploytui.builder.cpp_plan",
+    "deploytui.builder.rust_plan",
+    "deploytui.builder.probe_plan",  # last: each probe step runs after its form's steps
+)
 
 
 @dataclass(frozen=True)
@@ -211,19 +217,9 @@ def _stale_reason(ctx: BuildContext, step: Step, manifest: dict[str, Any], finge
     for out in step.outputs:
         if not out.exists():
             return f"output {_artifact_key(ctx, out)} is missing"
-        if not _unchanged(out, manifest["artifacts"].get(_artifact_key(ctx, out))):
+        if not unchanged(out, manifest["artifacts"].get(_artifact_key(ctx, out))):
             return f"output {_artifact_key(ctx, out)} changed since it was built"
     return ""
-
-
-def _unchanged(path: Path, record: dict[str, Any] | None) -> bool:
-    """Whether the file is still the one recorded: same size and mtime, or else the same sha256."""
-    if not record:
-        return False
-    st = path.stat()
-    if st.st_size != record.get("size"):
-        return False
-    return st.st_mtime_ns == record.get("mtime_ns") or sha256_file(path) == record.get("sha256")
 
 
 def _refresh_mtimes(ctx: BuildContext, step: Step, manifest: dict[str, Any]) -> bool:
@@ -243,8 +239,7 @@ def _artifact_key(ctx: BuildContext, out: Path) -> str:
 
 
 def _artifact_record(out: Path, step: str) -> dict[str, Any]:
-    st = out.stat()
-    return {"size": st.st_size, "mtime_ns": st.st_mtime_ns, "sha256": sha256_file(out), "step": step}
+    return {**file_record(out), "step": step}
 
 
 def _line_event(on_event: Callable[[BuildEvent], None], step: Step, i: int, total: int, line: str) -> None:

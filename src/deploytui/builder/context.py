@@ -6,7 +6,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from deploytui import paths
+from deploytui import paths, runenv
 
 
 @dataclass(frozen=True)
@@ -29,12 +29,5 @@ class BuildContext:
         return Path(os.environ.get("CARGO_TARGET_DIR", self.cache / "cargo-target"))
 
     def torch_env(self) -> dict[str, str]:
-        """Keep torch's and onnxruntime's writes inside the venv and our cache.
-
-        (notes: inductor's precompiled headers, ORT telemetry)
-        """
-        return {
-            "TMPDIR": str(paths.scratch_dir()),
-            "TORCHINDUCTOR_CACHE_DIR": str(self.cache / "inductor"),
-            "ORT_DISABLE_TELEMETRY": "1",
-        }
+        """Keep torch's and onnxruntime's writes inside the venv and our cache."""
+        return runenv.torch_env(self.cache)

@@ -7,6 +7,8 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from deploytui.hashing import sha256_file
+
 SKIP_DIRS = {"target", "__pycache__", ".git"}
 
 
@@ -68,11 +70,3 @@ def _file_digest(path: Path) -> str:
         return sha256_file(path)
     except OSError:
         return "missing"
-
-
-def sha256_file(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()

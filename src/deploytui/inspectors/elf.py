@@ -1,12 +1,11 @@
 """ELF linkage and symbol inspection: what a compiled program (or the .so inside an AOTI package)
 needs, and which shared libraries a run really loads.
 
-Pure functions over paths and pids; never imports torch, never loads a pickle. Every failure
+Pure functions over paths; never imports torch, never loads a pickle. Every failure
 (missing file, non-ELF file, missing tool, unreadable /proc entry) is an `InspectError`.
 
     ldd(path)                  -> LddReport     resolved libraries with size on disk, plus "not found"
     undefined_symbols(path)    -> Symbols       `nm -u -D`, aoti_torch_* first and counted
-    mapped_libraries(pid)      -> [Library]     .so files mapped by a live process (/proc/PID/maps)
     loaded_libraries(argv)     -> LoadedRun     run to completion under LD_DEBUG=libs,files
     runtime_size(libs)         -> int           bytes of the non-system libraries (each file once)
     aoti_shared_object(pt2, d) -> [Path]        extract the package's *.so member(s) (ZIP only)
@@ -23,8 +22,6 @@ import re
 import shutil
 import subprocess
 import tempfile
-import threading
-import time
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
@@ -75,7 +72,6 @@ class Symbols:
     path: str
     aoti: tuple[str, ...]  # undefined aoti_torch_* symbols, sorted
     other: tuple[str, ...]  # every other undefined symbol, sorted (with @VERSION if nm shows one)
-    weak: tuple[str, ...] = ()  # the subset (of both) that is weak ('w'/'v')
 
     @property
     def aoti_count(self) -> int:
@@ -249,10 +245,9 @@ def ldd(path, library_path: list[str] | None = None) -> LddReport:
 # ---------------------------------------------------------------- nm
 
 
-def parse_nm_undefined(text: str) -> tuple[list[str], list[str]]:
-    """(all undefined names, weak ones) from `nm -u -D` output lines like '   U name' / '   w name'."""
+def parse_nm_undefined(text: str) -> list[str]:
+    """Undefined names (weak ones too) from `nm -u -D` output lines like '   U name' / '   w name'."""
     names: list[str] = []
-    weak: list[str] = []
     for line in text.splitlines():
         parts = line.split()
         if len(parts) < 2 or len(parts[-2]) != 1:
@@ -261,9 +256,7 @@ def parse_nm_undefined(text: str) -> tuple[list[str], list[str]]:
         if kind not in "Uwv":
             continue
         names.append(name)
-        if kind in "wv":
-            weak.append(name)
-    return names, weak
+    return names
 
 
 def undefined_symbols(path) -> Symbols:
@@ -274,49 +267,20 @@ def undefined_symbols(path) -> Symbols:
     if proc.returncode != 0:
         msg = proc.stderr.strip().splitlines()
         raise InspectError(f"nm -u -D {p} failed: {msg[0] if msg else 'exit ' + str(proc.returncode)}")
-    names, weak = parse_nm_undefined(proc.stdout)
+    names = parse_nm_undefined(proc.stdout)
     uniq = sorted(set(names))
     aoti = tuple(n for n in uniq if n.split("@", 1)[0].startswith(AOTI_PREFIX))
     other = tuple(n for n in uniq if not n.split("@", 1)[0].startswith(AOTI_PREFIX))
-    return Symbols(path=p, aoti=aoti, other=other, weak=tuple(sorted(set(weak))))
+    return Symbols(path=p, aoti=aoti, other=other)
 
 
-# ---------------------------------------------------------------- /proc/PID/maps
+# ---------------------------------------------------------------- LD_DEBUG run
 
 
 def _is_shared_object(path: str) -> bool:
     base = PurePosixPath(path).name
     return ".so" in base and (base.endswith(".so") or ".so." in base)
 
-
-def parse_maps(text: str) -> list[str]:
-    """Distinct shared-object paths in a /proc/PID/maps text, in first-mapped order."""
-    seen: dict[str, None] = {}
-    for line in text.splitlines():
-        parts = line.split(None, 5)
-        if len(parts) < 6:
-            continue
-        path = parts[5].strip()
-        if path.endswith(" (deleted)"):
-            path = path[: -len(" (deleted)")]
-        if path.startswith("/") and _is_shared_object(path):
-            seen.setdefault(path, None)
-    return list(seen)
-
-
-def mapped_libraries(pid: int) -> list[Library]:
-    """The .so files mapped by a live process, with their size on disk (from /proc/PID/maps)."""
-    maps = Path(f"/proc/{int(pid)}/maps")
-    try:
-        text = maps.read_text()
-    except FileNotFoundError:
-        raise InspectError(f"no process {pid} (or /proc is not mounted)") from None
-    except OSError as e:
-        raise InspectError(f"cannot read {maps}: {e.strerror or e}") from None
-    return [_library(PurePosixPath(p).name, p) for p in parse_maps(text)]
-
-
-# ---------------------------------------------------------------- LD_DEBUG run
 
 _DBG = re.compile(r"^\s*(\d+):\s*(.*)$")
 
@@ -356,14 +320,16 @@ def loaded_libraries(
     env: dict[str, str] | None = None,
     timeout_s: float = 300.0,
     cwd: str | os.PathLike | None = None,
-    cancel: threading.Event | None = None,
+    own_group: bool = True,
 ) -> LoadedRun:
     """Run a program to completion under LD_DEBUG=libs,files and list every shared library it loaded.
 
     The loader's debug output goes to a private LD_DEBUG_OUTPUT file (not the program's stderr);
     only the file of the started process itself is read (children such as ldconfig are ignored).
     Libraries dlopen'ed from a temporary folder that is gone after the run are listed with
-    exists=False and are not counted by runtime_size.
+    exists=False and are not counted by runtime_size. The program runs in a process group of its
+    own, killed whole on timeout; with own_group=False it stays in the caller's group (a build
+    step, which the build kills whole when it is cancelled) and only it is killed on timeout.
     """
     argv = tuple(os.fspath(a) for a in argv)
     if not argv:
@@ -382,11 +348,11 @@ def loaded_libraries(
                 cwd=cwd,
                 text=True,
                 errors="replace",
-                start_new_session=True,
+                start_new_session=own_group,
             )
         except OSError as e:
             raise InspectError(f"cannot run {argv[0]}: {e.strerror or e}") from None
-        out, err = _communicate(proc, argv[0], timeout_s, cancel)
+        out, err = _communicate(proc, argv[0], timeout_s, own_group)
         debug_file = f"{prefix}.{proc.pid}"
         try:
             text = Path(debug_file).read_text(errors="replace")
@@ -396,26 +362,17 @@ def loaded_libraries(
     return LoadedRun(argv=argv, returncode=proc.returncode, stdout=out, stderr=err, libraries=libs)
 
 
-def _communicate(
-    proc: subprocess.Popen, name: str, timeout_s: float, cancel: threading.Event | None
-) -> tuple[str, str]:
-    """Wait for the program, killing its whole process group on timeout or when `cancel` is set."""
-    deadline = time.monotonic() + timeout_s
-    while True:
-        try:
-            return proc.communicate(timeout=0.1)
-        except subprocess.TimeoutExpired:
-            why = (
-                "cancelled"
-                if cancel is not None and cancel.is_set()
-                else f"did not finish within {timeout_s:.0f} s"
-                if time.monotonic() > deadline
-                else ""
-            )
-            if why:
-                kill_group(proc.pid)
-                proc.communicate()
-                raise InspectError(f"{name}: {why}") from None
+def _communicate(proc: subprocess.Popen, name: str, timeout_s: float, group: bool) -> tuple[str, str]:
+    """Wait for the program; past the timeout kill it (its whole process group when it has one)."""
+    try:
+        return proc.communicate(timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        if group:
+            kill_group(proc.pid)
+        else:
+            proc.kill()
+        proc.communicate()
+        raise InspectError(f"{name}: did not finish within {timeout_s:.0f} s") from None
 
 
 # ---------------------------------------------------------------- AOTI package

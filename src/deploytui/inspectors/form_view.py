@@ -2,21 +2,26 @@
 
 `sections(form, manifest)` never raises: a section that cannot be built carries its error,
 which the app and `deploytui inspect` show in place. Tabs: Artifact, Code, Graph, Symbols.
+What a form shows is its registry data (`Form.inspect`, one section builder per kind below);
+its runtime is what the build's probe step stored (`manifest.runtime_facts`): nothing here
+runs the form's program.
 """
 
 from __future__ import annotations
 
 import json
 import tempfile
-import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from deploytui import forms as F
 from deploytui import paths
-from deploytui.forms import Form
-from deploytui.inspectors import InspectError, archive, onnx_graph, python_runtime, safetensors_header
+from deploytui.forms import Form, Inspect
+from deploytui.hashing import sha256_file
+from deploytui.inspectors import InspectError, archive, onnx_graph, safetensors_header
+from deploytui.manifest import runtime_facts
+from deploytui.units import human
 
 TABS = ("Artifact", "Code", "Graph", "Symbols")
 
@@ -33,14 +38,6 @@ class Section:
     error: str = ""
 
 
-def human(n: float) -> str:
-    for unit in ("B", "KiB", "MiB", "GiB"):
-        if abs(n) < 1024 or unit == "GiB":
-            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
-        n /= 1024
-    return f"{n:.1f} GiB"
-
-
 def _guard(tab: str, title: str, kind: str, build: Callable[[], Section]) -> Section:
     try:
         return build()
@@ -55,8 +52,6 @@ def _guard(tab: str, title: str, kind: str, build: Callable[[], Section]) -> Sec
 
 def ships(form: Form, manifest: dict) -> Section:
     """Each file as it is now (size, sha256), against what the build recorded for it."""
-    from deploytui.builder.steps import sha256_file
-
     rows = []
     for p in form.ship_paths():
         rel = str(p.relative_to(paths.artifacts_dir()))
@@ -72,8 +67,8 @@ def ships(form: Form, manifest: dict) -> Section:
             else f"CHANGED since the build ({built})"
         )
         rows.append([rel, human(p.stat().st_size), now, vs])
-    if not form.program.startswith("bin/"):
-        rows.append([form.program, "(source)", "", ""])
+    if form.runner:
+        rows.append([f"load script ({form.runner})", "(source)", "", ""])
     for step in form.steps:  # burn-onnx's File strategy: a .bpk read from the build directory
         baked = manifest.get("steps", {}).get(step, {}).get("facts", {}).get("baked_bpk_path")
         if baked:
@@ -91,71 +86,47 @@ def ships(form: Form, manifest: dict) -> Section:
     )
 
 
-def runtime(form: Form, cancel: threading.Event | None = None) -> Section:
-    """The runtime a form needs on the target machine, and what it weighs on disk."""
+def runtime(form: Form, manifest: dict) -> Section:
+    """The runtime a form needs on the target machine and what it weighs on disk, as the build's
+    probe step recorded it (the installed distributions, or the libraries one real run loaded)."""
     title = f"Runtime: {F.RUNTIME_TITLES[form.runtime]}"
-    if form.runtime in python_runtime.ROOTS:
-        dists = python_runtime.closure(form.runtime)
-        total = sum(d.bytes for d in dists)
-        rows = [[d.name, d.version, human(d.bytes)] for d in dists]
+    facts, why = runtime_facts(form, manifest)
+    if facts is None:
+        raise InspectError(why)
+    total, at = human(facts["runtime_bytes"]), _when(facts.get("probed_at"))
+    if facts.get("probe") == "distributions":
+        dists = facts.get("distributions") or []
         return Section(
             "Artifact",
-            f"{title} — {human(total)} in {len(dists)} distributions",
+            f"{title} — {total} in {len(dists)} distributions (probed {at})",
             "table",
             columns=["distribution", "version", "size"],
-            rows=rows,
+            rows=[[str(d.get("name")), str(d.get("version")), human(d.get("bytes") or 0)] for d in dists],
         )
-    libs = loaded_runtime(form, cancel)
-    from deploytui.inspectors import elf
-
-    total = elf.runtime_size(libs)
-    rows = [
-        [
-            lib.path or lib.name,
-            human(lib.size) if lib.exists else "gone after run",
-            "system" if lib.system else ("runtime" if lib.exists else "model (unpacked from the package)"),
-        ]
-        for lib in libs
-    ]
+    rows = []
+    for lib in facts.get("libraries") or []:
+        exists = bool(lib.get("exists"))
+        rows.append(
+            [
+                str(lib.get("path") or lib.get("name")),
+                human(lib.get("size") or 0) if exists else "gone after run",
+                "system"
+                if lib.get("system")
+                else ("runtime" if exists else "model (unpacked from the package)"),
+            ]
+        )
     return Section(
         "Artifact",
-        f"{title} — {human(total)} of non-system libraries loaded",
+        f"{title} — {total} of non-system libraries loaded (probed {at})",
         "table",
         columns=["library loaded while running", "size", "kind"],
         rows=rows,
     )
 
 
-_LOADED: dict[tuple, tuple] = {}
-
-
-def _loaded(argv: tuple[str, ...], stamp: tuple, cancel: threading.Event | None) -> tuple:
-    key = (argv, stamp)
-    if key not in _LOADED:
-        _LOADED[key] = _run_loaded(argv, cancel)
-    return _LOADED[key]
-
-
-def _run_loaded(argv: tuple[str, ...], cancel: threading.Event | None) -> tuple:
-    from deploytui.bench import runner_env
-    from deploytui.inspectors import elf
-
-    run = elf.loaded_libraries(list(argv), env=runner_env(), timeout_s=120, cancel=cancel)
-    if run.returncode != 0:
-        tail = (run.stderr.strip().splitlines() or [""])[-1]
-        raise InspectError(
-            f"the program failed while listing its libraries (exit {run.returncode}): {tail[:200]}"
-        )
-    return run.libraries
-
-
-def loaded_runtime(form: Form, cancel: threading.Event | None = None) -> tuple:
-    """Libraries a compiled form loads in a real run (LD_DEBUG), cached per artifact version."""
-    missing = [p.name for p in form.ship_paths() if not p.exists()]
-    if missing:
-        raise InspectError(f"not built: {', '.join(missing)} missing")
-    stamp = tuple((str(p), p.stat().st_mtime_ns) for p in form.ship_paths())
-    return _loaded(tuple(form.command()), stamp, cancel)
+def _when(stamp: object) -> str:
+    """'2026-01-02 03:04' from the probe's ISO time stamp."""
+    return str(stamp)[:16].replace("T", " ") if stamp else "at an unknown time"
 
 
 def zip_tree(path: Path) -> Section:
@@ -326,134 +297,102 @@ def aoti_so_sections(pt2: Path) -> list[Section]:
 
 # ------------------------------------------------------------------ assembly
 
+_Builder = Callable[[Inspect], list[Section]]
 
-def sections(form: Form, manifest: dict, cancel: threading.Event | None = None) -> list[Section]:
-    """All sections for a form; `cancel` stops the one step that runs the program (runtime libs)."""
-    art = paths.artifacts_dir()
-    out: list[Section] = [
+
+def _one(build: Callable[[Inspect], Section]) -> _Builder:
+    return lambda i: [build(i)]
+
+
+def _source(i: Inspect) -> Section:
+    language = {".py": "python", ".rs": "rust"}.get(Path(i.path).suffix)
+    return code_file("Code", i.file(), language, i.title or i.path)
+
+
+# Inspect.kind -> (its tab, section kind, title when it cannot be built, builder of its sections)
+BUILDERS: dict[str, tuple[str, str, Callable[[Inspect], str], _Builder]] = {
+    F.ZIP_MEMBERS: ("Artifact", "tree", lambda i: i.file().name, _one(lambda i: zip_tree(i.file()))),
+    F.SAFETENSORS_HEADER: (
+        "Artifact",
+        "table",
+        lambda i: i.file().name,
+        _one(lambda i: safetensors_table(i.file())),
+    ),
+    F.MODEL_SOURCE: ("Code", "code", lambda i: "model source", _one(_source)),
+    F.TORCHSCRIPT_CODE: (
+        "Code",
+        "text",
+        lambda i: i.file().name,
+        lambda i: zip_code(i.file(), (".py",), "python", under="/code/__torch__/"),
+    ),
+    F.EXPORT_CODE: (
+        "Code",
+        "code",
+        lambda i: "graph",
+        _one(lambda i: code_file("Code", i.file(), "python", i.title or "torch.export graph_module.code")),
+    ),
+    F.AOTI_SOURCE: (
+        "Code",
+        "text",
+        lambda i: i.file().name,
+        lambda i: zip_code(i.file(), (".wrapper.cpp", ".kernel.cpp"), "cpp", 2),
+    ),
+    F.GENERATED_RUST: (
+        "Code",
+        "code",
+        lambda i: "a1.rs",
+        _one(lambda i: code_file("Code", i.file(), "rust", i.title or None)),
+    ),
+    F.EXPORT_GRAPH: (
+        "Graph",
+        "code",
+        lambda i: "torch.export graph",
+        _one(
+            lambda i: code_file(
+                "Graph", i.file(), "python", i.title or "the ATen graph torch.export recorded"
+            )
+        ),
+    ),
+    F.ONNX_GRAPH: ("Graph", "table", lambda i: "ONNX graph", _one(lambda i: onnx_section(i.file()))),
+    F.BURN_GRAPHIR: (
+        "Graph",
+        "table",
+        lambda i: "captured GraphIr",
+        _one(lambda i: capture_section(i.file())),
+    ),
+    F.ELF_LINKAGE: (
+        "Symbols",
+        "table",
+        lambda i: f"ldd {i.file().name}",
+        _one(lambda i: ldd_section(i.file())),
+    ),
+    F.AOTI_SYMBOLS: (
+        "Symbols",
+        "text",
+        lambda i: f"{i.file().name} .so",
+        lambda i: aoti_so_sections(i.file()),
+    ),
+}
+
+
+def sections(form: Form, manifest: dict) -> list[Section]:
+    """All sections for a form, tab by tab, each tab's in the order of `form.inspect`."""
+    found: dict[str, list[Section]] = {tab: [] for tab in TABS}
+    found["Artifact"] += [
         _guard("Artifact", "What ships", "table", lambda: ships(form, manifest)),
-        _guard("Artifact", "Runtime", "table", lambda: runtime(form, cancel)),
+        _guard("Artifact", "Runtime", "table", lambda: runtime(form, manifest)),
     ]
-    for rel in form.model_files:
-        p = art / rel
-        if p.suffix in (".pt", ".pt2"):
-            out.append(_guard("Artifact", p.name, "tree", lambda p=p: zip_tree(p)))
-        elif p.suffix == ".safetensors":
-            out.append(_guard("Artifact", p.name, "table", lambda p=p: safetensors_table(p)))
-    out.append(_guard("Artifact", "Build", "table", lambda: build_notes(form, manifest)))
-    out += _code(form, art)
-    out += _graph(form, art)
-    out += _symbols(form, art)
-    return out
+    for i in form.inspect:
+        tab, kind, title, build = BUILDERS[i.kind]
+        found[tab] += _many(tab, title(i), kind, lambda i=i, build=build: build(i))
+    found["Artifact"].append(_guard("Artifact", "Build", "table", lambda: build_notes(form, manifest)))
+    return [s for tab in TABS for s in found[tab]]
 
 
-def _many(tab: str, title: str, build: Callable[[], list[Section]]) -> list[Section]:
+def _many(tab: str, title: str, kind: str, build: Callable[[], list[Section]]) -> list[Section]:
     try:
         return build()
-    except (InspectError, OSError) as e:
-        return [Section(tab, title, "text", error=str(e))]
-
-
-def _code(form: Form, art: Path) -> list[Section]:
-    key = form.key
-    if key == "torch-eager":
-        return [
-            _guard(
-                "Code",
-                "model source",
-                "code",
-                lambda: code_file(
-                    "Code",
-                    paths.ROOT / "src/deploytui/model.py",
-                    "python",
-                    "deploytui/model.py (ships with the weights)",
-                ),
-            )
-        ]
-    if key.startswith("torchscript") or key == "cpp-torchscript":
-        pt = art / form.model_files[0]
-        return _many("Code", pt.name, lambda: zip_code(pt, (".py",), "python", under="/code/__torch__/"))
-    if key == "torch-export":
-        return [
-            _guard(
-                "Code",
-                "graph",
-                "code",
-                lambda: code_file(
-                    "Code", art / "a1_export_graph.py", "python", "torch.export graph_module.code"
-                ),
-            )
-        ]
-    if key in ("aoti-python", "cpp-aoti", "cpp-aoti-lean"):
-        pt2 = art / form.model_files[0]
-        return _many("Code", pt2.name, lambda: zip_code(pt2, (".wrapper.cpp", ".kernel.cpp"), "cpp", 2))
-    if key == "burn-onnx-file":
-        return [
-            _guard(
-                "Code",
-                "a1.rs",
-                "code",
-                lambda: code_file(
-                    "Code", art / "onnx/a1.rs", "rust", "a1.rs generated by burn-onnx (LoadStrategy::File)"
-                ),
-            )
-        ]
-    if key == "burn-onnx-embed":
-        return [
-            _guard(
-                "Code",
-                "a1.rs",
-                "code",
-                lambda: code_file(
-                    "Code",
-                    art / "onnx/a1_embed.rs",
-                    "rust",
-                    "a1.rs generated by burn-onnx (LoadStrategy::Embedded)",
-                ),
-            )
-        ]
-    if form.family == "burn":
-        return [
-            _guard(
-                "Code",
-                "Mlp",
-                "code",
-                lambda: code_file(
-                    "Code",
-                    paths.ROOT / "rust/store-deploy/src/lib.rs",
-                    "rust",
-                    "rust/store-deploy/src/lib.rs",
-                ),
-            )
-        ]
-    return []
-
-
-def _graph(form: Form, art: Path) -> list[Section]:
-    if form.key in ("onnxruntime", "burn-onnx-file", "burn-onnx-embed"):
-        return [_guard("Graph", "ONNX graph", "table", lambda: onnx_section(art / "a1.onnx"))]
-    if form.family == "burn":
-        return [_guard("Graph", "captured GraphIr", "table", lambda: capture_section(art / "capture.json"))]
-    if form.key in ("torch-export", "aoti-python", "cpp-aoti", "cpp-aoti-lean"):
-        return [
-            _guard(
-                "Graph",
-                "torch.export graph",
-                "code",
-                lambda: code_file(
-                    "Graph", art / "a1_export_graph.py", "python", "the ATen graph torch.export recorded"
-                ),
-            )
-        ]
-    return []
-
-
-def _symbols(form: Form, art: Path) -> list[Section]:
-    out: list[Section] = []
-    if form.program.startswith("bin/"):
-        exe = art / form.program
-        out.append(_guard("Symbols", f"ldd {exe.name}", "table", lambda: ldd_section(exe)))
-    if form.key in ("aoti-python", "cpp-aoti", "cpp-aoti-lean"):
-        pt2 = art / form.model_files[0]
-        out += _many("Symbols", f"{pt2.name} .so", lambda: aoti_so_sections(pt2))
-    return out
+    except InspectError as e:
+        return [Section(tab, title, kind, error=str(e))]
+    except OSError as e:
+        return [Section(tab, title, kind, error=f"{type(e).__name__}: {e}")]

@@ -1,4 +1,7 @@
-"""What a Python form drags along: the installed distributions its runtime needs, and their size."""
+"""What a Python form drags along: the installed distributions its runtime needs, and their size.
+
+The roots of each runtime are registry data (`forms.RUNTIME_DISTRIBUTIONS`).
+"""
 
 from __future__ import annotations
 
@@ -6,11 +9,9 @@ import functools
 import re
 from dataclasses import dataclass
 from importlib import metadata
+from pathlib import Path
 
 from deploytui.inspectors import InspectError
-
-# the top-level distribution each Python runtime starts from
-ROOTS = {"python-torch": ("torch", "safetensors"), "python-onnxruntime": ("onnxruntime", "numpy")}
 
 
 @dataclass(frozen=True)
@@ -49,13 +50,12 @@ def _size(dist: metadata.Distribution) -> int:
     return total
 
 
-@functools.lru_cache(maxsize=8)
-def closure(runtime: str) -> tuple[Distribution, ...]:
-    """Every installed distribution reachable from the runtime's roots, largest first."""
-    if runtime not in ROOTS:
-        raise InspectError(f"{runtime} is not a Python runtime")
-    seen: dict[str, Distribution] = {}
-    todo = list(ROOTS[runtime])
+def _installed(roots: tuple[str, ...]) -> list[metadata.Distribution]:
+    """Every installed distribution reachable from `roots` through its requirements."""
+    if not roots:
+        raise InspectError("no distributions to start from")
+    seen: dict[str, metadata.Distribution] = {}
+    todo = list(roots)
     while todo:
         name = _norm(todo.pop())
         if name in seen:
@@ -63,9 +63,27 @@ def closure(runtime: str) -> tuple[Distribution, ...]:
         try:
             dist = metadata.distribution(name)
         except metadata.PackageNotFoundError:
-            if name in map(_norm, ROOTS[runtime]):
+            if name in map(_norm, roots):
                 raise InspectError(f"{name} is not installed in this environment") from None
             continue
-        seen[name] = Distribution(dist.metadata["Name"], dist.version, _size(dist))
+        seen[name] = dist
         todo.extend(_requirements(dist))
-    return tuple(sorted(seen.values(), key=lambda d: -d.bytes))
+    return list(seen.values())
+
+
+@functools.lru_cache(maxsize=8)
+def closure(roots: tuple[str, ...]) -> tuple[Distribution, ...]:
+    """Every installed distribution reachable from `roots`, with its size on disk, largest first."""
+    found = [Distribution(d.metadata["Name"], d.version, _size(d)) for d in _installed(roots)]
+    return tuple(sorted(found, key=lambda d: -d.bytes))
+
+
+def metadata_dirs(roots: tuple[str, ...]) -> list[Path]:
+    """The .dist-info folders of the closure (their RECORD lists every installed file with its
+    hash): what a fingerprint of the installed runtime reads, without sizing every file."""
+    out = []
+    for dist in _installed(roots):
+        where = getattr(dist, "_path", None)  # PathDistribution: the .dist-info folder
+        if where is not None:
+            out.append(Path(where))
+    return sorted(out)

@@ -64,7 +64,6 @@ class DeployApp(App):
         self.live: LiveRun | None = None
         self.job: str = ""  # "run" | "build" | "" (nothing in flight)
         self.cancel_event = threading.Event()
-        self.quit_event = threading.Event()  # set once when the app goes: stops inspection too
         self._sections: dict[str, list] = {}
         self._reference: tuple[list | None, str] | None = None
         self._last_live = 0.0
@@ -134,12 +133,10 @@ class DeployApp(App):
         self.load_sections(self.main.current)
 
     def _on_signal(self) -> None:
-        self.quit_event.set()
         self.cancel_event.set()
         self.exit()
 
     def on_unmount(self) -> None:
-        self.quit_event.set()
         self._quitting = True
         self._want_inspect = None
         self.cancel_event.set()
@@ -221,7 +218,6 @@ class DeployApp(App):
     async def action_quit(self) -> None:
         self._quitting = True
         self._want_inspect = None
-        self.quit_event.set()
         self.cancel_event.set()
         self.exit()
 
@@ -322,8 +318,8 @@ class DeployApp(App):
     def load_sections(self, key: str) -> None:
         """Show the inspector sections of `key`: cached, or computed by the one inspector thread.
 
-        Inspecting a compiled form runs it once (to list the libraries it loads), so it never
-        overlaps a measurement: it waits while a job runs, and a job waits for it to finish.
+        Inspecting runs ldd, nm and the ONNX reader (the runtime facts were probed by the build),
+        so it never overlaps a measurement: it waits while a job runs, and a job waits for it.
         """
         if key in self._sections:
             self.main.show_sections(key, self._sections[key])
@@ -333,7 +329,7 @@ class DeployApp(App):
             return
         if self.job:
             self.main.show_waiting(
-                key, "Looking inside waits until the job in flight ends (inspecting a program runs it once)."
+                key, "Looking inside waits until the job in flight ends (inspecting runs ldd and nm)."
             )
             return
         self.main.show_waiting(key, f"Looking inside {key}…")
@@ -357,7 +353,7 @@ class DeployApp(App):
                 if not key or (self.cancel_event.is_set() and self._quitting):
                     return
                 try:
-                    found = sections(forms.get(key), self.manifest, self.quit_event)
+                    found = sections(forms.get(key), self.manifest)
                     self.post_message(msg.SectionsReady(key, list(found)))
                 except Exception as e:  # sections() should never raise; if it does, say so in place
                     self.post_message(

@@ -1,0 +1,81 @@
+"""Record a form's runtime facts at build time, so that no reader has to run anything:
+`python -m deploytui.builder.probe_cmd runtime RUNTIME` (a Python runtime: its installed
+distributions and their size) or `... form KEY ART` (a compiled form: run once under
+LD_DEBUG=libs, the shared libraries it loads and their size).
+
+Prints one JSON object as its last stdout line; the build keeps it as the probe step's `facts`
+in the manifest (`manifest.runtime_facts` reads it back). A compiled form's facts name the
+files probed (size, mtime, sha256), so a reader can tell when they no longer describe them.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+
+def probe_runtime(runtime: str) -> dict:
+    from deploytui import forms
+    from deploytui.inspectors import python_runtime
+
+    dists = python_runtime.closure(forms.RUNTIME_DISTRIBUTIONS[runtime])
+    return {
+        "probe": "distributions",
+        "runtime": runtime,
+        "runtime_bytes": sum(d.bytes for d in dists),
+        "distributions": [{"name": d.name, "version": d.version, "bytes": d.bytes} for d in dists],
+    }
+
+
+def probe_form(key: str, art: Path) -> dict:
+    os.environ["DEPLOYTUI_ARTIFACTS"] = str(art)  # form.command() and ship_paths() resolve here
+    from deploytui import forms
+    from deploytui.hashing import file_record
+    from deploytui.inspectors import InspectError, elf
+    from deploytui.runenv import runner_env
+
+    form = forms.get(key)
+    files = {str(p.relative_to(art)): file_record(p) for p in form.ship_paths()}
+    # in this step's process group: the build kills the group (program included) on cancel/timeout
+    run = elf.loaded_libraries(form.command(), env=runner_env(), timeout_s=120, own_group=False)
+    if run.returncode != 0:
+        tail = (run.stderr.strip().splitlines() or [""])[-1]
+        raise InspectError(
+            f"{key}: the program failed while listing its libraries (exit {run.returncode}): {tail[:200]}"
+        )
+    return {
+        "probe": "libraries",
+        "runtime": form.runtime,
+        "runtime_bytes": elf.runtime_size(run.libraries),
+        "libraries": [
+            {"name": lib.name, "path": lib.path, "size": lib.size, "system": lib.system, "exists": lib.exists}
+            for lib in run.libraries
+        ],
+        "files": files,
+    }
+
+
+def main(argv: list[str]) -> int:
+    from deploytui.inspectors import InspectError
+
+    started = time.strftime("%Y-%m-%dT%H:%M:%S%z")
+    try:
+        if argv[:1] == ["runtime"] and len(argv) == 2:
+            facts = probe_runtime(argv[1])
+        elif argv[:1] == ["form"] and len(argv) == 3:
+            facts = probe_form(argv[1], Path(argv[2]))
+        else:
+            print("usage: probe_cmd runtime RUNTIME | probe_cmd form KEY ART", file=sys.stderr)
+            return 2
+    except (InspectError, OSError, KeyError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 1
+    print(json.dumps({**facts, "probed_at": started}))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

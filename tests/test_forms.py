@@ -1,0 +1,63 @@
+"""The registry is data: every form says where its program is, what ships and what to inspect,
+and nothing outside forms.py (and the build's step names) names a form."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from deploytui import forms, paths
+from deploytui.forms import Form, Inspect
+from deploytui.inspectors import form_view
+
+
+def test_every_form_has_exactly_one_program_and_known_inspectors():
+    for form in forms.FORMS:
+        assert (form.executable is None) != (form.runner is None), form.key
+        if form.compiled:
+            assert form.executable.startswith("bin/") and form.ship_files()[-1] == form.executable
+            assert any(i.kind == forms.ELF_LINKAGE and i.path == form.executable for i in form.inspect)
+        else:
+            assert form.runner.startswith("deploytui.runners.") and form.runner in form.argv
+            assert form.runtime in forms.RUNTIME_DISTRIBUTIONS
+            assert form.ship_files() == form.model_files
+        assert form.runtime in forms.RUNTIME_TITLES
+        for i in form.inspect:
+            assert i.kind in form_view.BUILDERS, (form.key, i.kind)
+
+
+def test_a_form_with_both_or_neither_program_and_an_unknown_inspector_are_refused():
+    base = dict(key="k", family="f", title="t", model_files=(), runtime=forms.NO_RUNTIME, argv=(), steps=())
+    with pytest.raises(ValueError, match="exactly one"):
+        Form(**base)
+    with pytest.raises(ValueError, match="exactly one"):
+        Form(**base, executable="bin/x", runner="deploytui.runners.x")
+    with pytest.raises(ValueError, match="unknown inspector kind"):
+        Inspect("hexdump", "a1.onnx")
+
+
+def test_inspected_files_are_where_they_say():
+    for form in forms.FORMS:
+        for i in form.inspect:
+            if i.kind == forms.MODEL_SOURCE:
+                assert (paths.ROOT / i.path).is_file(), (form.key, i.path)
+            assert i.file().is_relative_to(
+                paths.ROOT if i.kind == forms.MODEL_SOURCE else paths.artifacts_dir()
+            )
+
+
+def test_no_code_outside_the_registry_names_a_form():
+    """Step names in builder/ may equal a form key (they name steps); forms.py is the registry."""
+    keys = "|".join(re.escape(f.key) for f in forms.FORMS)
+    literal = re.compile(rf"""["']({keys})["']""")
+    src = paths.ROOT / "src" / "deploytui"
+    files = [*src.rglob("*.py"), *(paths.ROOT / "bench").rglob("*.py")]
+    offenders = [
+        f"{f.relative_to(paths.ROOT)}:{n}: {line.strip()}"
+        for f in files
+        if f != src / "forms.py" and not f.is_relative_to(src / "builder")
+        for n, line in enumerate(f.read_text().splitlines(), 1)
+        if literal.search(line)
+    ]
+    assert not offenders, offenders
