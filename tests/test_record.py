@@ -326,7 +326,14 @@ def test_parse_output_says_what_it_saw():
 
 def _evaluate(stdout: str) -> RunRecord:
     form = Form(
-        key="t", family="test", title="t", model_files=(), runner="deploytui.runners.torch_runner", runtime="none", argv=(), steps=()
+        key="t",
+        family="test",
+        title="t",
+        model_files=(),
+        runner="deploytui.runners.torch_runner",
+        runtime="none",
+        argv=(),
+        steps=(),
     )
     m = Measurement(["p"], "/", warmup=[], runs=[Sample(0.01, 1 << 20, 0, stdout=stdout)])
     return bench.evaluate(form, m, REFERENCE, n=1, warmup=0)

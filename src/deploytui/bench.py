@@ -7,6 +7,7 @@ from __future__ import annotations
 import statistics
 import threading
 from collections.abc import Callable
+from typing import Any
 
 from deploytui import jsonio, paths
 from deploytui.forms import Form
@@ -17,14 +18,15 @@ from deploytui.record import RunRecord, is_matrix
 from deploytui.runenv import runner_env
 
 
-def reference_logits() -> list:
+def reference_logits() -> list[Any]:
     try:
-        return jsonio.read(paths.reference_path())["logits"]
+        logits: list[Any] = jsonio.read(paths.reference_path())["logits"]
+        return logits
     except (OSError, ValueError, KeyError, TypeError) as e:
         raise FileNotFoundError(f"no eager reference ({paths.reference_path().name}): {e}") from None
 
 
-def parse_output(stdout: str) -> dict:
+def parse_output(stdout: str) -> dict[str, Any]:
     """The runner's JSON line (the last line that is a JSON object)."""
     value = jsonio.last_object(stdout)
     if value is not None:
@@ -51,7 +53,7 @@ def bench_form(
     timeout_s: float = 120.0,
     on_progress: Callable[[Progress], None] | None = None,
     cancel: threading.Event | None = None,
-    manifest: dict | None = None,
+    manifest: dict[str, Any] | None = None,
 ) -> RunRecord:
     why = availability(form, manifest)
     if why:
@@ -73,7 +75,7 @@ def bench_form(
     return evaluate(form, m, want, n=n, warmup=warmup)
 
 
-def evaluate(form: Form, m: Measurement, want: list, *, n: int, warmup: int) -> RunRecord:
+def evaluate(form: Form, m: Measurement, want: list[Any], *, n: int, warmup: int) -> RunRecord:
     """Turn a measurement into a record: numbers, the runner's own output, the diff."""
     s = m.summary()
     rec = RunRecord(

@@ -296,9 +296,11 @@ def main(argv: list[str] | None = None) -> int:
             return 2
         from deploytui.tui import run_app
 
-        return run_app().return_code or 0
+        code: int = run_app().return_code or 0
+        return code
     try:
-        return args.func(args)
+        status: int = args.func(args)
+        return status
     except BrokenPipeError:  # e.g. `deploytui inspect X | head`
         sys.stderr.close()
         return 0

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 from pathlib import Path
+from typing import Any
 
 
 def sha256_file(path: Path) -> str:
@@ -15,13 +16,13 @@ def sha256_file(path: Path) -> str:
     return h.hexdigest()
 
 
-def file_record(path: Path) -> dict:
+def file_record(path: Path) -> dict[str, Any]:
     """Size, mtime and sha256 of a file, as the manifest records them."""
     st = path.stat()
     return {"size": st.st_size, "mtime_ns": st.st_mtime_ns, "sha256": sha256_file(path)}
 
 
-def unchanged(path: Path, record: dict | None) -> bool:
+def unchanged(path: Path, record: dict[str, Any] | None) -> bool:
     """Whether the file is still the one recorded: same size and mtime, or else the same sha256."""
     if not record:
         return False

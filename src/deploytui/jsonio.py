@@ -32,7 +32,7 @@ def read(path: Path) -> Any:
         return json.load(f)
 
 
-def last_object(output: str | Iterable[str]) -> dict | None:
+def last_object(output: str | Iterable[str]) -> dict[str, Any] | None:
     """The JSON object on the last line of a program's output that starts with `{` (runners and
     build steps print their result that way, after any chatter); None when there is none, or when
     that line is not valid JSON. `output` is the whole text or its lines."""

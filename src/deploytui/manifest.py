@@ -49,7 +49,7 @@ def availability(form: Form, manifest: dict[str, Any] | None = None) -> str:
 NOT_PROBED = "not probed yet: run `deploytui build`"
 
 
-def runtime_facts(form: Form, manifest: dict | None = None) -> tuple[dict | None, str]:
+def runtime_facts(form: Form, manifest: dict[str, Any] | None = None) -> tuple[dict[str, Any] | None, str]:
     """The runtime facts the build's probe step stored for `form` (`probe_cmd`: runtime_bytes,
     the libraries or distributions, probed_at), and "" — or None and why there are none: never
     probed, the probe failed, or a file it probed changed since. Reads files; runs nothing."""

@@ -103,7 +103,7 @@ class Diff:
         metadata=_doc("every element's absolute difference, row by row", is_matrix)
     )
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
 
     @classmethod
@@ -226,7 +226,7 @@ class RunRecord:
         default_factory=stamp,
     )
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         """The JSON object: every field, in this order, the diff as an object."""
         return dataclasses.asdict(self)
 

@@ -15,6 +15,7 @@ import re
 import statistics
 import time
 from pathlib import Path
+from typing import Any
 
 from deploytui import forms as F
 from deploytui import machine, paths
@@ -43,7 +44,7 @@ def _ms(v: float | None) -> str:
     return f"{v * 1000:.1f} ms" if v >= 0.01 else f"{v * 1000:.2f} ms"
 
 
-def _median(xs: list) -> float | None:
+def _median(xs: list[Any]) -> float | None:
     return statistics.median(xs) if xs else None
 
 
@@ -52,7 +53,7 @@ def ship_bytes(form: F.Form) -> int | None:
     return sum(sizes) if len(sizes) == len(form.ship_paths()) else None
 
 
-def runtime_fields(form: F.Form, manifest: dict) -> dict:
+def runtime_fields(form: F.Form, manifest: dict[str, Any]) -> dict[str, Any]:
     """The runtime facts the build probed for `form`, as report fields (never runs anything)."""
     facts, why = runtime_facts(form, manifest)
     if facts is None:
@@ -81,7 +82,7 @@ def runtime_fields(form: F.Form, manifest: dict) -> dict:
     }
 
 
-def rows(store: Store, manifest: dict) -> list[dict]:
+def rows(store: Store, manifest: dict[str, Any]) -> list[dict[str, Any]]:
     """One flat row per form that has a result, in registry order."""
     out = []
     for form in F.FORMS:
@@ -135,13 +136,13 @@ def _md_table(header: list[str], body: list[list[str]]) -> str:
     return "\n".join(lines)
 
 
-def _verdict(r: dict) -> str:
+def _verdict(r: dict[str, Any]) -> str:
     if r["within_tol"] is None:
-        return r["status"]
+        return str(r["status"])
     return "OK" if r["within_tol"] else "FAIL"
 
 
-def markdown(store: Store, manifest: dict) -> str:
+def markdown(store: Store, manifest: dict[str, Any]) -> str:
     rs = rows(store, manifest)
     m = machine.info()
     tools = manifest.get("tools", {})
@@ -235,11 +236,11 @@ def markdown(store: Store, manifest: dict) -> str:
     return "\n\n".join(parts) + "\n"
 
 
-def _top(counts: dict | None, n: int) -> str:
+def _top(counts: dict[str, Any] | None, n: int) -> str:
     return ", ".join(f"{k} {v}" for k, v in list((counts or {}).items())[:n]) or "–"
 
 
-def as_json(store: Store, manifest: dict) -> str:
+def as_json(store: Store, manifest: dict[str, Any]) -> str:
     return json.dumps(
         {
             "generated_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
@@ -252,7 +253,7 @@ def as_json(store: Store, manifest: dict) -> str:
     )
 
 
-def as_csv(store: Store, manifest: dict) -> str:
+def as_csv(store: Store, manifest: dict[str, Any]) -> str:
     rs = rows(store, manifest)
     buf = io.StringIO()
     cols = [
@@ -273,7 +274,7 @@ def as_csv(store: Store, manifest: dict) -> str:
 RENDER = {"md": markdown, "json": as_json, "csv": as_csv}
 
 
-def write_report(store: Store, manifest: dict, fmt: str = "md", path: Path | None = None) -> Path:
+def write_report(store: Store, manifest: dict[str, Any], fmt: str = "md", path: Path | None = None) -> Path:
     if fmt not in RENDER:
         raise ValueError(f"unknown format {fmt!r}; use one of {', '.join(FORMATS)}")
     path = path or paths.ROOT / "reports" / f"deploytui-report-{time.strftime('%Y%m%d-%H%M%S')}.{fmt}"

@@ -11,6 +11,7 @@ import shutil
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from deploytui import jsonio, paths
 from deploytui.record import RecordError, RunRecord, is_matrix
@@ -79,7 +80,7 @@ def _set_aside(store: Store) -> str:
     return f"the file as it was is kept as {backup.name}"
 
 
-def _reference(path: Path) -> list | None:
+def _reference(path: Path) -> list[Any] | None:
     """Eager's logits beside the results, to check stored diffs against; None when unreadable."""
     try:
         logits = jsonio.read(path)["logits"]
@@ -88,7 +89,7 @@ def _reference(path: Path) -> list | None:
     return logits if is_matrix(logits) else None
 
 
-def _read(key: str, value: object, reference: list | None) -> tuple[RunRecord | None, str]:
+def _read(key: str, value: object, reference: list[Any] | None) -> tuple[RunRecord | None, str]:
     """The stored record, or None and why it cannot be used."""
     if isinstance(value, dict) and not isinstance(value.get("form"), str):
         return None, "field 'form' missing or not a str"  # a plain command's record is never stored
@@ -105,7 +106,7 @@ def _read(key: str, value: object, reference: list | None) -> tuple[RunRecord | 
     return rec, ""
 
 
-def _diff_problem(rec: RunRecord, reference: list | None) -> str:
+def _diff_problem(rec: RunRecord, reference: list[Any] | None) -> str:
     """The stored diff must be what the stored logits give against eager's (exactly: same code)."""
     logits, diff = rec.logits, rec.diff
     assert logits and diff

@@ -15,9 +15,10 @@ import os
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 
-def probe_runtime(runtime: str) -> dict:
+def probe_runtime(runtime: str) -> dict[str, Any]:
     from deploytui import forms
     from deploytui.inspectors import python_runtime
 
@@ -30,7 +31,7 @@ def probe_runtime(runtime: str) -> dict:
     }
 
 
-def probe_form(key: str, art: Path) -> dict:
+def probe_form(key: str, art: Path) -> dict[str, Any]:
     os.environ["DEPLOYTUI_ARTIFACTS"] = str(art)  # form.command() and ship_paths() resolve here
     from deploytui import forms
     from deploytui.hashing import file_record

@@ -22,6 +22,7 @@ import re
 import shutil
 import subprocess
 import tempfile
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
@@ -118,7 +119,7 @@ def _library(name: str, path: str | None) -> Library:
     return Library(name=name, path=path, size=size, system=is_system_path(path), exists=exists)
 
 
-def _sum_unique(libs, system: bool | None) -> int:
+def _sum_unique(libs: Iterable[Library], system: bool | None) -> int:
     seen: set[str] = set()
     total = 0
     for lib in libs:
@@ -134,7 +135,7 @@ def _sum_unique(libs, system: bool | None) -> int:
     return total
 
 
-def runtime_size(libs) -> int:
+def runtime_size(libs: Iterable[Library]) -> int:
     """Bytes on disk of the non-system libraries, each real file counted once.
 
     Libraries that no longer exist (e.g. an AOTI model .so unpacked to a temporary folder and
@@ -143,8 +144,8 @@ def runtime_size(libs) -> int:
     return _sum_unique(libs, system=False)
 
 
-def _check_elf(path) -> str:
-    p = os.fspath(path)
+def _check_elf(path: str | os.PathLike[str]) -> str:
+    p: str = os.fspath(path)
     try:
         with open(p, "rb") as f:
             magic = f.read(4)
@@ -166,7 +167,7 @@ def _tool(name: str) -> str:
     return found
 
 
-def _run_tool(argv: list[str], env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+def _run_tool(argv: list[str], env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     try:
         return subprocess.run(
             argv,
@@ -218,7 +219,7 @@ def parse_ldd(text: str) -> tuple[list[tuple[str, str | None]], bool]:
     return pairs, static
 
 
-def ldd(path, library_path: list[str] | None = None) -> LddReport:
+def ldd(path: str | os.PathLike[str], library_path: list[str] | None = None) -> LddReport:
     """Every library `ldd` resolves for an ELF file, with its size on disk, plus the unresolved ones.
 
     library_path: folders prepended to LD_LIBRARY_PATH for the resolution (e.g. torch/lib for an
@@ -259,7 +260,7 @@ def parse_nm_undefined(text: str) -> list[str]:
     return names
 
 
-def undefined_symbols(path) -> Symbols:
+def undefined_symbols(path: str | os.PathLike[str]) -> Symbols:
     """The dynamic undefined symbols of an ELF file (`nm -u -D`), aoti_torch_* counted and first."""
     p = _check_elf(path)
     tool = _tool("nm")
@@ -316,10 +317,10 @@ def parse_ld_debug(text: str, pid: int | None = None) -> list[str]:
 
 
 def loaded_libraries(
-    argv,
+    argv: Sequence[str],
     env: dict[str, str] | None = None,
     timeout_s: float = 300.0,
-    cwd: str | os.PathLike | None = None,
+    cwd: str | os.PathLike[str] | None = None,
     own_group: bool = True,
 ) -> LoadedRun:
     """Run a program to completion under LD_DEBUG=libs,files and list every shared library it loaded.
@@ -331,7 +332,7 @@ def loaded_libraries(
     own, killed whole on timeout; with own_group=False it stays in the caller's group (a build
     step, which the build kills whole when it is cancelled) and only it is killed on timeout.
     """
-    argv = tuple(os.fspath(a) for a in argv)
+    argv = [os.fspath(a) for a in argv]
     if not argv:
         raise InspectError("loaded_libraries: empty command")
     run_env = dict(os.environ if env is None else env)
@@ -359,10 +360,10 @@ def loaded_libraries(
         except OSError:
             raise InspectError(f"{argv[0]}: no dynamic-loader output (a static or setuid program?)") from None
     libs = tuple(_library(PurePosixPath(p).name, p) for p in parse_ld_debug(text, proc.pid))
-    return LoadedRun(argv=argv, returncode=proc.returncode, stdout=out, stderr=err, libraries=libs)
+    return LoadedRun(argv=tuple(argv), returncode=proc.returncode, stdout=out, stderr=err, libraries=libs)
 
 
-def _communicate(proc: subprocess.Popen, name: str, timeout_s: float, group: bool) -> tuple[str, str]:
+def _communicate(proc: subprocess.Popen[str], name: str, timeout_s: float, group: bool) -> tuple[str, str]:
     """Wait for the program; past the timeout kill it (its whole process group when it has one)."""
     try:
         return proc.communicate(timeout=timeout_s)
@@ -378,7 +379,7 @@ def _communicate(proc: subprocess.Popen, name: str, timeout_s: float, group: boo
 # ---------------------------------------------------------------- AOTI package
 
 
-def aoti_shared_object(pt2_path, dest_dir) -> list[Path]:
+def aoti_shared_object(pt2_path: str | os.PathLike[str], dest_dir: str | os.PathLike[str]) -> list[Path]:
     """Extract the *.so member(s) of an AOTInductor package (a ZIP) into dest_dir; no unpickling.
 
     Returns the extracted paths (basename of each member; a clash gets a numeric prefix).

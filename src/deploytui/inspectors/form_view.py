@@ -9,11 +9,13 @@ runs the form's program.
 
 from __future__ import annotations
 
+import functools
 import json
 import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from deploytui import forms as F
 from deploytui import paths
@@ -50,7 +52,7 @@ def _guard(tab: str, title: str, kind: str, build: Callable[[], Section]) -> Sec
 # ------------------------------------------------------------------ Artifact
 
 
-def ships(form: Form, manifest: dict) -> Section:
+def ships(form: Form, manifest: dict[str, Any]) -> Section:
     """Each file as it is now (size, sha256), against what the build recorded for it."""
     rows = []
     for p in form.ship_paths():
@@ -86,7 +88,7 @@ def ships(form: Form, manifest: dict) -> Section:
     )
 
 
-def runtime(form: Form, manifest: dict) -> Section:
+def runtime(form: Form, manifest: dict[str, Any]) -> Section:
     """The runtime a form needs on the target machine and what it weighs on disk, as the build's
     probe step recorded it (the installed distributions, or the libraries one real run loaded)."""
     title = f"Runtime: {F.RUNTIME_TITLES[form.runtime]}"
@@ -147,7 +149,7 @@ def safetensors_table(path: Path) -> Section:
     return Section("Artifact", title, "table", columns=["tensor", "dtype", "shape", "bytes"], rows=rows)
 
 
-def build_notes(form: Form, manifest: dict) -> Section:
+def build_notes(form: Form, manifest: dict[str, Any]) -> Section:
     rows = []
     for step in form.steps:
         rec = manifest.get("steps", {}).get(step)
@@ -181,7 +183,7 @@ def zip_code(
     path: Path, suffixes: tuple[str, ...], language: str, limit: int = 3, under: str = ""
 ) -> list[Section]:
     """Source members of an archive: names ending in one of `suffixes` (and containing `under`)."""
-    out = []
+    out: list[Section] = []
     for m in archive.members(path):
         if m.name.endswith(suffixes) and under in m.name and len(out) < limit:
             out.append(
@@ -375,7 +377,7 @@ BUILDERS: dict[str, tuple[str, str, Callable[[Inspect], str], _Builder]] = {
 }
 
 
-def sections(form: Form, manifest: dict) -> list[Section]:
+def sections(form: Form, manifest: dict[str, Any]) -> list[Section]:
     """All sections for a form, tab by tab, each tab's in the order of `form.inspect`."""
     found: dict[str, list[Section]] = {tab: [] for tab in TABS}
     found["Artifact"] += [
@@ -384,7 +386,7 @@ def sections(form: Form, manifest: dict) -> list[Section]:
     ]
     for i in form.inspect:
         tab, kind, title, build = BUILDERS[i.kind]
-        found[tab] += _many(tab, title(i), kind, lambda i=i, build=build: build(i))
+        found[tab] += _many(tab, title(i), kind, functools.partial(build, i))
     found["Artifact"].append(_guard("Artifact", "Build", "table", lambda: build_notes(form, manifest)))
     return [s for tab in TABS for s in found[tab]]
 

@@ -10,11 +10,12 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 from deploytui.inspectors import InspectError
 
 
-def summary(path: Path, timeout_s: float = 60.0) -> dict:
+def summary(path: Path, timeout_s: float = 60.0) -> dict[str, Any]:
     if not path.exists():
         raise InspectError(f"{path.name} is missing ({path})")
     try:
@@ -31,6 +32,7 @@ def summary(path: Path, timeout_s: float = 60.0) -> dict:
         why = (res.stderr.strip().splitlines() or [f"exit {res.returncode}"])[-1]
         raise InspectError(f"{path.name} is not a readable ONNX model: {why[:300]}")
     try:
-        return json.loads(res.stdout)
+        graph: dict[str, Any] = json.loads(res.stdout)
+        return graph
     except ValueError:
         raise InspectError(f"{path.name}: the graph reader printed no JSON") from None

@@ -7,16 +7,17 @@ from __future__ import annotations
 
 import json
 import sys
+from typing import Any
 
 
-def _dims(value_info) -> list:
+def _dims(value_info: Any) -> list[Any]:
     return [
         d.dim_value if d.HasField("dim_value") else (d.dim_param or "?")
         for d in value_info.type.tensor_type.shape.dim
     ]
 
 
-def _read(path: str) -> dict:
+def _read(path: str) -> dict[str, Any]:
     import onnx
     from onnx import helper
 

@@ -44,7 +44,7 @@ def _size(dist: metadata.Distribution) -> int:
     total = 0
     for f in dist.files or []:
         try:
-            total += dist.locate_file(f).stat().st_size
+            total += Path(str(dist.locate_file(f))).stat().st_size
         except OSError:
             pass
     return total

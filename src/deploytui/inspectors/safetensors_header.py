@@ -20,7 +20,7 @@ class Tensor:
     nbytes: int
 
 
-def read(path: Path) -> tuple[list[Tensor], dict]:
+def read(path: Path) -> tuple[list[Tensor], dict[str, str]]:
     """(tensors, metadata); InspectError when the file is missing, truncated or malformed."""
     try:
         size = path.stat().st_size
