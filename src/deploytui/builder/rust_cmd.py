@@ -4,8 +4,9 @@ Usage: python -m deploytui.builder.rust_cmd STEP --art ART --rust RUST_DIR --tar
        [--onnx MODEL.onnx]
 STEP is one of burn-convert, burn-deploy, burn-onnx-file, burn-onnx-embed, burn-onnx-bpk,
 burn-capture (the build step names in deploytui.builder.rust_plan). --onnx (default ART/a1.onnx)
-is the model the burn-onnx steps generate code from; their outputs are named after its stem. cargo's progress and diagnostics go to stderr as they
-come; the last stdout line is one JSON object of facts (binary sizes, tool versions, warnings).
+is the model the burn-onnx steps generate code from; their outputs are named after its stem.
+cargo's progress and diagnostics go to stderr as they come; the last stdout line is one JSON
+object of facts (binary sizes, tool versions, warnings).
 """
 
 from __future__ import annotations
