@@ -539,7 +539,7 @@ mod tests {
         assert_eq!(model.d_in(), 3);
         // fc1.weight is transposed into burn's [in, out]
         let w = model.layers[0].weight.val().into_data().try_into_vec::<f32>().unwrap();
-        let torch_w0_1 = ((1 % 7) as f32 - 3.0) * 0.1; // torch [0][1] = element 1 of [out, in]
+        let torch_w0_1 = (1.0f32 - 3.0) * 0.1; // torch [0][1]: element n = 1 of [out, in]
         assert_eq!(w[5], torch_w0_1); // burn [1][0] = element 1*5 + 0
         let x = TensorData::new(vec![1.0f32; 3], [1, 3]);
         assert_eq!(
