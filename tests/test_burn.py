@@ -23,6 +23,7 @@ RUNNERS = {
     "infer-st": ("a1.safetensors",),
     "burn-onnx-file": (),
     "burn-onnx-embed": (),
+    "burn-onnx-bpk": ("bin/a1_onnx.bpk",),
 }
 
 SYSTEM_LIBS = re.compile(

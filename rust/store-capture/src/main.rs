@@ -1,11 +1,11 @@
-//! store-capture: loads the Mlp from a .bpk, records its forward on `Device::capture` and writes
+//! store-capture: loads the Mlp (any layout) from a .bpk, records its forward on `Device::capture` and writes
 //! the captured GraphIr as JSON: graph inputs/outputs, the operations in order (kind, Debug summary,
 //! ids and shapes of their inputs and outputs) and the recorded values (ids, shapes, dtypes).
 
 use burn::prelude::*;
 use burn_capture::{CaptureBackend, TensorId};
 use serde_json::{Value, json};
-use store_deploy::{Mlp, fail, quiet_panics};
+use store_deploy::{Mlp, fail, load_bpk, quiet_panics};
 
 fn id<const D: usize>(tensor: &Tensor<D>) -> TensorId {
     match tensor.clone().try_into_primitive::<CaptureBackend>() {
@@ -48,6 +48,13 @@ fn tensor_ref(t: &burn_ir::TensorIr) -> Value {
     json!({"id": t.id.value(), "shape": t.shape.as_slice(), "dtype": format!("{:?}", t.dtype)})
 }
 
+/// [BATCH, d_in], element k = 0.1*k - 0.5: A1's formula input for d_in = 4.
+fn example_input(d_in: usize, device: &Device) -> Tensor<2> {
+    let n = store_deploy::BATCH * d_in;
+    let xs: Vec<f32> = (0..n).map(|k| (0.1 * k as f64 - 0.5) as f32).collect();
+    Tensor::<2>::from_data(TensorData::new(xs, [store_deploy::BATCH, d_in]), device)
+}
+
 /// Records `model.forward` on a capture device and describes the graph as JSON.
 fn capture(model: &Mlp) -> Result<Value, String> {
     let flex = Device::flex();
@@ -55,7 +62,7 @@ fn capture(model: &Mlp) -> Result<Value, String> {
     let captured = device
         .capture_scope(|scope| {
             let model = model.clone().to_device(&device);
-            let input = store_deploy::input(&flex).to_device(&device);
+            let input = example_input(model.d_in(), &flex).to_device(&device);
             let output = model.forward(input.clone());
             let (i, o) = (id(&input), id(&output));
             scope.complete([i], [o])
@@ -98,10 +105,7 @@ fn main() {
     let [bpk, out_path] = args.as_slice() else {
         fail("usage: store-capture A1.BPK OUT.json");
     };
-    let model = match Mlp::new(&Device::flex()).try_load_file(bpk) {
-        Ok(m) => m,
-        Err(e) => fail(format!("cannot load {bpk}: {e}")),
-    };
+    let model = load_bpk(bpk, &Device::flex()).unwrap_or_else(|e| fail(e));
     let doc = capture(&model).unwrap_or_else(|e| fail(e));
     let text = serde_json::to_string_pretty(&doc).expect("JSON") + "\n";
     if let Err(e) = std::fs::write(out_path, text) {
@@ -119,7 +123,7 @@ mod tests {
 
     #[test]
     fn captures_the_mlp_forward() {
-        let doc = capture(&Mlp::new(&Device::flex())).unwrap();
+        let doc = capture(&Mlp::a1(&Device::flex())).unwrap();
         let kinds: Vec<&str> = doc["operations"]
             .as_array()
             .unwrap()

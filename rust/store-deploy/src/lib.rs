@@ -1,39 +1,152 @@
-//! The A1 MLP in burn, and what every runner binary shares: the reference input, the forward,
-//! the one-line JSON output and the one-line error exit.
+//! A configurable MLP in burn (Linear layers with ReLU between; A1 is [4, 8, 3]) and what every
+//! store-deploy binary shares: loading it from a .bpk or PyTorch safetensors with the layer sizes
+//! read from the weights' shapes, the protocol forward, and (legacy) the A1 formula input.
 
 use std::collections::BTreeMap;
-use std::fmt::Display;
+use std::path::Path;
 
 use burn::module::{ModuleMapper, Param, ParamId};
 use burn::nn::{Linear, LinearConfig, Relu};
 use burn::prelude::*;
+use burn::store::ModuleRecord;
+use burn::tensor::Bytes;
+use runner_io::{FromInput, IntoOutput};
 
-pub const D_IN: usize = 4;
-pub const D_HIDDEN: usize = 8;
-pub const D_OUT: usize = 3;
+pub use runner_io::{fail, one_line, quiet_panics};
+
+/// A1's layer sizes: Linear 4->8, ReLU, Linear 8->3.
+pub const A1_SIZES: [usize; 3] = [4, 8, 3];
+pub const D_IN: usize = A1_SIZES[0];
+pub const D_OUT: usize = A1_SIZES[2];
 pub const BATCH: usize = 4;
 
-/// fc1 Linear 4->8, ReLU, fc2 Linear 8->3; parameter paths fc1.weight, fc1.bias, fc2.weight,
-/// fc2.bias like the PyTorch module (burn keeps Linear weights as [in, out]).
+/// The shape of an MLP: `sizes` = [d_in, hidden..., d_out] (one Linear per pair), and whether
+/// each Linear has a bias.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Layout {
+    pub sizes: Vec<usize>,
+    pub bias: Vec<bool>,
+}
+
+impl Layout {
+    /// All layers with a bias (nn.Linear's default).
+    pub fn new(sizes: &[usize]) -> Self {
+        Self {
+            sizes: sizes.to_vec(),
+            bias: vec![true; sizes.len().saturating_sub(1)],
+        }
+    }
+}
+
+/// Where the weights come from: PyTorch names `fc1.weight` [out, in] ... `fcN.weight`, or burn's
+/// own `layers.0.weight` [in, out] ... (what `convert` writes into a .bpk).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Names {
+    Torch,
+    Burn,
+}
+
+impl Names {
+    fn weight(self, layer: usize) -> String {
+        match self {
+            Names::Torch => format!("fc{}.weight", layer + 1),
+            Names::Burn => format!("layers.{layer}.weight"),
+        }
+    }
+
+    fn bias(self, layer: usize) -> String {
+        match self {
+            Names::Torch => format!("fc{}.bias", layer + 1),
+            Names::Burn => format!("layers.{layer}.bias"),
+        }
+    }
+}
+
+/// The layout from the weights' shapes (name -> shape); the layers are numbered from 1 (Torch) or
+/// 0 (Burn) without gaps, each one's input is the previous one's output. Tensors that are not
+/// weights or biases of those layers are left to the loader (which rejects unused tensors).
+pub fn layout_from_shapes(
+    shapes: &BTreeMap<String, Vec<usize>>,
+    names: Names,
+) -> Result<Layout, String> {
+    let mut sizes: Vec<usize> = Vec::new();
+    let mut bias = Vec::new();
+    for layer in 0.. {
+        let Some(shape) = shapes.get(&names.weight(layer)) else {
+            break;
+        };
+        let [d_in, d_out] = match (names, shape.as_slice()) {
+            (Names::Torch, [o, i]) => [*i, *o],
+            (Names::Burn, [i, o]) => [*i, *o],
+            _ => {
+                return Err(format!(
+                    "{} has shape {shape:?}, not 2-D",
+                    names.weight(layer)
+                ));
+            }
+        };
+        match sizes.last() {
+            None => sizes.push(d_in),
+            Some(&prev) if prev != d_in => {
+                return Err(format!(
+                    "{} takes {d_in} features but the layer before gives {prev}",
+                    names.weight(layer)
+                ));
+            }
+            Some(_) => {}
+        }
+        sizes.push(d_out);
+        bias.push(shapes.contains_key(&names.bias(layer)));
+    }
+    if sizes.is_empty() {
+        return Err(format!(
+            "no {} among the tensors ({})",
+            names.weight(0),
+            shapes.keys().cloned().collect::<Vec<_>>().join(", ")
+        ));
+    }
+    Ok(Layout { sizes, bias })
+}
+
+/// Linear layers `layers.0 .. layers.N-1` with ReLU between (not after the last); parameter paths
+/// `layers.{i}.weight` / `.bias` (burn keeps Linear weights as [in, out]).
 #[derive(Module, Debug)]
 pub struct Mlp {
-    pub fc1: Linear,
+    pub layers: Vec<Linear>,
     pub act: Relu,
-    pub fc2: Linear,
 }
 
 impl Mlp {
     /// The architecture with freshly initialised (random) parameters; load a record into it.
-    pub fn new(device: &Device) -> Self {
+    pub fn new(layout: &Layout, device: &Device) -> Self {
+        let layers = layout
+            .sizes
+            .windows(2)
+            .zip(&layout.bias)
+            .map(|(io, b)| LinearConfig::new(io[0], io[1]).with_bias(*b).init(device))
+            .collect();
         Self {
-            fc1: LinearConfig::new(D_IN, D_HIDDEN).init(device),
+            layers,
             act: Relu::new(),
-            fc2: LinearConfig::new(D_HIDDEN, D_OUT).init(device),
         }
     }
 
-    pub fn forward(&self, x: Tensor<2>) -> Tensor<2> {
-        self.fc2.forward(self.act.forward(self.fc1.forward(x)))
+    /// A1's architecture, [4, 8, 3].
+    pub fn a1(device: &Device) -> Self {
+        Self::new(&Layout::new(&A1_SIZES), device)
+    }
+
+    /// Input features (the first layer's d_in).
+    pub fn d_in(&self) -> usize {
+        self.layers.first().map_or(0, |l| l.weight.dims()[0])
+    }
+
+    pub fn forward<const D: usize>(&self, x: Tensor<D>) -> Tensor<D> {
+        let last = self.layers.len().saturating_sub(1);
+        self.layers.iter().enumerate().fold(x, |x, (i, l)| {
+            let y = l.forward(x);
+            if i < last { self.act.forward(y) } else { y }
+        })
     }
 
     /// Numbers the parameters 1, 2, ... in module order instead of the random ids `init` draws:
@@ -53,6 +166,121 @@ impl ModuleMapper for StableIds {
     }
 }
 
+fn bpk_shapes(reader: burn_pack::Reader) -> Result<BTreeMap<String, Vec<usize>>, String> {
+    let tensors = reader.into_tensors().map_err(|e| e.to_string())?;
+    Ok(tensors
+        .into_iter()
+        .map(|t| (t.name, t.shape.as_slice().to_vec()))
+        .collect())
+}
+
+/// An Mlp of any layout from a .bpk written by `convert` (sizes from its tensors' shapes).
+pub fn load_bpk(path: &str, device: &Device) -> Result<Mlp, String> {
+    let err = |e: String| format!("cannot load {path}: {e}");
+    let reader = burn_pack::Reader::from_file(path).map_err(|e| err(e.to_string()))?;
+    let layout = layout_from_shapes(&bpk_shapes(reader).map_err(err)?, Names::Burn).map_err(err)?;
+    Mlp::new(&layout, device)
+        .try_load_file(path)
+        .map_err(|e| err(e.to_string()))
+}
+
+/// The same from .bpk bytes (infer-embed's compiled-in weights).
+pub fn load_bpk_bytes(bytes: &[u8], device: &Device) -> Result<Mlp, String> {
+    let reader = burn_pack::Reader::from_bytes(Bytes::from_bytes_vec(bytes.to_vec()))
+        .map_err(|e| e.to_string())?;
+    let layout = layout_from_shapes(&bpk_shapes(reader)?, Names::Burn)?;
+    let record =
+        ModuleRecord::from_bytes(Bytes::from_bytes_vec(bytes.to_vec())).map_err(|e| e.to_string())?;
+    Mlp::new(&layout, device)
+        .try_load_record(record)
+        .map_err(|e| format!("the weights do not fit the model: {e}"))
+}
+
+/// Name -> shape of every tensor in a safetensors file, from its header only (8-byte length,
+/// then JSON) without reading the data.
+pub fn safetensors_shapes(path: &Path) -> Result<BTreeMap<String, Vec<usize>>, String> {
+    use std::io::Read;
+    let mut f = std::fs::File::open(path).map_err(|e| e.to_string())?;
+    let mut len = [0u8; 8];
+    f.read_exact(&mut len)
+        .map_err(|e| format!("no safetensors header: {e}"))?;
+    let n = u64::from_le_bytes(len);
+    if n > 100_000_000 {
+        return Err(format!("header length {n} is not plausible"));
+    }
+    let mut header = vec![0u8; n as usize];
+    f.read_exact(&mut header)
+        .map_err(|e| format!("truncated safetensors header: {e}"))?;
+    let json: serde_json::Value =
+        serde_json::from_slice(&header).map_err(|e| format!("bad safetensors header: {e}"))?;
+    let obj = json.as_object().ok_or("the safetensors header is not an object")?;
+    let mut shapes = BTreeMap::new();
+    for (name, info) in obj.iter().filter(|(k, _)| *k != "__metadata__") {
+        let shape = info["shape"]
+            .as_array()
+            .and_then(|s| s.iter().map(|d| d.as_u64().map(|d| d as usize)).collect())
+            .ok_or_else(|| format!("{name}: no shape in the header"))?;
+        shapes.insert(name.clone(), shape);
+    }
+    Ok(shapes)
+}
+
+/// An Mlp of any layout from PyTorch safetensors (`fc1.weight` ...): sizes from the header,
+/// weights through SafetensorsStore + PyTorchToBurnAdapter (transposes Linear weights), names
+/// mapped `fcK.` -> `layers.{K-1}.`. Missing or unused tensors are errors.
+#[cfg(feature = "st")]
+pub fn load_safetensors(path: &str, device: &Device) -> Result<Mlp, String> {
+    use burn::store::{ModuleSnapshot, PyTorchToBurnAdapter, SafetensorsStore};
+    let err = |e: String| format!("cannot load {path}: {e}");
+    let shapes = safetensors_shapes(Path::new(path)).map_err(err)?;
+    let layout = layout_from_shapes(&shapes, Names::Torch).map_err(err)?;
+    let mut model = Mlp::new(&layout, device);
+    let mut store = SafetensorsStore::from_file(path).with_from_adapter(PyTorchToBurnAdapter);
+    for k in 1..layout.sizes.len() {
+        store = store.with_key_remapping(format!(r"^fc{k}\."), format!("layers.{}.", k - 1));
+    }
+    let result = model
+        .load_from(&mut store)
+        .map_err(|e| err(e.to_string()))?;
+    if !result.unused.is_empty() {
+        return Err(err(format!("unexpected tensors {:?}", result.unused)));
+    }
+    if !result.missing.is_empty() {
+        return Err(err(format!("missing tensors {:?}", result.missing)));
+    }
+    Ok(model)
+}
+
+/// The protocol forward: one input (F32, rank 1 to 4, last dimension d_in), one output.
+pub fn forward_data(
+    model: &Mlp,
+    inputs: Vec<TensorData>,
+    device: &Device,
+) -> Result<Vec<TensorData>, String> {
+    let [x]: [TensorData; 1] = inputs
+        .try_into()
+        .map_err(|v: Vec<TensorData>| format!("the MLP takes 1 input, got {}", v.len()))?;
+    let d_in = model.d_in();
+    let shape = x.shape().as_slice().to_vec();
+    if shape.last() != Some(&d_in) {
+        return Err(format!(
+            "input_0: the MLP takes [..., {d_in}], got {shape:?}"
+        ));
+    }
+    let out = match x.rank() {
+        1 => model.forward(Tensor::<1>::from_input(x, device, 0)?).into_output(),
+        2 => model.forward(Tensor::<2>::from_input(x, device, 0)?).into_output(),
+        3 => model.forward(Tensor::<3>::from_input(x, device, 0)?).into_output(),
+        4 => model.forward(Tensor::<4>::from_input(x, device, 0)?).into_output(),
+        r => Err(format!("input_0: rank {r} is not supported (1 to 4)")),
+    }?;
+    Ok(vec![out])
+}
+
+// ---------------------------------------------------------------------------------------------
+// LEGACY (delete with the binaries' `legacy_main` once the Python side speaks the protocol):
+// the A1 formula input and the `{"logits": ..}` line.
+
 /// The reference input, row-major: element k is 0.1*k - 0.5 computed in f64, stored as f32.
 pub fn input_values() -> Vec<f32> {
     (0..BATCH * D_IN)
@@ -66,6 +294,12 @@ pub fn input(device: &Device) -> Tensor<2> {
 
 /// Runs the forward on the reference input and returns the logits as rows.
 pub fn logits(model: &Mlp, device: &Device) -> Result<Vec<Vec<f32>>, String> {
+    if model.d_in() != D_IN {
+        return Err(format!(
+            "the formula input is [{BATCH}, {D_IN}]; this MLP takes {} features (use --inputs)",
+            model.d_in()
+        ));
+    }
     let out = model.forward(input(device));
     let [rows, cols] = out.dims();
     let flat = out
@@ -74,7 +308,7 @@ pub fn logits(model: &Mlp, device: &Device) -> Result<Vec<Vec<f32>>, String> {
     Ok(flat.chunks(cols).take(rows).map(<[f32]>::to_vec).collect())
 }
 
-/// The JSON line every runner prints: {"logits":[[..],..]} with f32 round-trip precision.
+/// The JSON line every legacy runner prints: {"logits":[[..],..]} with f32 round-trip precision.
 pub fn logits_json(rows: &[Vec<f32>]) -> String {
     let mut obj = BTreeMap::new();
     obj.insert("logits", rows);
@@ -89,50 +323,6 @@ pub fn run(model: &Mlp, device: &Device) {
     }
 }
 
-/// Collapses a (possibly multi-line) message into one line.
-pub fn one_line(msg: impl Display) -> String {
-    msg.to_string()
-        .split_whitespace()
-        .collect::<Vec<_>>()
-        .join(" ")
-}
-
-/// Prints `error: MSG` as one line on stderr and exits with status 1.
-pub fn fail(msg: impl Display) -> ! {
-    eprintln!("error: {}", one_line(msg));
-    std::process::exit(1)
-}
-
-/// Turns any panic (e.g. inside a loader on a damaged file) into a one-line error and exit 1,
-/// instead of a message plus backtrace (RUST_BACKTRACE may be set) and exit 101.
-pub fn quiet_panics() {
-    std::panic::set_hook(Box::new(|info| {
-        let msg = info
-            .payload()
-            .downcast_ref::<&str>()
-            .map(|s| s.to_string())
-            .or_else(|| info.payload().downcast_ref::<String>().cloned())
-            .unwrap_or_else(|| "unknown panic".to_string());
-        let at = info
-            .location()
-            .map(|l| format!(" (at {}:{})", l.file(), l.line()))
-            .unwrap_or_default();
-        fail(format!("panic: {msg}{at}"))
-    }));
-}
-
-/// The single positional argument of a runner, or a one-line usage error.
-pub fn one_arg(what: &str) -> String {
-    let mut args = std::env::args().skip(1);
-    match (args.next(), args.next()) {
-        (Some(a), None) => a,
-        _ => {
-            let prog = std::env::args().next().unwrap_or_else(|| "runner".into());
-            fail(format!("usage: {prog} {what}"))
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -140,20 +330,14 @@ mod tests {
 
     /// PyTorch-layout ([out, in]) closed-form weights of A1, as in deploytui/a1.py.
     fn torch_weights() -> (Vec<f32>, Vec<f32>, Vec<f32>, Vec<f32>) {
-        let w1 = (0..D_HIDDEN)
+        let w1 = (0..8)
             .flat_map(|i| (0..D_IN).map(move |j| ((((4 * i + j) % 7) as f64 - 3.0) * 0.1) as f32))
             .collect();
-        let b1 = (0..D_HIDDEN)
-            .map(|i| (0.05 * (i as f64 - 4.0)) as f32)
-            .collect();
+        let b1 = (0..8).map(|i| (0.05 * (i as f64 - 4.0)) as f32).collect();
         let w2 = (0..D_OUT)
-            .flat_map(|i| {
-                (0..D_HIDDEN).map(move |j| ((((8 * i + j) % 5) as f64 - 2.0) * 0.1) as f32)
-            })
+            .flat_map(|i| (0..8).map(move |j| ((((8 * i + j) % 5) as f64 - 2.0) * 0.1) as f32))
             .collect();
-        let b2 = (0..D_OUT)
-            .map(|i| (0.1 * (i as f64 - 1.0)) as f32)
-            .collect();
+        let b2 = (0..D_OUT).map(|i| (0.1 * (i as f64 - 1.0)) as f32).collect();
         (w1, b1, w2, b2)
     }
 
@@ -180,9 +364,11 @@ mod tests {
     fn a1_model(device: &Device) -> Mlp {
         let (w1, b1, w2, b2) = torch_weights();
         Mlp {
-            fc1: linear(w1, b1, D_IN, D_HIDDEN, device),
+            layers: vec![
+                linear(w1, b1, D_IN, 8, device),
+                linear(w2, b2, 8, D_OUT, device),
+            ],
             act: Relu::new(),
-            fc2: linear(w2, b2, D_HIDDEN, D_OUT, device),
         }
     }
 
@@ -192,7 +378,7 @@ mod tests {
         let x = input_values();
         (0..BATCH)
             .map(|r| {
-                let h: Vec<f64> = (0..D_HIDDEN)
+                let h: Vec<f64> = (0..8)
                     .map(|i| {
                         let s: f64 = (0..D_IN)
                             .map(|j| w1[i * D_IN + j] as f64 * x[r * D_IN + j] as f64)
@@ -202,14 +388,17 @@ mod tests {
                     .collect();
                 (0..D_OUT)
                     .map(|i| {
-                        (0..D_HIDDEN)
-                            .map(|j| w2[i * D_HIDDEN + j] as f64 * h[j])
-                            .sum::<f64>()
-                            + b2[i] as f64
+                        (0..8).map(|j| w2[i * 8 + j] as f64 * h[j]).sum::<f64>() + b2[i] as f64
                     })
                     .collect()
             })
             .collect()
+    }
+
+    fn tmp_dir(tag: &str) -> std::path::PathBuf {
+        let dir = std::env::temp_dir().join(format!("store-deploy-{tag}-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        dir
     }
 
     #[test]
@@ -218,7 +407,6 @@ mod tests {
         assert_eq!(x.len(), 16);
         assert_eq!(x[0], -0.5f32);
         assert_eq!(x[5], (0.1f64 * 5.0 - 0.5) as f32);
-        assert_eq!(x[15], (0.1f64 * 15.0 - 0.5) as f32);
         assert_eq!(x[15], 1.0f32);
     }
 
@@ -236,42 +424,133 @@ mod tests {
         }
         // the page's numbers
         assert!((got[0][0] + 0.132).abs() < 1e-6 && (got[3][1] - 0.142).abs() < 1e-6);
+        // the protocol forward gives the same, for rank 2 and rank 3 inputs
+        let x = TensorData::new(input_values(), [BATCH, D_IN]);
+        let out = forward_data(&a1_model(&device), vec![x], &device).unwrap();
+        let flat = out[0].clone().try_into_vec::<f32>().unwrap();
+        assert_eq!(flat, got.concat());
+        let x3 = TensorData::new(input_values(), [2, 2, D_IN]);
+        let out = forward_data(&a1_model(&device), vec![x3], &device).unwrap();
+        assert_eq!(out[0].shape().as_slice(), &[2, 2, D_OUT]);
+        assert_eq!(out[0].clone().try_into_vec::<f32>().unwrap(), flat);
+        let wrong = TensorData::new(vec![0f32; 6], [2, 3]);
+        assert!(forward_data(&a1_model(&device), vec![wrong], &device).is_err());
+        assert!(forward_data(&a1_model(&device), vec![], &device).is_err());
     }
 
     #[test]
-    fn bpk_roundtrip_file_and_bytes() {
+    fn layouts_from_shapes() {
+        let shapes = |items: &[(&str, &[usize])]| -> BTreeMap<String, Vec<usize>> {
+            items.iter().map(|(n, s)| (n.to_string(), s.to_vec())).collect()
+        };
+        let a1 = shapes(&[
+            ("fc1.weight", &[8, 4]),
+            ("fc1.bias", &[8]),
+            ("fc2.weight", &[3, 8]),
+            ("fc2.bias", &[3]),
+        ]);
+        assert_eq!(layout_from_shapes(&a1, Names::Torch).unwrap(), Layout::new(&[4, 8, 3]));
+        let deep = shapes(&[
+            ("layers.0.weight", &[5, 16]),
+            ("layers.1.weight", &[16, 16]),
+            ("layers.1.bias", &[16]),
+            ("layers.2.weight", &[16, 2]),
+        ]);
+        let got = layout_from_shapes(&deep, Names::Burn).unwrap();
+        assert_eq!(got.sizes, [5, 16, 16, 2]);
+        assert_eq!(got.bias, [false, true, false]);
+        let broken = shapes(&[("fc1.weight", &[8, 4]), ("fc2.weight", &[3, 7])]);
+        assert!(layout_from_shapes(&broken, Names::Torch).is_err());
+        assert!(layout_from_shapes(&shapes(&[("w", &[2, 2])]), Names::Torch).is_err());
+        assert!(layout_from_shapes(&shapes(&[("fc1.weight", &[8])]), Names::Torch).is_err());
+    }
+
+    #[test]
+    fn bpk_roundtrip_file_and_bytes_any_layout() {
         let device = Device::flex();
         let want = logits(&a1_model(&device), &device).unwrap();
-        let dir = std::env::temp_dir().join(format!("store-deploy-test-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
+        let dir = tmp_dir("bpk");
         let path = dir.join("a1.bpk");
+        let p = path.to_str().unwrap();
         a1_model(&device).save_file(&path).unwrap();
-        let from_file = Mlp::new(&device).try_load_file(&path).unwrap();
+        let from_file = load_bpk(p, &device).unwrap();
         assert_eq!(logits(&from_file, &device).unwrap(), want);
 
         let bytes = std::fs::read(&path).unwrap();
-        let record =
-            burn::store::ModuleRecord::from_bytes(burn::tensor::Bytes::from_bytes_vec(bytes))
-                .unwrap();
-        let from_bytes = Mlp::new(&device).try_load_record(record).unwrap();
+        let from_bytes = load_bpk_bytes(&bytes, &device).unwrap();
         assert_eq!(logits(&from_bytes, &device).unwrap(), want);
 
         // stable ids: saving twice gives the same bytes
-        let again = dir.join("again.bpk");
-        let stable = |p: &std::path::Path| {
-            let m = Mlp::new(&device)
-                .try_load_file(&path)
-                .unwrap()
-                .with_stable_param_ids();
-            m.save_file(p).unwrap();
-            std::fs::read(p).unwrap()
+        let stable = |out: &Path| {
+            let m = load_bpk(p, &device).unwrap().with_stable_param_ids();
+            m.save_file(out).unwrap();
+            std::fs::read(out).unwrap()
         };
-        assert_eq!(stable(&again), stable(&dir.join("again2.bpk")));
+        assert_eq!(stable(&dir.join("again.bpk")), stable(&dir.join("again2.bpk")));
+
+        // another layout: sizes come from the file
+        let deep = Layout { sizes: vec![6, 16, 16, 2], bias: vec![true, false, true] };
+        let deep_path = dir.join("deep.bpk");
+        Mlp::new(&deep, &device).save_file(&deep_path).unwrap();
+        let loaded = load_bpk(deep_path.to_str().unwrap(), &device).unwrap();
+        assert_eq!(loaded.layers.len(), 3);
+        assert!(loaded.layers[1].bias.is_none());
+        let x = TensorData::new(vec![0.5f32; 12], [2, 6]);
+        let out = forward_data(&loaded, vec![x], &device).unwrap();
+        assert_eq!(out[0].shape().as_slice(), &[2, 2]);
+        assert!(logits(&loaded, &device).is_err()); // the A1 formula input does not fit
 
         // damaged file: an error, not a panic
         let full = std::fs::read(&path).unwrap();
-        std::fs::write(&path, &full[..full.len() / 2]).unwrap();
-        assert!(Mlp::new(&device).try_load_file(&path).is_err());
+        for cut in [0, 16, full.len() / 2, full.len() - 1] {
+            std::fs::write(&path, &full[..cut]).unwrap();
+            assert!(load_bpk(p, &device).is_err(), "cut at {cut}");
+            assert!(load_bpk_bytes(&full[..cut], &device).is_err(), "cut at {cut}");
+        }
+        std::fs::remove_dir_all(&dir).ok();
+    }
+
+    #[cfg(feature = "st")]
+    #[test]
+    fn safetensors_of_any_layout() {
+        use safetensors::{Dtype, tensor::TensorView};
+        let device = Device::flex();
+        let dir = tmp_dir("st");
+        // a PyTorch-layout [3, 5, 5, 2] MLP: fcK.weight [out, in]
+        let sizes = [3usize, 5, 5, 2];
+        let mut tensors: Vec<(String, Vec<usize>, Vec<u8>)> = Vec::new();
+        for k in 0..3 {
+            let (i, o) = (sizes[k], sizes[k + 1]);
+            let w: Vec<u8> = (0..o * i)
+                .flat_map(|n| (((n % 7) as f32 - 3.0) * 0.1).to_le_bytes())
+                .collect();
+            let b: Vec<u8> = (0..o).flat_map(|n| (n as f32 * 0.01).to_le_bytes()).collect();
+            tensors.push((format!("fc{}.weight", k + 1), vec![o, i], w));
+            tensors.push((format!("fc{}.bias", k + 1), vec![o], b));
+        }
+        let views: Vec<_> = tensors
+            .iter()
+            .map(|(n, s, b)| (n.clone(), TensorView::new(Dtype::F32, s.clone(), b).unwrap()))
+            .collect();
+        let path = dir.join("deep.safetensors");
+        std::fs::write(&path, safetensors::serialize(views, None).unwrap()).unwrap();
+        let model = load_safetensors(path.to_str().unwrap(), &device).unwrap();
+        assert_eq!(model.layers.len(), 3);
+        assert_eq!(model.d_in(), 3);
+        // fc1.weight is transposed into burn's [in, out]
+        let w = model.layers[0].weight.val().into_data().try_into_vec::<f32>().unwrap();
+        let torch_w0_1 = (1.0f32 - 3.0) * 0.1; // torch [0][1]: element n = 1 of [out, in]
+        assert_eq!(w[5], torch_w0_1); // burn [1][0] = element 1*5 + 0
+        let x = TensorData::new(vec![1.0f32; 3], [1, 3]);
+        assert_eq!(
+            forward_data(&model, vec![x], &device).unwrap()[0].shape().as_slice(),
+            &[1, 2]
+        );
+        let bytes = std::fs::read(&path).unwrap();
+        std::fs::write(&path, &bytes[..bytes.len() / 2]).unwrap();
+        assert!(load_safetensors(path.to_str().unwrap(), &device).is_err());
+        std::fs::write(&path, &bytes[..4]).unwrap();
+        assert!(load_safetensors(path.to_str().unwrap(), &device).is_err());
         std::fs::remove_dir_all(&dir).ok();
     }
 

@@ -1,60 +1,37 @@
-//! Runs the model that burn-onnx generated from a1.onnx at build time, as the reference page does:
-//! `model::Model::default()`. With LoadStrategy::File that reads the .bpk from the absolute OUT_DIR
-//! path baked in at build time and panics if it is gone (the page's lesson, kept on purpose);
-//! with feature `embed` (LoadStrategy::Embedded) the .bpk is compiled in.
-
-use std::collections::BTreeMap;
+//! store-onnx: runs the model burn-onnx generated at build time, loaded as the reference page
+//! does with `model::Model::default()`. With LoadStrategy::File that reads the .bpk from the
+//! absolute OUT_DIR path baked in at build time and panics if it is gone (the page's lesson, kept
+//! on purpose: in protocol mode the panic hook turns it into one `error: panic: Failed to load
+//! burnpack file ...` line); with feature `embed` (LoadStrategy::Embedded) the .bpk is compiled in.
+//!
+//! `store-onnx --inputs IN.safetensors --outputs OUT.safetensors [--repeat K]` (runner-io).
 
 use burn::prelude::*;
-
-// The generated file: warnings in it are burn-onnx's, e.g. the File variant's
-// "associated function `from_bytes` is never used". Kept visible in builds, silenced for clippy.
-#[allow(clippy::all)]
-#[cfg_attr(clippy, allow(dead_code))]
-mod model {
-    include!(concat!(env!("OUT_DIR"), "/model/a1.rs"));
-}
+use runner_io::{ModelArg, protocol_main, quiet_panics};
+use store_onnx::model::{Model, run_forward};
 
 fn main() {
-    let device = Device::default();
-    let model = model::Model::default();
-    let xs: Vec<f32> = (0..16).map(|k| (0.1 * k as f64 - 0.5) as f32).collect();
-    let x = Tensor::<2>::from_data(TensorData::new(xs, [4, 4]), &device);
-    let y = model.forward(x);
-    let [_, cols] = y.dims();
-    let flat = match y.try_into_vec_as::<f32>() {
-        Ok(v) => v,
-        Err(e) => {
-            eprintln!("error: cannot read the logits: {e:?}");
-            std::process::exit(1);
-        }
+    let cli = runner_io::cli(ModelArg::None);
+    let Some(protocol) = cli.protocol else {
+        return legacy_main();
     };
-    let rows: Vec<&[f32]> = flat.chunks(cols).collect();
-    let mut out = BTreeMap::new();
-    out.insert("logits", rows);
-    println!(
-        "{}",
-        serde_json::to_string(&out).expect("f32 rows serialise")
+    quiet_panics();
+    let device = Device::default();
+    protocol_main(
+        &protocol,
+        || Ok(Model::default()),
+        |model, inputs| run_forward(model, inputs, &device),
     );
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn generated_model_gives_the_reference_logits() {
-        let device = Device::default();
-        let model = model::Model::default();
-        let xs: Vec<f32> = (0..16).map(|k| (0.1 * k as f64 - 0.5) as f32).collect();
-        let y = model.forward(Tensor::<2>::from_data(TensorData::new(xs, [4, 4]), &device));
-        assert_eq!(y.dims(), [4, 3]);
-        let got = y.try_into_vec_as::<f32>().unwrap();
-        let want = [
-            -0.132, -0.07, 0.127, -0.106, 0.002, 0.105, -0.114, 0.084, 0.072, -0.127, 0.142, 0.056,
-        ];
-        for (g, w) in got.iter().zip(want) {
-            assert!((*g as f64 - w).abs() < 1e-6, "{g} vs {w}");
-        }
+/// LEGACY (delete once the Python side speaks the protocol): no `--inputs`: the A1 formula input,
+/// one `{"logits":..}` line; no panic hook, so a missing File-strategy .bpk is burn's own panic
+/// (exit 101), as the app's fault test expects today.
+fn legacy_main() {
+    let device = Device::default();
+    let model = Model::default();
+    match store_onnx::legacy_logits_line(&model, &device) {
+        Ok(line) => println!("{line}"),
+        Err(e) => runner_io::fail(e),
     }
 }

@@ -1,9 +1,12 @@
 """Runs one Rust (burn) build step: cargo build, copy the results into artifacts, run a tool.
 
 Usage: python -m deploytui.builder.rust_cmd STEP --art ART --rust RUST_DIR --target CARGO_TARGET
-STEP is one of burn-convert, burn-deploy, burn-onnx-file, burn-onnx-embed, burn-capture (the
-build step names in deploytui.builder.rust_plan). cargo's progress and diagnostics go to stderr as they
-come; the last stdout line is one JSON object of facts (binary sizes, tool versions, warnings).
+       [--onnx MODEL.onnx]
+STEP is one of burn-convert, burn-deploy, burn-onnx-file, burn-onnx-embed, burn-onnx-bpk,
+burn-capture (the build step names in deploytui.builder.rust_plan). --onnx (default ART/a1.onnx)
+is the model the burn-onnx steps generate code from; their outputs are named after its stem.
+cargo's progress and diagnostics go to stderr as they come; the last stdout line is one JSON
+object of facts (binary sizes, tool versions, warnings).
 """
 
 from __future__ import annotations
@@ -36,6 +39,7 @@ class Cargo:
     rust: Path
     target: Path
     art: Path
+    onnx: Path
     warnings: list[str] = field(default_factory=list)
     seconds: float = 0.0
 
@@ -67,7 +71,7 @@ class Cargo:
             **os.environ,
             "CARGO_TARGET_DIR": str(self.target),
             "DEPLOYTUI_BPK": str(self.art / "a1.bpk"),
-            "DEPLOYTUI_ONNX": str(self.art / "a1.onnx"),
+            "DEPLOYTUI_ONNX": str(self.onnx),
             **(env or {}),
         }
         print("$ " + " ".join(argv), file=sys.stderr, flush=True)
@@ -184,24 +188,42 @@ def burn_deploy(cargo: Cargo, art: Path) -> dict[str, Any]:
     return {"sizes": sizes}
 
 
-def burn_onnx(cargo: Cargo, art: Path, embed: bool) -> dict[str, Any]:
-    onnx = art / "a1.onnx"
-    if not onnx.is_file():
-        raise StepError(f"{onnx} is missing: run export-onnx first")
-    found = cargo.build("store-onnx", bins=("store-onnx",), features=("embed",) if embed else ())
-    name = "burn-onnx-embed" if embed else "burn-onnx-file"
-    sizes = {f"bin/{name}": _copy(found["bins"]["store-onnx"], art / "bin" / name)}
+def _onnx_build(cargo: Cargo, bin_name: str, embed: bool) -> tuple[Path, Path]:
+    """cargo build of one store-onnx binary; returns (binary, OUT_DIR/model)."""
+    if not cargo.onnx.is_file():
+        raise StepError(f"{cargo.onnx} is missing: run export-onnx first")
+    found = cargo.build("store-onnx", bins=(bin_name,), features=("embed",) if embed else ())
     out_dir = found["out_dirs"].get("store-onnx")
     if out_dir is None:
         raise StepError("cargo did not report store-onnx's build-script OUT_DIR")
-    model = out_dir / "model"
-    rs_name = "a1_embed.rs" if embed else "a1.rs"
-    sizes[f"onnx/{rs_name}"] = _copy(model / "a1.rs", art / "onnx" / rs_name)
-    facts: dict[str, Any] = {"sizes": sizes, "out_dir": str(out_dir)}
+    return found["bins"][bin_name], out_dir / "model"
+
+
+def burn_onnx(cargo: Cargo, art: Path, embed: bool) -> dict[str, Any]:
+    stem = cargo.onnx.stem
+    exe, model = _onnx_build(cargo, "store-onnx", embed)
+    name = "burn-onnx-embed" if embed else "burn-onnx-file"
+    sizes = {f"bin/{name}": _copy(exe, art / "bin" / name)}
+    rs_name = f"{stem}_embed.rs" if embed else f"{stem}.rs"
+    sizes[f"onnx/{rs_name}"] = _copy(model / f"{stem}.rs", art / "onnx" / rs_name)
+    facts: dict[str, Any] = {"sizes": sizes, "out_dir": str(model.parent), "onnx": str(cargo.onnx)}
     if not embed:
-        sizes["onnx/a1.bpk"] = _copy(model / "a1.bpk", art / "onnx" / "a1.bpk")
-        facts["baked_bpk_path"] = str(model / "a1.bpk")
+        sizes[f"onnx/{stem}.bpk"] = _copy(model / f"{stem}.bpk", art / "onnx" / f"{stem}.bpk")
+        facts["baked_bpk_path"] = str(model / f"{stem}.bpk")
     return facts
+
+
+def burn_onnx_bpk(cargo: Cargo, art: Path) -> dict[str, Any]:
+    """store-onnx-bpk (LoadStrategy::File code, loaded with Model::from_file(MODEL_FILE)) and the
+    generated .bpk copied next to it: the pair runs from anywhere."""
+    stem = cargo.onnx.stem
+    exe, model = _onnx_build(cargo, "store-onnx-bpk", embed=False)
+    bpk = f"bin/{stem}_onnx.bpk"
+    sizes = {
+        "bin/burn-onnx-bpk": _copy(exe, art / "bin" / "burn-onnx-bpk"),
+        bpk: _copy(model / f"{stem}.bpk", art / bpk),
+    }
+    return {"sizes": sizes, "out_dir": str(model.parent), "onnx": str(cargo.onnx), "bpk": bpk}
 
 
 def burn_capture(cargo: Cargo, art: Path) -> dict[str, Any]:
@@ -221,6 +243,7 @@ STEPS = {
     "burn-deploy": burn_deploy,
     "burn-onnx-file": lambda c, a: burn_onnx(c, a, embed=False),
     "burn-onnx-embed": lambda c, a: burn_onnx(c, a, embed=True),
+    "burn-onnx-bpk": burn_onnx_bpk,
     "burn-capture": burn_capture,
 }
 
@@ -231,9 +254,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--art", type=Path, required=True)
     p.add_argument("--rust", type=Path, required=True)
     p.add_argument("--target", type=Path, required=True)
+    p.add_argument("--onnx", type=Path, default=None, help="default: ART/a1.onnx")
     args = p.parse_args(argv)
     art = args.art.resolve()
-    cargo = Cargo(rust=args.rust, target=args.target, art=art)
+    onnx = (args.onnx or art / "a1.onnx").resolve()
+    cargo = Cargo(rust=args.rust, target=args.target, art=art, onnx=onnx)
     try:
         facts = STEPS[args.step](cargo, art)
     except StepError as e:

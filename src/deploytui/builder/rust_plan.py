@@ -5,6 +5,8 @@ Step names are fixed (forms.py refers to them):
   burn-deploy      infer-file, infer-embed (a1.bpk compiled in), infer-st
   burn-onnx-file   store-onnx built from a1.onnx with LoadStrategy::File
   burn-onnx-embed  store-onnx built with --features embed (LoadStrategy::Embedded)
+  burn-onnx-bpk    store-onnx-bpk (LoadStrategy::File, Model::from_file(MODEL_FILE)) + its .bpk
+                   copied next to it (bin/a1_onnx.bpk)
   burn-capture     store-capture: the Mlp forward recorded on Device::capture -> capture.json
 """
 
@@ -37,8 +39,9 @@ def steps(ctx: BuildContext) -> list[Step]:
     rust = ctx.root / "rust"
     driver = Path(__file__).resolve().parent / "rust_cmd.py"
     workspace = (rust / "Cargo.toml", rust / "Cargo.lock", driver)
-    deploy_src = (rust / "store-deploy",)
     art, b = ctx.art, ctx.bin
+    deploy_src = (rust / "runner-io", rust / "store-deploy")
+    onnx_src = (rust / "runner-io", rust / "store-onnx", art / "a1.onnx", art / "a1.onnx.data")
     return [
         Step(
             name="burn-convert",
@@ -62,7 +65,7 @@ def steps(ctx: BuildContext) -> list[Step]:
             name="burn-onnx-file",
             title="burn-onnx: generate code from a1.onnx (File) and build",
             argv=_argv(ctx, "burn-onnx-file"),
-            inputs=(*workspace, rust / "store-onnx", art / "a1.onnx"),
+            inputs=(*workspace, *onnx_src),
             outputs=(b / "burn-onnx-file", art / "onnx" / "a1.rs", art / "onnx" / "a1.bpk"),
             needs=CARGO,
             after=("export-onnx",),
@@ -71,8 +74,17 @@ def steps(ctx: BuildContext) -> list[Step]:
             name="burn-onnx-embed",
             title="burn-onnx: generate code from a1.onnx (Embedded) and build",
             argv=_argv(ctx, "burn-onnx-embed"),
-            inputs=(*workspace, rust / "store-onnx", art / "a1.onnx"),
+            inputs=(*workspace, *onnx_src),
             outputs=(b / "burn-onnx-embed", art / "onnx" / "a1_embed.rs"),
+            needs=CARGO,
+            after=("export-onnx",),
+        ),
+        Step(
+            name="burn-onnx-bpk",
+            title="burn-onnx: build store-onnx-bpk (Model::from_file) and ship its .bpk beside it",
+            argv=_argv(ctx, "burn-onnx-bpk"),
+            inputs=(*workspace, *onnx_src),
+            outputs=(b / "burn-onnx-bpk", b / "a1_onnx.bpk"),
             needs=CARGO,
             after=("export-onnx",),
         ),

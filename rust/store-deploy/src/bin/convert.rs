@@ -1,9 +1,9 @@
-//! convert: PyTorch a1.safetensors -> burn a1.bpk (SafetensorsStore + PyTorchToBurnAdapter,
-//! then Module::save_file).
+//! convert: PyTorch safetensors of an MLP of any layout (`fc1.weight` [out, in] ...) -> burn .bpk
+//! (sizes from the header; SafetensorsStore + PyTorchToBurnAdapter, then Module::save_file with
+//! stable parameter ids, so the bytes are reproducible).
 
 use burn::prelude::*;
-use burn::store::{ModuleSnapshot, PyTorchToBurnAdapter, SafetensorsStore};
-use store_deploy::{Mlp, fail, quiet_panics};
+use store_deploy::{fail, load_safetensors, quiet_panics};
 
 fn main() {
     quiet_panics();
@@ -12,18 +12,12 @@ fn main() {
         fail("usage: convert IN.safetensors OUT.bpk");
     };
     let device = Device::flex();
-    let mut model = Mlp::new(&device);
-    let mut store = SafetensorsStore::from_file(input).with_from_adapter(PyTorchToBurnAdapter);
-    match model.load_from(&mut store) {
-        Ok(result) => {
-            if !result.unused.is_empty() {
-                fail(format!("{input}: unexpected tensors {:?}", result.unused));
-            }
-        }
-        Err(e) => fail(format!("cannot load {input}: {e}")),
-    }
+    let model = load_safetensors(input, &device).unwrap_or_else(|e| fail(e));
+    let sizes: Vec<usize> = std::iter::once(model.d_in())
+        .chain(model.layers.iter().map(|l| l.weight.dims()[1]))
+        .collect();
     if let Err(e) = model.with_stable_param_ids().save_file(output) {
         fail(format!("cannot write {output}: {e}"));
     }
-    eprintln!("convert: {input} -> {output}");
+    eprintln!("convert: {input} -> {output} (layer sizes {sizes:?})");
 }

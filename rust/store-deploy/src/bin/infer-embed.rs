@@ -1,29 +1,35 @@
 //! infer-embed: the .bpk is compiled into the binary with include_bytes! (path chosen at build
-//! time through DEPLOYTUI_BPK, see build.rs) and loaded from memory (ModuleRecord::from_bytes).
+//! time through DEPLOYTUI_BPK, see build.rs; A1's by default) and loaded from memory (sizes from
+//! its tensors' shapes, then ModuleRecord::from_bytes).
+//!
+//! `infer-embed --inputs IN.safetensors --outputs OUT.safetensors [--repeat K]`
 
 use burn::prelude::*;
-use burn::store::ModuleRecord;
-use burn::tensor::Bytes;
-use store_deploy::{Mlp, fail, quiet_panics, run};
+use runner_io::{ModelArg, protocol_main};
+use store_deploy::{Mlp, fail, forward_data, load_bpk_bytes, quiet_panics, run};
 
 static WEIGHTS: &[u8] = include_bytes!(env!("DEPLOYTUI_EMBED_BPK"));
 
+fn load(device: &Device) -> Result<Mlp, String> {
+    if WEIGHTS.is_empty() {
+        return Err("no weights compiled in: build with DEPLOYTUI_BPK=/path/to/a1.bpk".into());
+    }
+    load_bpk_bytes(WEIGHTS, device).map_err(|e| format!("embedded weights: {e}"))
+}
+
 fn main() {
     quiet_panics();
-    if std::env::args().len() > 1 {
-        fail("usage: infer-embed (takes no arguments: the weights are compiled in)");
-    }
-    if WEIGHTS.is_empty() {
-        fail("no weights compiled in: build with DEPLOYTUI_BPK=/path/to/a1.bpk");
-    }
+    let cli = runner_io::cli(ModelArg::None);
     let device = Device::flex();
-    let record = match ModuleRecord::from_bytes(Bytes::from_bytes_vec(WEIGHTS.to_vec())) {
-        Ok(r) => r,
-        Err(e) => fail(format!("embedded weights are damaged: {e}")),
-    };
-    let model = match Mlp::new(&device).try_load_record(record) {
-        Ok(m) => m,
-        Err(e) => fail(format!("embedded weights do not fit the model: {e}")),
-    };
-    run(&model, &device);
+    match cli.protocol {
+        Some(p) => protocol_main(&p, || load(&device), |m, xs| forward_data(m, xs, &device)),
+        None => legacy_main(&device),
+    }
+}
+
+/// LEGACY (delete once the Python side speaks the protocol): the A1 formula input, one
+/// `{"logits":..}` line.
+fn legacy_main(device: &Device) {
+    let model = load(device).unwrap_or_else(|e| fail(e));
+    run(&model, device);
 }
