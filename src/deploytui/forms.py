@@ -328,6 +328,17 @@ FORMS: tuple[Form, ...] = (
         _burn_onnx("onnx/a1_embed.rs", "Embedded"),
         "LoadStrategy::Embedded: the .bpk is compiled into the binary",
     ),
+    _binary(
+        "burn-onnx-bpk",
+        "ONNX",
+        "burn-onnx generated, from_file + .bpk",
+        "burn-onnx-bpk",
+        ("bin/a1_onnx.bpk",),
+        NO_RUNTIME,
+        ("burn-onnx-bpk",),
+        _burn_onnx("onnx/a1.rs", "File"),
+        "Model::from_file(MODEL_FILE): the generated .bpk ships beside the binary, so the pair runs anywhere",
+    ),
     Form(
         key="onnxruntime",
         family="ONNX",
