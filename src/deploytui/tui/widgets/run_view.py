@@ -7,8 +7,8 @@ from textual.app import ComposeResult
 from textual.containers import VerticalScroll
 from textual.widgets import ProgressBar, Static
 
+from deploytui.session import LiveRun, Settings
 from deploytui.tui import fmt
-from deploytui.tui.live import LiveRun
 from deploytui.tui.widgets.chart import PlotextChart, series
 from deploytui.tui.widgets.gauge import Gauge
 
@@ -28,14 +28,22 @@ class RunView(VerticalScroll):
     def compose(self) -> ComposeResult:
         yield Static(id="run-status")
         yield Static(id="run-error", classes="error")
-        yield ProgressBar(total=21, show_eta=False, id="run-progress")
+        yield ProgressBar(total=None, show_eta=False, id="run-progress")
         yield Gauge("start-up", id="gauge-start")
         yield Gauge("RSS", id="gauge-rss")
         yield PlotextChart("", id="run-chart")
         yield Static(id="run-stages")
         yield Static(id="run-modules")
 
-    def show(self, form_key: str, rec: dict | None, live: LiveRun | None, why: str = "") -> None:
+    def show(
+        self,
+        form_key: str,
+        rec: dict | None,
+        live: LiveRun | None,
+        why: str = "",
+        settings: Settings | None = None,
+    ) -> None:
+        settings = settings or Settings()
         status = self.query_one("#run-status", Static)
         bar = self.query_one("#run-progress", ProgressBar)
         start = self.query_one("#gauge-start", Gauge)
@@ -59,7 +67,11 @@ class RunView(VerticalScroll):
             rss.set(live.rss, rtop, fmt.size(live.rss))
             if self._shown != (form_key, "live", live.done):  # the rest changes once per finished run
                 self._shown = (form_key, "live", live.done)
-                chart.plot(run_times(live.walls) if live.walls else None, empty="first run in flight…")
+                chart.plot(
+                    run_times(live.walls) if live.walls else None,
+                    empty="first run in flight…",
+                    key=("walls", tuple(live.walls)),
+                )
                 err.update(Text(live.failed))
                 err.display = bool(live.failed)
                 self._stages(None)
@@ -73,12 +85,12 @@ class RunView(VerticalScroll):
                     + (
                         f"It cannot run: {why}"
                         if why
-                        else "Press r (or enter) to run it 20 times after 1 warm-up."
+                        else f"Press r (or enter) to run it: {settings.describe()}."
                     ),
                     style="" if not why else "yellow",
                 )
             )
-            bar.update(total=21, progress=0)
+            bar.update(total=settings.total, progress=0)
         else:
             state = {"ok": "ok", "failed": "FAILED", "unavailable": "unavailable"}.get(rec.get("status"), "?")
             walls = rec.get("wall_s") or []
@@ -94,7 +106,7 @@ class RunView(VerticalScroll):
         start.set(prev_wall or 0.0, (prev_wall or 1.0) * 1.15, fmt.seconds(prev_wall))
         rss.set(prev_rss or 0, (prev_rss or 1) * 1.15, fmt.size(prev_rss))
         walls = (rec or {}).get("wall_s") or []
-        chart.plot(run_times(walls) if walls else None, empty="no run times yet")
+        chart.plot(run_times(walls) if walls else None, empty="no run times yet", key=("walls", tuple(walls)))
         problem = ""
         if rec and rec.get("error"):
             problem = f"⚠ {rec['error']}"

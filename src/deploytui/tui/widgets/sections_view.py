@@ -36,15 +36,22 @@ class SectionsView(VerticalScroll):
         super().__init__(id=id)
         self.tab = tab
         self.shown_for: str | None = None
+        self._shown: tuple = ()  # what is on show: swapping in the same again is skipped
         self._latest: list = []
 
     def show_message(self, text: str, *, error: bool = False) -> None:
-        self._replace([Static(Text(text), classes="error" if error else "note")])
         self.shown_for = None
+        if self._shown == ("message", text, error):
+            return
+        self._shown = ("message", text, error)
+        self._replace([Static(Text(text), classes="error" if error else "note")])
 
     def show(self, form_key: str, sections: list) -> None:
-        mine = [s for s in sections if getattr(s, "tab", None) == self.tab]
         self.shown_for = form_key
+        if self._shown[:2] == ("sections", form_key) and self._shown[2] is sections:
+            return
+        self._shown = ("sections", form_key, sections)
+        mine = [s for s in sections if getattr(s, "tab", None) == self.tab]
         if not mine:
             self._replace(
                 [
