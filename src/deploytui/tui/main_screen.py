@@ -20,6 +20,7 @@ INSPECT_TABS = ("Artifact", "Code", "Graph", "Symbols")
 TAB_KEYS = [(str(i), name.lower()) for i, name in enumerate((*INSPECT_TABS, "Run", "Diff"), 1)]
 TABS = tuple(name for _, name in TAB_KEYS)
 INSPECT_NAMES = tuple(t.lower() for t in INSPECT_TABS)
+TITLE_MIN_LINES, TITLE_MAX_LINES = 3, 5  # app.tcss: #detail-title min-height, max-height
 DETAIL_DEBOUNCE_S = 0.05  # a burst of highlight moves draws the visible tab once, when it rests
 
 
@@ -46,6 +47,7 @@ class MainScreen(Screen):
     def on_mount(self) -> None:
         forms_list = self.query_one("#forms", FormList)
         forms_list.border_title = "Forms"
+        forms_list.on_highlight = self._highlighted
         forms_list.compact = self.query_one(Footer).compact = self.app.size.width < WIDE_AT
         self.refresh_all()
         forms_list.focus()
@@ -129,13 +131,14 @@ class MainScreen(Screen):
         move) once the highlight rests DETAIL_DEBOUNCE_S, the hidden tabs when they are shown."""
         self._title(key)
         self._stale.update(TABS)
-        if inspect:
-            self.app.load_sections(key)
         if defer:
+            self._fill_inspect = False  # that result was for the form highlighted before
             if self._timer is not None:
                 self._timer.stop()
             self._timer = self.set_timer(DETAIL_DEBOUNCE_S, self._rested)
-        else:
+        if inspect:
+            self.app.load_sections(key)
+        if not defer:
             self._draw_visible()
 
     def show_waiting(self, key: str, text: str) -> None:
@@ -147,17 +150,17 @@ class MainScreen(Screen):
         self._note = (key, error, True) if error else None
         if key != self.current:
             return
-        self._stale.update(INSPECT_NAMES)
-        if self._timer is None:
-            for tab in INSPECT_NAMES:
-                self._draw(tab)
+        self._fill_inspect = True
+        self._changed(INSPECT_NAMES)
 
     # ---- drawing ------------------------------------------------------------------------
     _timer = None  # the debounce of highlight moves: the visible tab waits for it
+    _fill_inspect = False  # an inspection's result came: draw it in the hidden inspector tabs too
     _note: tuple[str, str, bool] | None = None  # (form, message, is error) for the inspector tabs
 
     def _title(self, key: str) -> None:
-        """What names the form: cheap, so it is drawn with the highlight move itself."""
+        """What names the form: cheap, so it is drawn with the highlight move itself (in its
+        frame when the title keeps its number of lines, which 3 of 5 allowed lines make usual)."""
         s = self.app.session
         form = forms.get(key)
         why = s.status.get(key, "")
@@ -176,8 +179,13 @@ class MainScreen(Screen):
             t.append(f"\n{fmt.verdict_mark(rec)} last run: {rec['error']}", style="red")
         if form.note:
             t.append(f"\n{form.note}", style="italic dim")
-        self.query_one("#detail-title", Static).update(t)
-        self.query_one("#detail", Vertical).border_title = form.key
+        title = self.query_one("#detail-title", Static)
+        height = title.size.height
+        title.update(t, layout=False)  # a layout pass would put the title a frame later
+        width = title.content_region.width
+        lines = title.get_content_height(title.size, self.size, width) if width else 0
+        if width and max(TITLE_MIN_LINES, min(lines, TITLE_MAX_LINES)) != height:
+            title.refresh(layout=True)  # it takes more or fewer lines than before
 
     def _rested(self) -> None:
         self._timer = None
@@ -196,9 +204,16 @@ class MainScreen(Screen):
         return None
 
     def _draw_visible(self) -> None:
+        # the border too: setting it repaints the whole pane, so it waits for the tab's redraw
+        self.query_one("#detail", Vertical).border_title = self.current
         tab = self._active_tab()
         if tab in self._stale:
             self._draw(tab)
+        if self._fill_inspect:
+            self._fill_inspect = False
+            for name in INSPECT_NAMES:
+                if name in self._stale:
+                    self._draw(name)
 
     def _draw(self, tab: str) -> None:
         if not self.query("#tabs"):
@@ -236,11 +251,10 @@ class MainScreen(Screen):
         if tab in self._stale:
             self._draw(tab)
 
-    @on(OptionList.OptionHighlighted, "#forms")
-    def _highlighted(self, event: OptionList.OptionHighlighted) -> None:
-        if event.option_id and not event.option_id.startswith("family:"):
-            self.app.session.current = event.option_id
-            self.show_detail(event.option_id, defer=True)
+    def _highlighted(self, key: str) -> None:
+        """The form list's highlight moved onto `key` (called by the list itself, in that turn)."""
+        self.app.session.current = key
+        self.show_detail(key, defer=True)
 
     @on(OptionList.OptionSelected, "#forms")
     def _selected(self, event: OptionList.OptionSelected) -> None:

@@ -53,20 +53,21 @@ class RunView(VerticalScroll):
         prev_wall = fmt.median(rec.get("wall_s")) if fmt.ok_runs(rec) else None
         prev_rss = fmt.median(rec.get("peak_rss_bytes")) if fmt.ok_runs(rec) else None
         if live is not None and live.form == form_key:
-            status.update(
-                Text(
-                    f"running {form_key}: {live.done}/{live.total} runs done ({live.warmup} warm-up, "
-                    f"then {live.total - live.warmup} counted) — escape or x cancels",
-                    style="bold yellow",
-                )
-            )
-            bar.update(total=live.total, progress=live.done)
+            # live readings come 20 times a second: only the gauges change with each
             top = max(live.max_elapsed, prev_wall or 0.0, live.elapsed) * 1.15 or 1.0
             start.set(live.elapsed, top, fmt.seconds(live.elapsed))
             rtop = max(live.peak_rss, prev_rss or 0, live.rss) * 1.15 or 1.0
             rss.set(live.rss, rtop, fmt.size(live.rss))
             if self._shown != (form_key, "live", live.done):  # the rest changes once per finished run
                 self._shown = (form_key, "live", live.done)
+                status.update(
+                    Text(
+                        f"running {form_key}: {live.done}/{live.total} runs done ({live.warmup} warm-up, "
+                        f"then {live.total - live.warmup} counted) — escape or x cancels",
+                        style="bold yellow",
+                    )
+                )
+                bar.update(total=live.total, progress=live.done)
                 chart.plot(
                     run_times(live.walls) if live.walls else None,
                     empty="first run in flight…",
