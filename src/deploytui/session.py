@@ -22,7 +22,7 @@ from deploytui import forms, manifest, results
 
 RUNS = 20
 WARMUP = 1
-LIVE_EVERY_S = 0.05  # live RSS/elapsed updates posted at most this often
+LIVE_EVERY_S = 0.1  # live RSS/elapsed readings posted at most this often (10 a second is smooth)
 SAMPLES_EVERY_S = 0.25  # finished runs too: redrawing after each 2 ms run slowed the runs ~50 %
 
 RUN, BUILD, EXPORT, INSPECT = "run", "build", "export", "inspect"
