@@ -205,7 +205,9 @@ class MainScreen(Screen):
 
     def _draw_visible(self) -> None:
         # the border too: setting it repaints the whole pane, so it waits for the tab's redraw
-        self.query_one("#detail", Vertical).border_title = self.current
+        detail = self.query_one("#detail", Vertical)
+        if str(detail.border_title) != self.current:
+            detail.border_title = self.current
         tab = self._active_tab()
         if tab in self._stale:
             self._draw(tab)

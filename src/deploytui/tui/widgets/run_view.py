@@ -28,6 +28,7 @@ class RunView(VerticalScroll):
     """
     _shown: tuple = ()
     _chart_at = 0.0  # when the live chart was last drawn
+    _stages_shown: dict | None = None  # the stages the bar shows
 
     def compose(self) -> ComposeResult:
         yield Static(id="run-status")
@@ -125,6 +126,13 @@ class RunView(VerticalScroll):
         err.display = bool(problem)
         self._stages(rec)
 
+    def on_resize(self) -> None:
+        """The stage bar spans the view: drawn again at its new width (a tab drawn as it comes
+        into view for the first time is drawn before it has a size)."""
+        if self._stages_shown:
+            bar = stage_bar(self._stages_shown, max(self.size.width - 4, 30))
+            self.query_one("#run-stages", Static).update(bar)
+
     def _stages(self, rec: dict | None) -> None:
         stages = self.query_one("#run-stages", Static)
         modules = self.query_one("#run-modules", Static)
@@ -135,6 +143,7 @@ class RunView(VerticalScroll):
         else:
             stages.display = True
             stages.update(stage_bar(st, max(self.size.width - 4, 30)))
+        self._stages_shown = st if isinstance(st, dict) and st else None
         mods = (rec or {}).get("modules_added")
         if not isinstance(mods, dict):
             modules.update("")
