@@ -436,3 +436,101 @@ def test_narrow_terminal_gets_a_compact_form_list_and_footer(art):
             assert app.main.current == "torch-eager"
 
     asyncio.run(go())
+
+
+def test_a_hidden_tab_is_drawn_when_it_is_shown(art):
+    (art / "results.json").write_text(json.dumps({"version": 1, "forms": FIXED_RESULTS}))
+
+    async def body(app, pilot):
+        status = app.main.query_one("#run-status")
+        assert app.main.query_one("#tabs").active == "tab-artifact"
+        app.main.query_one("#forms").select_key("cpp-torchscript")
+        await pilot.pause(0.2)
+        assert "cpp-torchscript" in str(app.main.query_one("#detail-title").content)
+        assert "FAILED" not in str(status.content)  # hidden: not drawn for the move
+        await pilot.press("5")
+        assert "FAILED" in str(status.content)  # drawn as it comes into view
+        err = app.main.query_one("#run-error")
+        assert err.display and "panicked" in str(err.content)
+
+    with_pilot(body)
+
+
+def test_a_burst_of_moves_draws_the_visible_tab_once_for_the_last_form(art, monkeypatch):
+    (art / "results.json").write_text(json.dumps({"version": 1, "forms": FIXED_RESULTS}))
+    from deploytui.tui.widgets.run_view import RunView
+
+    drawn = []
+    real = RunView.show
+    monkeypatch.setattr(
+        RunView, "show", lambda self, key, *a, **kw: (drawn.append(key), real(self, key, *a, **kw))
+    )
+
+    async def body(app, pilot):
+        await pilot.press("5")
+        await pilot.pause(0.2)
+        drawn.clear()
+        fl = app.main.query_one("#forms")
+        for _ in range(5):  # a held key: moves faster than the debounce (pilot.press waits for idle)
+            fl.action_cursor_down()
+        await pilot.pause()
+        assert app.main.current == "cpp-torchscript"  # past the "C++ libtorch" header
+        assert "cpp-torchscript" in str(app.main.query_one("#detail-title").content)  # at once
+        await pilot.pause(0.3)
+        assert drawn == ["cpp-torchscript"], drawn
+        assert "FAILED" in str(app.main.query_one("#run-status").content)
+
+    with_pilot(body)
+
+
+def test_export_waits_for_the_measurement_in_flight(art, quick_inspect, monkeypatch, tmp_path):
+    from deploytui import report
+
+    install_fake_form(monkeypatch, art, sleep_s=0.4)
+    out = tmp_path / "report.md"
+    seen = {}
+    real = report.write_report
+
+    def write(store, manifest, fmt="md", path=None):
+        seen["stored"] = FAKE_KEY in store.forms  # the run ended, and was stored, before
+        seen["children"] = [p for p in descendants() if "fake_runner" in " ".join(p.cmdline())]
+        return real(store, manifest, fmt, out)
+
+    monkeypatch.setattr(report, "write_report", write)
+
+    async def body(app, pilot):
+        app.main.query_one("#forms").select_key(FAKE_KEY)
+        await pilot.pause()
+        await pilot.press("r")
+        await wait_for(pilot, lambda: any("fake_runner" in " ".join(p.cmdline()) for p in descendants()))
+        await pilot.press("e")
+        assert any("Export queued" in (n.title or "") for n in app._notifications)
+        assert not seen
+        await wait_for(pilot, lambda: out.exists())
+        await wait_for(pilot, lambda: app.job == "" and app.session.lane.running is None)
+
+    with_pilot(body, notifications=True, runs=2, warmup=0)
+    assert seen == {"stored": True, "children": []}
+    assert FAKE_KEY in out.read_text()
+
+
+def test_run_count_words_come_from_the_settings(art):
+    async def body(app, pilot):
+        await pilot.press("5")
+        assert "7 runs after 2 warm-up" in str(app.main.query_one("#run-status").content)
+        run_cmd = next(c for c in app.get_system_commands(app.screen) if c.title == "Run highlighted form")
+        assert "7 runs after 2 warm-up" in run_cmd.help
+
+    with_pilot(body, runs=7, warmup=2)
+
+
+def test_worker_messages_are_dropped_once_quitting(art):
+    from deploytui.tui import messages as msg
+
+    async def body(app, pilot):
+        app.session.shutdown()  # as q does, without leaving yet
+        app.post_message(msg.RunStarted("torch-eager", 3))
+        await pilot.pause()
+        assert app.session.live is None
+
+    with_pilot(body)

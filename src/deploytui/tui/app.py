@@ -1,8 +1,11 @@
-"""The deploytui Textual app: state (results, manifest, availability), workers, keys, palette.
+"""The deploytui Textual app: keys, palette, and the job lane's workers. Its state is a
+`session.Session` (no Textual in it); the screens show it.
 
-Measurements and builds run in thread workers, one at a time (group "job"); they post messages
-(`messages.py`) and never touch widgets. Quitting sets the cancel Event of the job in flight, so
-the measuring core kills the running child's process group: nothing is left running.
+Every job (run, build, export, inspect) goes through the session's one `JobLane`: one job at a
+time, in the order asked, each in a thread worker that gets its `Job` (keys, cancel Event),
+posts `JobMessage`s and never touches widgets or the session. Its last message, `JobEnded`,
+frees the lane and starts the next job. Quitting closes the lane and cancels the job in flight,
+so the measuring core kills the running child's process group: nothing is left running.
 """
 
 from __future__ import annotations
@@ -10,26 +13,19 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
-import threading
 import time
 from pathlib import Path
 
-from textual import on, work
+from textual import on
 from textual.app import App, SystemCommand
 from textual.binding import Binding
 from textual.screen import Screen
-from textual.worker import Worker, WorkerState, get_current_worker
 
-from deploytui import forms, manifest, results
-from deploytui.record import RunRecord
+from deploytui import forms
+from deploytui.session import BUILD, EXPORT, INSPECT, RUN, RUNS, WARMUP, Job, ProgressGate, Session, Settings
 from deploytui.tui import _start  # first: the start-up clock
 from deploytui.tui import messages as msg
-from deploytui.tui.live import LiveRun
 
-RUNS = 20
-WARMUP = 1
-LIVE_EVERY_S = 0.05  # live RSS/elapsed updates posted at most this often
-SAMPLES_EVERY_S = 0.25  # finished runs too: redrawing after each 2 ms run slowed the runs ~50 %
 EXIT_ON_READY_ENV = "DEPLOYTUI_EXIT_ON_READY"
 
 
@@ -56,44 +52,20 @@ class DeployApp(App):
         self.ready_ms: float | None = None
         self.ready_at_ns = 0
         self.handle_signals = handle_signals
-        self.runs = runs
-        self.warmup_runs = warmup
-        self.store = results.load()
-        self.manifest: dict = {}
-        self.status: dict[str, str] = {}
-        self.live: LiveRun | None = None
-        self.job: str = ""  # "run" | "build" | "" (nothing in flight)
-        self.cancel_event = threading.Event()
-        self._sections: dict[str, list] = {}
-        self._reference: tuple[list | None, str] | None = None
-        self._last_live = 0.0
-        self._want_inspect: str | None = None
-        self._inspecting = threading.Event()  # set while the inspector thread works
-        self._quitting = False
-        self.load_state()
+        self.session = Session(Settings(runs=runs, warmup=warmup))
 
-    # ---- state ----------------------------------------------------------------------------
-    def load_state(self) -> None:
-        """Read the manifest and work out which forms can run (cheap: no subprocess, no torch)."""
-        self.manifest = manifest.load()
-        self.status = {}
-        for f in forms.FORMS:
-            try:
-                self.status[f.key] = manifest.availability(f, self.manifest)
-            except Exception as e:  # never die on a strange manifest
-                self.status[f.key] = f"cannot tell: {type(e).__name__}: {e}"
-        self._sections.clear()
-        self._reference = None
+    # shortcuts to the session (tests and screens read these)
+    @property
+    def store(self):
+        return self.session.store
 
-    def reference(self) -> tuple[list | None, str]:
-        if self._reference is None:
-            from deploytui import bench
+    @property
+    def status(self) -> dict[str, str]:
+        return self.session.status
 
-            try:
-                self._reference = (bench.reference_logits(), "")
-            except Exception as e:
-                self._reference = (None, str(e))
-        return self._reference
+    @property
+    def job(self) -> str:
+        return self.session.job
 
     def get_default_screen(self) -> Screen:
         from deploytui.tui.main_screen import MainScreen
@@ -114,7 +86,7 @@ class DeployApp(App):
             loop = asyncio.get_running_loop()
             for sig in (signal.SIGTERM, signal.SIGHUP):
                 try:
-                    loop.add_signal_handler(sig, self._on_signal)
+                    loop.add_signal_handler(sig, self.shutdown)
                 except (NotImplementedError, RuntimeError, ValueError):
                     pass
 
@@ -130,24 +102,31 @@ class DeployApp(App):
 
     async def _after_ready(self) -> None:
         await self.main.mount_rest()
+        self.session.ready = True  # the inspectors' imports waited until the app was on screen
         self.load_sections(self.main.current)
 
-    def _on_signal(self) -> None:
-        self.cancel_event.set()
+    def shutdown(self) -> None:
+        """The one way out (q, ctrl+q, SIGTERM, SIGHUP): close the lane, cancel the job in flight."""
+        self.session.shutdown()
         self.exit()
 
     def on_unmount(self) -> None:
-        self._quitting = True
-        self._want_inspect = None
-        self.cancel_event.set()
+        self.session.shutdown()  # however the app went (also when run_test ends)
 
     # ---- actions --------------------------------------------------------------------------
     def _busy(self) -> bool:
-        if self.job:
-            what = f"{self.live.form} is running" if self.live else "a build is running"
-            self.notify(f"{what}: one job at a time (escape cancels it)", severity="warning")
-            return True
-        return False
+        """A run or build is asked for already: say so (one at a time) and refuse."""
+        job = self.session.lane.find(RUN, BUILD)
+        if job is None:
+            return False
+        live = self.session.live
+        what = (
+            f"{live.form} is running"
+            if live
+            else f"a {job.kind} is {'running' if job is self.session.lane.running else 'waiting'}"
+        )
+        self.notify(f"{what}: one job at a time (escape cancels it)", severity="warning")
+        return True
 
     def action_run(self, key: str | None = None) -> None:
         key = key or self.main.current
@@ -156,25 +135,28 @@ class DeployApp(App):
         if self.status.get(key):
             self.notify(f"{key} cannot run: {self.status[key]}", severity="warning")
             return
-        self._start_job("run")
         self.main.show_tab("run")
-        self._measure([key])
+        self.submit(Job(RUN, (key,)))
 
     def action_run_all(self) -> None:
         if self._busy():
             return
-        keys = [f.key for f in forms.FORMS if not self.status.get(f.key)]
+        keys = self.session.runnable()
         if not keys:
             self.notify("No form is built yet: press b to build", severity="warning")
             return
-        self._start_job("run")
         self.main.show_tab("run")
-        self._measure(keys)
+        self.submit(Job(RUN, tuple(keys)))
 
     def action_cancel(self) -> None:
-        if self.job:
-            self.cancel_event.set()
-            self.notify("Cancelling…")
+        job = self.session.lane.find(RUN, BUILD)
+        if job is not None:
+            if self.session.lane.cancel(job):  # it had not started: nothing of it to wait for
+                self.notify(f"The {job.kind} waiting is cancelled")
+                for screen in self._build_screens():
+                    screen.finished({}, True, "")
+            else:
+                self.notify("Cancelling…")
         elif self.screen is not self.main:
             self.pop_screen()
 
@@ -183,13 +165,12 @@ class DeployApp(App):
 
         if isinstance(self.screen, BuildScreen):
             return
-        if self.job == "run":
+        if self.job == RUN:
             self._busy()
             return
         self.push_screen(BuildScreen())
         if not self.job:
-            self._start_job("build")
-            self._build()
+            self.submit(Job(BUILD))
 
     def action_compare(self) -> None:
         from deploytui.tui.compare_screen import CompareScreen
@@ -206,31 +187,18 @@ class DeployApp(App):
             self.push_screen(HelpScreen())
 
     def action_export(self) -> None:
-        self._export()
-
-    @work(thread=True, group="export", exit_on_error=False, name="export")
-    def _export(self) -> None:
-        from deploytui import report
-
-        path = report.write_report(self.store, self.manifest, "md")
-        self.call_from_thread(self.notify, f"Report written to {path}", title="Exported")
+        if self.session.lane.find(RUN, BUILD):
+            self.notify("The report is written once the job in flight ends", title="Export queued")
+        self.submit(Job(EXPORT))
 
     async def action_quit(self) -> None:
-        self._quitting = True
-        self._want_inspect = None
-        self.cancel_event.set()
-        self.exit()
-
-    def _start_job(self, kind: str) -> None:
-        self.job = kind
-        self.cancel_event = threading.Event()
+        self.shutdown()
 
     # ---- palette --------------------------------------------------------------------------
     def get_system_commands(self, screen: Screen):
         yield from super().get_system_commands(screen)
-        yield SystemCommand(
-            "Run highlighted form", "Measure it: 20 runs after 1 warm-up (r)", self.action_run
-        )
+        runs = self.session.settings.describe()
+        yield SystemCommand("Run highlighted form", f"Measure it: {runs} (r)", self.action_run)
         yield SystemCommand(
             "Run all forms", "Measure every built form in order, storing each (a)", self.action_run_all
         )
@@ -253,159 +221,128 @@ class DeployApp(App):
                     lambda name=name: self.main.show_tab(name),
                 )
 
-    # ---- workers --------------------------------------------------------------------------
-    @work(thread=True, exclusive=True, group="job", exit_on_error=False, name="measure")
-    def _measure(self, keys: list[str]) -> None:
+    # ---- the job lane ---------------------------------------------------------------------
+    def submit(self, job: Job) -> None:
+        """Queue a job in the lane; it starts now if the lane is free."""
+        self._launch(self.session.lane.submit(job))
+
+    def _launch(self, job: Job | None) -> None:
+        while job is not None and job.kind == INSPECT:
+            key = self.session.inspect_target()
+            if key is not None:
+                job.keys = (key,)
+                self.main.show_waiting(key, f"Looking inside {key}…")
+                break
+            job = self.session.lane.finish(job)  # nothing left to look at: next one
+        if job is not None:
+            self.run_worker(
+                lambda: self._job_thread(job), thread=True, group="job", name=job.kind, exit_on_error=False
+            )
+
+    def _job_thread(self, job: Job) -> None:
+        """A worker's whole life: the job's body, then JobEnded (always, also on error)."""
+        body = {RUN: self._measure, BUILD: self._build, EXPORT: self._export, INSPECT: self._inspect}
+        try:
+            result, error = body[job.kind](job), ""
+        except Exception as e:  # shown by the app, in one place
+            result, error = None, f"{type(e).__name__}: {e}"
+        self.post_message(msg.JobEnded(job, result, error))
+
+    # the bodies run in the worker thread: they read the session's settings and manifest, which
+    # do not change while a job runs (a build is a job too), and post messages for the rest
+    def _measure(self, job: Job) -> tuple[int, int]:
         from deploytui import bench
 
-        cancel = self.cancel_event
-        worker = get_current_worker()
-        done = 0
-        while self._inspecting.is_set() and not cancel.is_set():  # never overlap the inspector's run
-            time.sleep(0.05)
-        for key in keys:
-            if cancel.is_set() or worker.is_cancelled:
+        settings, done = self.session.settings, 0
+        for key in job.keys:
+            if job.cancel.is_set():
                 break
-            self.post_message(msg.RunStarted(key, self.runs + self.warmup_runs))
-            last = {"live": 0.0, "sample": 0.0}
-            finished, walls = [0], []
+            self.post_message(msg.RunStarted(key, settings.total))
+            gate = ProgressGate(settings.total)
 
-            def progress(p, key=key, last=last, finished=finished, walls=walls) -> None:
-                kind, every = ("live", LIVE_EVERY_S) if p.sample is None else ("sample", SAMPLES_EVERY_S)
-                if p.sample is not None:
-                    finished[0] += 1
-                    if p.sample.ok and p.phase == "run":
-                        walls.append(p.sample.wall_s)
-                now = time.monotonic()
-                if now - last[kind] < every and finished[0] < self.runs + self.warmup_runs:
-                    return
-                last[kind] = now
-                self.post_message(msg.RunProgress(key, p, finished[0], list(walls)))
+            def progress(p, key=key, gate=gate) -> None:
+                if gate.admit(p):
+                    self.post_message(msg.RunProgress(key, p, gate.finished, list(gate.walls)))
 
             record = bench.bench_form(
                 forms.get(key),
-                n=self.runs,
-                warmup=self.warmup_runs,
+                n=settings.runs,
+                warmup=settings.warmup,
                 on_progress=progress,
-                cancel=cancel,
-                manifest=self.manifest,
+                cancel=job.cancel,
+                manifest=self.session.manifest,
             )
-            cancelled = cancel.is_set()
+            cancelled = job.cancel.is_set()
             if not cancelled:
-                try:
-                    self.call_from_thread(self._store_put, record)
+                try:  # stored on the app's thread, before the next form starts
+                    self.call_from_thread(self.session.store.put, record)
                 except RuntimeError:  # the app is gone
-                    return
+                    break
                 done += 1
             self.post_message(msg.RunFinished(key, record, cancelled))
-        self.post_message(msg.RunAllDone(done, len(keys), cancel.is_set()))
+        return done, len(job.keys)
 
-    def _store_put(self, record: RunRecord) -> None:
-        self.store.put(record)
-
-    @work(thread=True, exclusive=True, group="job", exit_on_error=False, name="build")
-    def _build(self) -> None:
+    def _build(self, job: Job) -> dict:
         from deploytui.builder import run_build
 
+        return run_build(on_event=lambda e: self.post_message(msg.BuildLine(e)), cancel=job.cancel)
+
+    def _export(self, job: Job) -> Path:
+        from deploytui import report
+
+        return report.write_report(self.session.store, self.session.manifest, "md")
+
+    def _inspect(self, job: Job) -> tuple[list, str]:
+        """Inspecting runs ldd, nm and the ONNX reader (the runtime facts were probed by the build): a job."""
+        key = job.keys[0]
         try:
-            built = run_build(
-                on_event=lambda e: self.post_message(msg.BuildLine(e)), cancel=self.cancel_event
-            )
-            self.post_message(msg.BuildDone(built, self.cancel_event.is_set()))
-        except Exception as e:
-            self.post_message(msg.BuildDone({}, False, f"{type(e).__name__}: {e}"))
+            from deploytui.inspectors.form_view import sections
+        except ImportError as e:
+            return [], f"inspectors not available: {e}"
+        try:
+            return list(sections(forms.get(key), self.session.manifest)), ""
+        except Exception as e:  # sections() should never raise; if it does, say so in place
+            return [], f"inspecting {key} failed: {type(e).__name__}: {e}"
 
     def load_sections(self, key: str) -> None:
-        """Show the inspector sections of `key`: cached, or computed by the one inspector thread.
-
-        Inspecting runs ldd, nm and the ONNX reader (the runtime facts were probed by the build),
-        so it never overlaps a measurement: it waits while a job runs, and a job waits for it.
-        """
-        if key in self._sections:
-            self.main.show_sections(key, self._sections[key])
+        """Make sure the inspector sections of `key` are known, or asked of the lane."""
+        s = self.session
+        if key in s.sections or not s.ready:  # the screen draws cached sections from the session
             return
-        if self.ready_ms is None:  # the inspectors' imports wait until the app is on screen
-            self._want_inspect = key
-            return
-        if self.job:
+        if s.lane.find(RUN, BUILD):
             self.main.show_waiting(
                 key, "Looking inside waits until the job in flight ends (inspecting runs ldd and nm)."
             )
-            return
-        self.main.show_waiting(key, f"Looking inside {key}…")
-        self._want_inspect = key
-        if not self._inspecting.is_set():
-            self._inspecting.set()
-            self._inspect()
+        self.submit(Job(INSPECT))
 
-    @work(thread=True, group="inspect", exit_on_error=False, name="inspect")
-    def _inspect(self) -> None:
-        try:
-            try:
-                from deploytui.inspectors.form_view import sections
-            except ImportError as e:
-                self.post_message(
-                    msg.SectionsReady(self._want_inspect or "", [], f"inspectors not available: {e}")
-                )
-                return
-            while True:
-                key = self._want_inspect
-                if not key or (self.cancel_event.is_set() and self._quitting):
-                    return
-                try:
-                    found = sections(forms.get(key), self.manifest)
-                    self.post_message(msg.SectionsReady(key, list(found)))
-                except Exception as e:  # sections() should never raise; if it does, say so in place
-                    self.post_message(
-                        msg.SectionsReady(key, [], f"inspecting {key} failed: {type(e).__name__}: {e}")
-                    )
-                if self._want_inspect == key:
-                    self._want_inspect = None
-                    return
-        finally:
-            self._inspecting.clear()
-
-    # ---- messages from workers ------------------------------------------------------------
-    def on_sections_ready(self, m: msg.SectionsReady) -> None:
-        if self._quitting:
+    # ---- messages from workers: one handler, one quitting guard ---------------------------
+    @on(msg.JobMessage)
+    def _from_worker(self, m: msg.JobMessage) -> None:
+        if self.session.quitting:  # the screens may be half torn down
             return
-        if not m.error:
-            self._sections[m.form] = m.sections
-        self.main.show_sections(m.form, m.sections, m.error)
-        if not self._inspecting.is_set() and self.main.current not in self._sections and not self.job:
-            self.load_sections(self.main.current)
+        handle = {
+            msg.RunStarted: self._run_started,
+            msg.RunProgress: self._run_progress,
+            msg.RunFinished: self._run_finished,
+            msg.BuildLine: self._build_line,
+            msg.JobEnded: self._job_ended,
+        }[type(m)]
+        handle(m)
 
-    def on_run_started(self, m: msg.RunStarted) -> None:
-        if self._quitting:
-            return
-        self.live = LiveRun(m.form, m.total, self.warmup_runs)
+    def _run_started(self, m: msg.RunStarted) -> None:
+        self.session.live = self.session.live_run(m.form, m.total)
         self.main.refresh_form(m.form)
         self.main.query_one("#forms").select_key(m.form)
 
-    def on_run_progress(self, m: msg.RunProgress) -> None:
-        if self._quitting:
-            return
-        live, p = self.live, m.progress
+    def _run_progress(self, m: msg.RunProgress) -> None:
+        live = self.session.live
         if live is None or live.form != m.form:
             return
-        if p.sample is None:
-            live.rss, live.elapsed = p.rss_bytes, p.elapsed_s
-            live.peak_rss = max(live.peak_rss, p.rss_bytes)
-            live.max_elapsed = max(live.max_elapsed, p.elapsed_s)
-        else:
-            live.done, live.walls = m.done, m.walls
-            s = p.sample
-            live.elapsed = s.wall_s
-            live.peak_rss = max(live.peak_rss, s.peak_rss_bytes)
-            live.rss = s.peak_rss_bytes
-            if not s.ok:
-                live.failed = f"⚠ {s.error}"
+        live.update(m.progress, m.done, m.walls)
         self.main.show_live(m.form)
 
-    def on_run_finished(self, m: msg.RunFinished) -> None:
-        if self._quitting:
-            return
-        self.live = None
+    def _run_finished(self, m: msg.RunFinished) -> None:
+        self.session.live = None
         self.main.refresh_form(m.form)
         rec = m.record
         if m.cancelled:
@@ -419,56 +356,52 @@ class DeployApp(App):
                 timeout=10,
             )
 
-    def on_run_all_done(self, m: msg.RunAllDone) -> None:
-        if self._quitting:
-            return
-        self.job = ""
-        self.live = None
-        if m.total > 1:
-            self.notify(f"Ran {m.done}/{m.total} forms" + (" (cancelled)" if m.cancelled else ""))
-        self.main.refresh_all()
+    def _build_line(self, m: msg.BuildLine) -> None:
+        for screen in self._build_screens():
+            screen.add_event(m.event)
 
-    def on_build_line(self, m: msg.BuildLine) -> None:
-        if self._quitting:
-            return
+    def _build_screens(self) -> list:
         from deploytui.tui.build_screen import BuildScreen
 
-        for s in self.screen_stack:
-            if isinstance(s, BuildScreen):
-                s.add_event(m.event)
+        return [s for s in self.screen_stack if isinstance(s, BuildScreen)]
 
-    def on_build_done(self, m: msg.BuildDone) -> None:
-        if self._quitting:
-            return
-        from deploytui.tui.build_screen import BuildScreen
-
-        self.job = ""
-        self.load_state()
-        self.main.refresh_all()
-        for s in self.screen_stack:
-            if isinstance(s, BuildScreen):
-                s.finished(m.manifest, m.cancelled, m.error)
-        built = sum(1 for f in forms.FORMS if not self.status.get(f.key))
-        self.notify(
-            m.error
-            or f"Build {'cancelled' if m.cancelled else 'done'}: {built}/{len(forms.FORMS)} forms built",
-            severity="error" if m.error else "information",
-        )
-
-    @on(Worker.StateChanged)
-    def _worker_state(self, event: Worker.StateChanged) -> None:
-        """The one place worker errors are shown; a failed job frees the slot."""
-        worker = event.worker
-        if event.state != WorkerState.ERROR:
-            return
-        name = worker.name or "worker"
-        self.notify(
-            f"{name} failed: {type(worker.error).__name__}: {worker.error}",
-            title="Error",
-            severity="error",
-            timeout=15,
-        )
-        if worker.group == "job":
-            self.job = ""
-            self.live = None
+    def _job_ended(self, m: msg.JobEnded) -> None:
+        job, s = m.job, self.session
+        nxt = s.lane.finish(job)
+        cancelled = job.cancel.is_set()
+        if job.kind == RUN:
+            s.live = None
+            if m.error:
+                self._job_failed(job, m.error)
+            elif len(job.keys) > 1:
+                done, total = m.result
+                self.notify(f"Ran {done}/{total} forms" + (" (cancelled)" if cancelled else ""))
             self.main.refresh_all()
+        elif job.kind == BUILD:
+            s.load_state()
+            self.main.refresh_all()
+            for screen in self._build_screens():
+                screen.finished(m.result or {}, cancelled, m.error)
+            built = len(s.runnable())
+            self.notify(
+                m.error
+                or f"Build {'cancelled' if cancelled else 'done'}: {built}/{len(forms.FORMS)} forms built",
+                severity="error" if m.error else "information",
+            )
+        elif job.kind == EXPORT:
+            if m.error:
+                self._job_failed(job, m.error)
+            else:
+                self.notify(f"Report written to {m.result}", title="Exported")
+        elif job.kind == INSPECT:
+            key = job.keys[0]
+            found, error = m.result or ([], m.error)
+            if not error and not cancelled:
+                s.sections[key] = found
+            self.main.show_sections(key, found, error)
+        self._launch(nxt)
+        if job.kind == INSPECT and job.keys[0] != s.current:
+            self.load_sections(s.current)  # the highlight moved on meanwhile
+
+    def _job_failed(self, job: Job, error: str) -> None:
+        self.notify(f"{job.kind} failed: {error}", title="Error", severity="error", timeout=15)

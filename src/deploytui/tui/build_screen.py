@@ -84,7 +84,6 @@ class BuildScreen(Screen):
 
     def action_close(self) -> None:
         if self.app.job == "build":
-            self.app.cancel_event.set()
-            self.notify("Cancelling the build…")
+            self.app.action_cancel()
             return
         self.dismiss()

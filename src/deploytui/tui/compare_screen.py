@@ -135,11 +135,19 @@ class CompareScreen(Screen):
         app = self.app
         for f in forms.FORMS:
             table.add_row(
-                *row_cells(f, app.status.get(f.key, ""), app.store.forms.get(f.key), app.manifest), key=f.key
+                *row_cells(
+                    f,
+                    app.session.status.get(f.key, ""),
+                    app.session.store.forms.get(f.key),
+                    app.session.manifest,
+                ),
+                key=f.key,
             )
         table.focus()
         measured = [
-            (f.key, app.store.forms[f.key]) for f in forms.FORMS if fmt.ok_runs(app.store.forms.get(f.key))
+            (f.key, app.session.store.forms[f.key])
+            for f in forms.FORMS
+            if fmt.ok_runs(app.session.store.forms.get(f.key))
         ]
         if measured:
             labels = [k for k, _ in measured]

@@ -18,6 +18,10 @@ INSPECT_TABS = ("Artifact", "Code", "Graph", "Symbols")
 
 
 TAB_KEYS = [(str(i), name.lower()) for i, name in enumerate((*INSPECT_TABS, "Run", "Diff"), 1)]
+TABS = tuple(name for _, name in TAB_KEYS)
+INSPECT_NAMES = tuple(t.lower() for t in INSPECT_TABS)
+TITLE_MIN_LINES, TITLE_MAX_LINES = 3, 5  # app.tcss: #detail-title min-height, max-height
+DETAIL_DEBOUNCE_S = 0.05  # a burst of highlight moves draws the visible tab once, when it rests
 
 
 class MainScreen(Screen):
@@ -26,6 +30,10 @@ class MainScreen(Screen):
         Binding(key, f"show_tab('{name}')", name.title(), show=False, id=f"tab-{name}")
         for key, name in TAB_KEYS
     ]
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self._stale: set[str] = set(TABS)  # tabs showing another form, or older facts, than they should
 
     def compose(self) -> ComposeResult:
         yield Static(id="header")
@@ -39,13 +47,14 @@ class MainScreen(Screen):
     def on_mount(self) -> None:
         forms_list = self.query_one("#forms", FormList)
         forms_list.border_title = "Forms"
+        forms_list.on_highlight = self._highlighted
         forms_list.compact = self.query_one(Footer).compact = self.app.size.width < WIDE_AT
         self.refresh_all()
         forms_list.focus()
 
     # ---- what the app calls -------------------------------------------------------------
     async def mount_rest(self) -> None:
-        """Mount the Run and Diff views once the app is on screen (keeps time-to-ready short)."""
+        """Mount the detail tabs once the app is on screen (keeps time-to-ready short)."""
         if self.query("#tabs"):
             return
         # imported here, not at start: these pull in TabbedContent, DataTable, Tree, ProgressBar (~30 ms)
@@ -72,32 +81,32 @@ class MainScreen(Screen):
 
     @property
     def current(self) -> str:
-        return self.query_one("#forms", FormList).highlighted_key or forms.FORMS[0].key
+        return self.query_one("#forms", FormList).highlighted_key or self.app.session.current
 
     def refresh_all(self) -> None:
-        app = self.app
+        s = self.app.session
         self._header()
         banner = self.query_one("#banner", Static)
-        if app.store.dropped:
-            banner.update(Text("⚠ results file damaged: " + "; ".join(app.store.dropped), style="bold"))
+        if s.store.dropped:
+            banner.update(Text("⚠ results file damaged: " + "; ".join(s.store.dropped), style="bold"))
             banner.display = True
         else:
             banner.display = False
-        running = app.live.form if app.live else ""
-        self.query_one("#forms", FormList).populate(app.status, app.store.forms, running)
+        running = s.live.form if s.live else ""
+        self.query_one("#forms", FormList).populate(s.status, s.store.forms, running)
         self.show_detail(self.current)
 
     def refresh_form(self, key: str) -> None:
-        app = self.app
+        s = self.app.session
         self.query_one("#forms", FormList).refresh_form(
-            key, app.status.get(key, ""), app.store.forms.get(key), bool(app.live and app.live.form == key)
+            key, s.status.get(key, ""), s.store.forms.get(key), bool(s.live and s.live.form == key)
         )
         if key == self.current:
             self.show_detail(key, inspect=False)
 
     def show_live(self, key: str) -> None:
         if key == self.current:
-            self._run_view(key)
+            self._changed(("run",))
 
     def show_tab(self, name: str) -> None:
         for tabs in self.query("#tabs"):
@@ -107,22 +116,54 @@ class MainScreen(Screen):
         self.show_tab(name)
 
     def _header(self) -> None:
-        app = self.app
-        tools = app.manifest.get("tools", {})
-        built = sum(1 for f in forms.FORMS if not app.status.get(f.key))
+        s = self.app.session
+        tools = s.manifest.get("tools", {})
         t = Text("deploytui", style="bold")
         t.append(" — A1 MLP 4→8→3")
         t.append(f" · torch {tools.get('torch', '?')}")
         if tools.get("burn"):
             t.append(f" · burn {tools['burn']}")
         self.query_one("#header", Static).update(t)
-        self.query_one("#forms", FormList).border_subtitle = f"{built}/{len(forms.FORMS)} built"
+        self.query_one("#forms", FormList).border_subtitle = f"{len(s.runnable())}/{len(forms.FORMS)} built"
 
-    def show_detail(self, key: str, inspect: bool = True) -> None:
-        app = self.app
+    def show_detail(self, key: str, inspect: bool = True, defer: bool = False) -> None:
+        """The detail pane for `key`: its title now, the visible tab now or (`defer`, a highlight
+        move) once the highlight rests DETAIL_DEBOUNCE_S, the hidden tabs when they are shown."""
+        self._title(key)
+        self._stale.update(TABS)
+        if defer:
+            self._fill_inspect = False  # that result was for the form highlighted before
+            if self._timer is not None:
+                self._timer.stop()
+            self._timer = self.set_timer(DETAIL_DEBOUNCE_S, self._rested)
+        if inspect:
+            self.app.load_sections(key)
+        if not defer:
+            self._draw_visible()
+
+    def show_waiting(self, key: str, text: str) -> None:
+        self._note = (key, text, False)
+        self._changed(INSPECT_NAMES)
+
+    def show_sections(self, key: str, sections: list, error: str = "") -> None:
+        """An inspection's result: drawn in every inspector tab at once (it comes once per form)."""
+        self._note = (key, error, True) if error else None
+        if key != self.current:
+            return
+        self._fill_inspect = True
+        self._changed(INSPECT_NAMES)
+
+    # ---- drawing ------------------------------------------------------------------------
+    _timer = None  # the debounce of highlight moves: the visible tab waits for it
+    _fill_inspect = False  # an inspection's result came: draw it in the hidden inspector tabs too
+    _note: tuple[str, str, bool] | None = None  # (form, message, is error) for the inspector tabs
+
+    def _title(self, key: str) -> None:
+        """What names the form: cheap, so it is drawn with the highlight move itself (in its
+        frame when the title keeps its number of lines, which 3 of 5 allowed lines make usual)."""
+        s = self.app.session
         form = forms.get(key)
-        why = app.status.get(key, "")
-        title = self.query_one("#detail-title", Static)
+        why = s.status.get(key, "")
         t = Text(f"{form.key}", style="bold")
         t.append(f" — {form.title}\n")
         ships = ", ".join(p.name for p in form.ship_paths()) or "(nothing)"
@@ -133,58 +174,89 @@ class MainScreen(Screen):
         if why:
             t.append("\n○ ", style="grey50")
             t.append(why, style="yellow")
-        rec = app.store.forms.get(key)
+        rec = s.store.forms.get(key)
         if rec and rec.error:
             t.append(f"\n{fmt.verdict_mark(rec)} last run: {rec.error}", style="red")
         if form.note:
             t.append(f"\n{form.note}", style="italic dim")
-        title.update(t)
-        self.query_one("#detail", Vertical).border_title = form.key
-        self._run_view(key)
-        self._diff_view(key)
-        if inspect:
-            app.load_sections(key)
+        title = self.query_one("#detail-title", Static)
+        height = title.size.height
+        title.update(t, layout=False)  # a layout pass would put the title a frame later
+        width = title.content_region.width
+        lines = title.get_content_height(title.size, self.size, width) if width else 0
+        if width and max(TITLE_MIN_LINES, min(lines, TITLE_MAX_LINES)) != height:
+            title.refresh(layout=True)  # it takes more or fewer lines than before
 
-    def show_waiting(self, key: str, text: str) -> None:
-        for view in self.query("SectionsView"):
-            view.show_message(text)
+    def _rested(self) -> None:
+        self._timer = None
+        self._draw_visible()
 
-    def show_sections(self, key: str, sections: list, error: str = "") -> None:
-        if key != self.current:
+    def _changed(self, tabs) -> None:
+        """`tabs` show older facts: the visible one is redrawn now, unless a highlight move is
+        about to redraw it anyway."""
+        self._stale.update(tabs)
+        if self._timer is None:
+            self._draw_visible()
+
+    def _active_tab(self) -> str | None:
+        for tabs in self.query("#tabs"):
+            return (tabs.active or "").removeprefix("tab-") or None
+        return None
+
+    def _draw_visible(self) -> None:
+        # the border too: setting it repaints the whole pane, so it waits for the tab's redraw
+        detail = self.query_one("#detail", Vertical)
+        if str(detail.border_title) != self.current:
+            detail.border_title = self.current
+        tab = self._active_tab()
+        if tab in self._stale:
+            self._draw(tab)
+        if self._fill_inspect:
+            self._fill_inspect = False
+            for name in INSPECT_NAMES:
+                if name in self._stale:
+                    self._draw(name)
+
+    def _draw(self, tab: str) -> None:
+        if not self.query("#tabs"):
             return
-        for view in self.query("SectionsView"):
-            if error:
-                view.show_message(error, error=True)
-            else:
-                view.show(key, sections)
-
-    def _run_view(self, key: str) -> None:
-        app = self.app
-        for view in self.query("#run-view"):
-            view.show(key, app.store.forms.get(key), app.live, app.status.get(key, ""))
-
-    def _diff_view(self, key: str) -> None:
-        app = self.app
-        for view in self.query("#diff-view"):
-            ref, err = app.reference()
-            view.show(
-                key,
-                app.store.forms.get(key),
-                ref,
-                err,
-                tolerance=forms.get(key).tolerance,
-                unavailable=app.status.get(key, ""),
+        self._stale.discard(tab)
+        s = self.app.session
+        key = self.current
+        rec = s.store.forms.get(key)
+        why = s.status.get(key, "")
+        if tab == "run":
+            self.query_one("#run-view").show(key, rec, s.live, why, s.settings)
+        elif tab == "diff":
+            ref, err = s.reference()
+            self.query_one("#diff-view").show(
+                key, rec, ref, err, tolerance=forms.get(key).tolerance, unavailable=why
             )
+        else:
+            view = self.query_one(f"#sections-{tab}")
+            if key in s.sections:
+                view.show(key, s.sections[key])
+            elif self._note and self._note[0] == key:
+                view.show_message(self._note[1], error=self._note[2])
+            else:
+                view.show_message(f"Looking inside {key}…")
 
     # ---- events -------------------------------------------------------------------------
     def on_resize(self, event: events.Resize) -> None:
         self.query_one("#forms", FormList).set_compact(event.size.width < WIDE_AT)
         self.query_one(Footer).compact = event.size.width < WIDE_AT
 
-    @on(OptionList.OptionHighlighted, "#forms")
-    def _highlighted(self, event: OptionList.OptionHighlighted) -> None:
-        if event.option_id and not event.option_id.startswith("family:"):
-            self.show_detail(event.option_id)
+    def on_tabbed_content_tab_activated(self, event) -> None:
+        """A tab comes into view: drawn now if it shows older facts (by name: TabbedContent is
+        imported after the first frame)."""
+        tab = (event.pane.id or "").removeprefix("tab-")
+        if tab in self._stale:
+            self._draw(tab)
+
+    def _highlighted(self, key: str) -> None:
+        """The form list's highlight moved onto `key` (called by the list itself, in that turn)."""
+        self.app.session.current = key
+        self.show_detail(key, defer=True)
 
     @on(OptionList.OptionSelected, "#forms")
     def _selected(self, event: OptionList.OptionSelected) -> None:

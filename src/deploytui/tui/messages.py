@@ -1,4 +1,8 @@
-"""Messages that thread workers post to the app (workers never touch widgets)."""
+"""Messages that thread workers post to the app (workers never touch widgets).
+
+Every one is a `JobMessage`: the app takes them all in one handler, which drops them once the
+app is quitting (its screens may be half torn down by then).
+"""
 
 from __future__ import annotations
 
@@ -10,14 +14,18 @@ if TYPE_CHECKING:
     from deploytui.record import RunRecord
 
 
-class RunStarted(Message):
+class JobMessage(Message):
+    """From a job's worker thread to the app."""
+
+
+class RunStarted(JobMessage):
     def __init__(self, form: str, total: int) -> None:
         super().__init__()
         self.form = form
         self.total = total  # warm-up + counted runs
 
 
-class RunProgress(Message):
+class RunProgress(JobMessage):
     def __init__(self, form: str, progress, done: int, walls: list[float]) -> None:
         super().__init__()
         self.form = form
@@ -26,7 +34,7 @@ class RunProgress(Message):
         self.walls = walls  # wall times of the counted runs that were ok so far
 
 
-class RunFinished(Message):
+class RunFinished(JobMessage):
     def __init__(self, form: str, record: RunRecord, cancelled: bool) -> None:
         super().__init__()
         self.form = form
@@ -34,31 +42,17 @@ class RunFinished(Message):
         self.cancelled = cancelled
 
 
-class RunAllDone(Message):
-    def __init__(self, done: int, total: int, cancelled: bool) -> None:
-        super().__init__()
-        self.done = done
-        self.total = total
-        self.cancelled = cancelled
-
-
-class BuildLine(Message):
+class BuildLine(JobMessage):
     def __init__(self, event) -> None:
         super().__init__()
-        self.event = event  # build.BuildEvent
+        self.event = event  # builder.BuildEvent
 
 
-class BuildDone(Message):
-    def __init__(self, manifest: dict, cancelled: bool, error: str = "") -> None:
+class JobEnded(JobMessage):
+    """The last message of every job: what its body returned, or the error it raised."""
+
+    def __init__(self, job, result=None, error: str = "") -> None:
         super().__init__()
-        self.manifest = manifest
-        self.cancelled = cancelled
-        self.error = error
-
-
-class SectionsReady(Message):
-    def __init__(self, form: str, sections: list, error: str = "") -> None:
-        super().__init__()
-        self.form = form
-        self.sections = sections
+        self.job = job  # session.Job
+        self.result = result
         self.error = error

@@ -7,7 +7,8 @@ its size limit (`limit(False, False)`), else it is capped at the real tty size.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections import OrderedDict
+from collections.abc import Callable, Hashable
 
 from rich.text import Text
 from textual.widgets import Static
@@ -87,13 +88,22 @@ class PlotextChart(Static):
 
     DEFAULT_CSS = "PlotextChart { height: 12; }"
 
+    CACHE = 32  # drawings kept, by (key, width, height): going back to a form costs no plotext
+
     def __init__(self, empty: str = "", *, id: str | None = None) -> None:
         super().__init__(empty, id=id, markup=False)
         self._draw: Callable[[int, int], str] | None = None
+        self._key: Hashable = None
         self._empty = empty
+        self._shown: tuple = ()
+        self._drawn: OrderedDict[tuple, Text] = OrderedDict()
 
-    def plot(self, draw: Callable[[int, int], str] | None, empty: str | None = None) -> None:
-        self._draw = draw
+    def plot(
+        self, draw: Callable[[int, int], str] | None, empty: str | None = None, key: Hashable = None
+    ) -> None:
+        """Show `draw`'s chart. `key` names what it draws (the same key, the same picture):
+        then the picture is drawn once per size, and not again while it is on show."""
+        self._draw, self._key = draw, key
         if empty is not None:
             self._empty = empty
         self._refresh_plot()
@@ -104,9 +114,23 @@ class PlotextChart(Static):
     def _refresh_plot(self) -> None:
         w, h = self.size.width, self.size.height
         if self._draw is None or w < 10 or h < 4:
+            self._shown = ()
             self.update(Text(self._empty if self._draw is None else ""))
             return
-        try:
-            self.update(_no_background(Text.from_ansi(self._draw(w, h))))
-        except Exception as e:  # a chart must never take the app down
-            self.update(Text(f"chart failed: {type(e).__name__}: {e}", style="red"))
+        cache_key = (self._key, w, h) if self._key is not None else None
+        if cache_key is not None and cache_key == self._shown:
+            return
+        text = self._drawn.get(cache_key) if cache_key is not None else None
+        if text is None:
+            try:
+                text = _no_background(Text.from_ansi(self._draw(w, h)))
+            except Exception as e:  # a chart must never take the app down
+                text, cache_key = Text(f"chart failed: {type(e).__name__}: {e}", style="red"), None
+            if cache_key is not None:
+                self._drawn[cache_key] = text
+                while len(self._drawn) > self.CACHE:
+                    self._drawn.popitem(last=False)
+        else:
+            self._drawn.move_to_end(cache_key)
+        self._shown = cache_key or ()
+        self.update(text)

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from rich.text import Text
 from textual.binding import Binding
+from textual.geometry import Region
+from textual.reactive import reactive
 from textual.widgets import OptionList
 from textual.widgets.option_list import Option
 
@@ -53,6 +57,7 @@ class FormList(OptionList):
     ]
 
     compact = False  # key and verdict only: set by the screen below WIDE_AT columns
+    on_highlight: Callable[[str], None] | None = None  # called as the highlight moves onto a form
     _shown: tuple = ({}, {}, "")  # what populate() last drew: status, results, running
 
     def populate(self, status: dict[str, str], results: dict[str, RunRecord], running: str = "") -> None:
@@ -76,6 +81,28 @@ class FormList(OptionList):
                     )
         self.add_options(options)
         self.select_key(current or forms.FORMS[0].key)
+
+    # a move repaints the two options it concerns, not the whole list (see watch_highlighted)
+    highlighted: reactive[int | None] = reactive(None, repaint=False)
+
+    def watch_highlighted(self, old: int | None, highlighted: int | None) -> None:
+        """Repaint the options the highlight left and reached, and tell `on_highlight` at once, in
+        the same turn: what it draws comes in the same frame as the highlight (OptionHighlighted,
+        a message, would come a frame later)."""
+        super().watch_highlighted(highlighted)
+        for index in {old, highlighted} - {None}:
+            self._repaint_option(index)
+        key = self.highlighted_key
+        if key is not None and self.on_highlight is not None:
+            self.on_highlight(key)
+
+    def _repaint_option(self, index: int) -> None:
+        try:
+            line, height = self._index_to_line[index], self._heights[index]
+        except (KeyError, IndexError):
+            self.refresh()
+            return
+        self.refresh(Region(0, line - self.scroll_offset.y, self.scrollable_content_region.width, height))
 
     def set_compact(self, compact: bool) -> None:
         if compact != self.compact:

@@ -7,9 +7,10 @@ Sections come from `deploytui.inspectors.form_view.sections(form, manifest)`. A 
 from __future__ import annotations
 
 import functools
+from collections import OrderedDict
 
 from rich.text import Text
-from textual.containers import VerticalScroll
+from textual.containers import Vertical, VerticalScroll
 from textual.widgets import DataTable, Label, Static, Tree
 
 WHY_EMPTY = {
@@ -23,55 +24,82 @@ WHY_EMPTY = {
 
 
 class SectionsView(VerticalScroll):
-    """Holds the widgets of one tab's sections; `show` replaces them."""
+    """One tab's sections of a form, or a message. The widgets of the last KEEP forms stay
+    mounted, hidden: going back to a form shows them again instead of building them anew."""
 
     DEFAULT_CSS = """
     SectionsView { height: 1fr; }
+    SectionsView > .page { height: auto; }
     .section-title { margin-top: 1; color: $accent; }
     TextArea.code { height: 24; }
     DataTable.section-table { height: auto; max-height: 30; }
     """
+    KEEP = 8
 
     def __init__(self, tab: str, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self.tab = tab
         self.shown_for: str | None = None
-        self._latest: list = []
+        self._pages: OrderedDict[str, tuple[list, Vertical]] = OrderedDict()  # form → (sections, page)
+        self._note: Static | None = None
+        self._latest: object = None  # the page to show (or a message): the last asked for wins
 
     def show_message(self, text: str, *, error: bool = False) -> None:
-        self._replace([Static(Text(text), classes="error" if error else "note")])
         self.shown_for = None
+        self._show(("message", text, error))
 
     def show(self, form_key: str, sections: list) -> None:
-        mine = [s for s in sections if getattr(s, "tab", None) == self.tab]
         self.shown_for = form_key
+        have = self._pages.get(form_key)
+        if have is None or have[0] is not sections:
+            if have is not None:
+                _drop(have[1])
+            self._pages[form_key] = (sections, Vertical(*self._widgets(form_key, sections), classes="page"))
+        self._pages.move_to_end(form_key)
+        while len(self._pages) > self.KEEP:
+            _drop(self._pages.popitem(last=False)[1][1])
+        self._show(self._pages[form_key][1])
+
+    def _widgets(self, form_key: str, sections: list) -> list:
+        mine = [s for s in sections if getattr(s, "tab", None) == self.tab]
         if not mine:
-            self._replace(
-                [
-                    Static(
-                        Text(f"{self.tab} does not apply to {form_key}: {WHY_EMPTY[self.tab]}."),
-                        classes="note",
-                    )
-                ]
-            )
-            return
+            why = Text(f"{self.tab} does not apply to {form_key}: {WHY_EMPTY[self.tab]}.")
+            return [Static(why, classes="note")]
         widgets = []
         for s in mine:
             widgets.append(Label(Text(s.title, style="bold"), classes="section-title"))
             widgets.append(_section_widget(s))
-        self._replace(widgets)
+        return widgets
 
-    def _replace(self, widgets: list) -> None:
-        """Swap the content in this widget's own queue, so swaps never overlap."""
-        self._latest = widgets
-        self.call_later(self._swap, widgets)
+    def _show(self, what) -> None:
+        """Show a page or a message, in this widget's own queue, so swaps never overlap."""
+        self._latest = what
+        self.call_later(self._swap, what)
 
-    async def _swap(self, widgets: list) -> None:
-        if widgets is not self._latest:  # a newer swap is queued behind this one
+    async def _swap(self, what) -> None:
+        if what is not self._latest:  # a newer swap is queued behind this one
             return
-        await self.remove_children()
-        await self.mount_all(widgets)
+        if isinstance(what, tuple):  # a message: one Static, reused
+            _, text, error = what
+            if self._note is None:
+                self._note = Static()
+                await self.mount(self._note)
+            self._note.update(Text(text))
+            self._note.set_class(error, "error")
+            self._note.set_class(not error, "note")
+            page = self._note
+        else:
+            page = what
+            if page.parent is None:
+                await self.mount(page)
+        for child in self.children:
+            child.display = child is page
         self.scroll_home(animate=False)
+
+
+def _drop(page) -> None:
+    if page.parent is not None:
+        page.remove()
 
 
 def _section_widget(s):

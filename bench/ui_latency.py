@@ -1,0 +1,217 @@
+"""Keypress-to-repaint latency of the app, from the user's side, against tmux's own in the same run.
+
+The real app (`.venv/bin/deploytui`, on a private copy of the artifacts folder whose entries
+are symlinks, so a run-all here never touches your stored results) runs in a tmux server of its
+own at a fixed size. A sample: read which form the detail pane names, take the time, send one
+down (or up) key with `tmux send-keys`, poll `tmux capture-pane` until the detail pane names the
+newly highlighted form. The reference is the same path through tmux without the app: a key sent
+to a `cat` in a second window, polled until the terminal's echo shows it. App and reference
+samples take turns, so a busy shared machine weighs on both alike.
+
+Two phases: idle, and while a run-all (`a`) is going (cancelled afterwards). Between samples the
+bench waits `--gap` seconds, a brisk user's pace. Prints JSON: median and p95 of each phase, of
+the reference measured beside it, their ratios, and whether the goals hold (p95 < 50 ms idle,
+< 100 ms during a run).
+
+    .venv/bin/python bench/ui_latency.py [-n 40] [--gap 0.25]
+
+Needs tmux (Debian/Ubuntu: apt-get install tmux) and a built project (make build).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+COLS, ROWS = 150, 45
+FORMS_W = 46  # the form list's width at this size (app.tcss #forms)
+GOAL_P95_MS = {"idle": 50.0, "run_all": 100.0}
+POLL_S = 0.001  # between two capture-pane calls
+TIMEOUT_S = 3.0  # a sample that never shows is counted as lost
+TITLE = re.compile(r"│ ?([a-z][a-z0-9-]+) — ")  # first line of the detail pane: "key — title"
+
+
+class Tmux:
+    def __init__(self, sock: str) -> None:
+        self.base = ["tmux", "-L", sock, "-f", "/dev/null"]
+
+    def __call__(self, *args: str, check: bool = True) -> str:
+        out = subprocess.run([*self.base, *args], capture_output=True, text=True, check=False)
+        if check and out.returncode != 0:
+            raise RuntimeError(f"tmux {' '.join(args)}: {out.stderr.strip()}")
+        return out.stdout
+
+    def screen(self, target: str) -> list[str]:
+        return self("capture-pane", "-p", "-t", target, check=False).splitlines()
+
+
+def detail_key(lines: list[str]) -> str | None:
+    """The form the detail pane names (its first title line), or None."""
+    for line in lines[1:6]:
+        m = TITLE.search(line[FORMS_W - 1 :])
+        if m:
+            return m.group(1)
+    return None
+
+
+def list_order() -> list[str]:
+    """Form keys in the order the list shows them (grouped by family)."""
+    sys.path.insert(0, str(ROOT / "src"))
+    from deploytui import forms
+
+    return [f.key for fam in forms.FAMILIES for f in forms.FORMS if f.family == fam]
+
+
+def wait_for(pred, timeout: float, what: str) -> None:
+    deadline = time.monotonic() + timeout
+    while not pred():
+        if time.monotonic() > deadline:
+            raise SystemExit(f"timed out waiting for {what}")
+        time.sleep(0.05)
+
+
+def mirror_artifacts(src: Path, dest: Path) -> Path:
+    """A folder of symlinks to `src`'s entries, with a real copy of results.json (if any)."""
+    dest.mkdir()
+    for entry in src.iterdir():
+        if entry.name.startswith("results.json"):
+            continue
+        (dest / entry.name).symlink_to(entry)
+    if (src / "results.json").exists():
+        shutil.copy2(src / "results.json", dest / "results.json")
+    return dest
+
+
+def app_sample(tmux: Tmux, order: list[str], n_moved: int) -> float | None:
+    """One highlight move in the app: seconds from send-keys until the detail pane names the
+    form now highlighted, or None when it never did within TIMEOUT_S."""
+    current = detail_key(tmux.screen("bench:app"))
+    if current not in order:
+        return None
+    i = order.index(current)
+    down = (n_moved % 2 == 0 and i + 1 < len(order)) or i == 0
+    want = order[i + 1] if down else order[i - 1]
+    t0 = time.perf_counter()
+    tmux("send-keys", "-t", "bench:app", "Down" if down else "Up")
+    while time.perf_counter() - t0 < TIMEOUT_S:
+        if detail_key(tmux.screen("bench:app")) == want:
+            return time.perf_counter() - t0
+        time.sleep(POLL_S)
+    return None
+
+
+def ref_sample(tmux: Tmux, i: int) -> float | None:
+    """The same path without the app: a token sent to `cat`, until the tty's echo shows it."""
+    token = f"ref{i}x"
+    t0 = time.perf_counter()
+    tmux("send-keys", "-t", "bench:ref", token, "Enter")
+    while time.perf_counter() - t0 < TIMEOUT_S:
+        if any(token in line for line in tmux.screen("bench:ref")):
+            return time.perf_counter() - t0
+        time.sleep(POLL_S)
+    return None
+
+
+def stats(samples: list[float | None]) -> dict:
+    ok = sorted(s * 1e3 for s in samples if s is not None)
+    if not ok:
+        return {"n": 0, "lost": len(samples)}
+    p95 = statistics.quantiles(ok, n=20, method="inclusive")[18] if len(ok) > 1 else ok[0]
+    return {
+        "n": len(ok),
+        "lost": len(samples) - len(ok),
+        "median_ms": round(statistics.median(ok), 1),
+        "p95_ms": round(p95, 1),
+        "max_ms": round(ok[-1], 1),
+    }
+
+
+def phase(tmux: Tmux, order: list[str], n: int, gap: float) -> dict:
+    app, ref = [], []
+    for i in range(n):
+        ref.append(ref_sample(tmux, i))
+        time.sleep(gap / 2)
+        app.append(app_sample(tmux, order, i))
+        time.sleep(gap)
+    a, r = stats(app), stats(ref)
+    out = {"app": a, "reference": r}
+    if a.get("n") and r.get("n"):
+        out["ratio_median"] = round(a["median_ms"] / r["median_ms"], 2)
+        out["ratio_p95"] = round(a["p95_ms"] / r["p95_ms"], 2)
+    return out
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("-n", type=int, default=40, help="samples per phase (each app sample beside a reference)")
+    ap.add_argument("--gap", type=float, default=0.25, help="seconds between two key presses")
+    ap.add_argument("--skip-run", action="store_true", help="the idle phase only")
+    args = ap.parse_args()
+    if not shutil.which("tmux"):
+        raise SystemExit("tmux not found: install it (Debian/Ubuntu: apt-get install tmux)")
+    exe = ROOT / ".venv" / "bin" / "deploytui"
+    art = Path(os.environ.get("DEPLOYTUI_ARTIFACTS", ROOT / "artifacts")).resolve()
+    if not exe.exists() or not (art / "manifest.json").exists():
+        raise SystemExit("build the project first: make build")
+    order = list_order()
+    sock = f"deploytui-latency-{os.getpid()}"
+    tmux = Tmux(sock)
+    with tempfile.TemporaryDirectory(prefix="deploytui-latency-") as tmp:
+        mirror = mirror_artifacts(art, Path(tmp) / "artifacts")
+        env = f"DEPLOYTUI_ARTIFACTS={mirror}"
+        try:
+            tmux(
+                *("start-server", ";", "set-option", "-g", "status", "off", ";"),
+                *("new-session", "-d", "-s", "bench", "-n", "app", "-x", str(COLS), "-y", str(ROWS)),
+                f"env {env} {exe}",
+            )
+            tmux("new-window", "-d", "-t", "bench", "-n", "ref", "cat")
+            wait_for(
+                lambda: (
+                    detail_key(tmux.screen("bench:app")) == order[0]
+                    and any("Artifact" in ln for ln in tmux.screen("bench:app"))
+                ),
+                60,
+                "the app to show its tabs",
+            )
+            time.sleep(1.0)
+            for i in range(6):  # warm-up: the first visit of each form inspects it
+                app_sample(tmux, order, i)
+                time.sleep(0.5)
+            result: dict = {"size": f"{COLS}x{ROWS}", "gap_s": args.gap}
+            result["idle"] = phase(tmux, order, args.n, args.gap)
+            if not args.skip_run:
+                tmux("send-keys", "-t", "bench:app", "a")
+                wait_for(
+                    lambda: any("running" in ln for ln in tmux.screen("bench:app")),
+                    30,
+                    "the run-all to start",
+                )
+                time.sleep(0.5)
+                result["run_all"] = phase(tmux, order, args.n, args.gap)
+                tmux("send-keys", "-t", "bench:app", "Escape")
+                time.sleep(1.0)
+            tmux("send-keys", "-t", "bench:app", "q")
+            time.sleep(1.0)
+        finally:
+            tmux("kill-server", check=False)
+    for name, goal in GOAL_P95_MS.items():
+        if name in result and "p95_ms" in result[name]["app"]:
+            result[name]["goal_p95_ms"] = goal
+            result[name]["within_goal"] = result[name]["app"]["p95_ms"] < goal
+    print(json.dumps(result, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,95 @@
+"""The app's state without Textual: the job lane, the progress gate, the settings."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+from deploytui.measure import Progress, Sample
+from deploytui.session import BUILD, EXPORT, INSPECT, RUN, Job, JobLane, LiveRun, ProgressGate, Settings
+
+
+def test_lane_runs_one_job_at_a_time_in_order():
+    lane = JobLane()
+    run, export, build = Job(RUN, ("a",)), Job(EXPORT), Job(BUILD)
+    assert lane.submit(run) is run  # free: starts now
+    assert lane.submit(export) is None and lane.submit(build) is None  # wait, in order
+    assert lane.find(EXPORT) is export and lane.find(RUN, BUILD) is run
+    assert lane.finish(run) is export
+    assert lane.finish(export) is build
+    assert lane.finish(build) is None and lane.running is None
+
+
+def test_lane_keeps_one_waiting_inspection():
+    lane = JobLane()
+    run = Job(RUN, ("a",))
+    lane.submit(run)
+    first = Job(INSPECT)
+    assert lane.submit(first) is None
+    assert lane.submit(Job(INSPECT)) is None and lane.submit(Job(INSPECT)) is None
+    assert list(lane.waiting) == [first]  # it looks at what is highlighted when it starts
+    assert lane.finish(run) is first
+
+
+def test_lane_cancel_and_close():
+    lane = JobLane()
+    running, waiting = Job(INSPECT), Job(RUN, ("a",))
+    lane.submit(running)
+    lane.submit(waiting)
+    assert lane.cancel(waiting) is True and not lane.waiting  # dropped before it started
+    lane.submit(Job(EXPORT))
+    lane.close()
+    assert running.cancel.is_set() and not lane.waiting
+    assert lane.submit(Job(RUN, ("b",))) is None  # closed: nothing starts any more
+    assert lane.finish(running) is None
+
+
+def test_progress_gate_throttles_but_keeps_the_last_run():
+    now = [0.0]
+    gate = ProgressGate(total=4, clock=lambda: now[0])
+
+    def run(i, ok=True):
+        s = Sample(wall_s=0.002 * i, peak_rss_bytes=1000, exit_code=0 if ok else 1, error="" if ok else "x")
+        return Progress("run", i, 4, sample=s)
+
+    live = Progress("run", 1, 4, rss_bytes=5)
+    assert gate.admit(live) is True
+    assert gate.admit(live) is False  # within LIVE_EVERY_S
+    now[0] = 1.0
+    assert gate.admit(live) is True
+    assert gate.admit(run(1)) is True
+    assert gate.admit(run(2, ok=False)) is False and gate.admit(run(3)) is False
+    assert gate.admit(run(4)) is True  # the last is always posted
+    assert gate.finished == 4 and gate.walls == [0.002, 0.006, 0.008]
+
+
+def test_live_run_folds_progress():
+    live = LiveRun("f", total=3, warmup=1)
+    live.update(Progress("run", 1, 2, rss_bytes=7, elapsed_s=0.5), 0, [])
+    assert (live.rss, live.peak_rss, live.max_elapsed) == (7, 7, 0.5)
+    bad = Sample(wall_s=0.1, peak_rss_bytes=9, exit_code=1, error="exit 1")
+    live.update(Progress("run", 1, 2, sample=bad), 1, [])
+    assert (live.done, live.rss, live.peak_rss, live.failed) == (1, 9, 9, "⚠ exit 1")
+
+
+def test_settings_words():
+    assert Settings().describe() == "20 runs after 1 warm-up"
+    assert Settings(runs=1, warmup=0).describe() == "1 run after 0 warm-up"
+    assert Settings(runs=7, warmup=2).total == 9
+
+
+def test_session_module_imports_no_textual():
+    code = (
+        "import sys, deploytui.session\n"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in ('textual', 'rich', 'plotext', 'torch')))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+        env=os.environ.copy(),
+    )
+    assert out.stdout.strip() == "[]", out.stdout
