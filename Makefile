@@ -37,6 +37,7 @@ lint-python: setup
 	$(VENV)/bin/ruff check src tests bench
 	$(VENV)/bin/ruff format --check src tests bench
 	$(VENV)/bin/lint-imports
+	$(VENV)/bin/mypy
 
 test-python: build
 	$(VENV)/bin/pytest

@@ -17,8 +17,12 @@ import time
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 from deploytui import forms, manifest, results
+
+if TYPE_CHECKING:
+    from deploytui.measure import Progress
 
 RUNS = 20
 WARMUP = 1
@@ -57,7 +61,7 @@ class LiveRun:
     max_elapsed: float = 0.0
     failed: str = ""
 
-    def update(self, progress, done: int, walls: list[float]) -> None:
+    def update(self, progress: Progress, done: int, walls: list[float]) -> None:
         """Fold in one `measure.Progress`: a live reading (no sample) or a finished run."""
         if progress.sample is None:
             self.rss, self.elapsed = progress.rss_bytes, progress.elapsed_s
@@ -85,7 +89,7 @@ class ProgressGate:
         self._clock = clock
         self._last = {"live": float("-inf"), "sample": float("-inf")}
 
-    def admit(self, progress) -> bool:
+    def admit(self, progress: Progress) -> bool:
         if progress.sample is None:
             kind, every = "live", LIVE_EVERY_S
         else:
@@ -166,15 +170,15 @@ class Session:
     def __init__(self, settings: Settings | None = None) -> None:
         self.settings = settings or Settings()
         self.store = results.load()
-        self.manifest: dict = {}
+        self.manifest: dict[str, Any] = {}
         self.status: dict[str, str] = {}  # form key → why it cannot run ("" = it can)
         self.current: str = forms.FORMS[0].key  # the highlighted form
         self.live: LiveRun | None = None
         self.lane = JobLane()
-        self.sections: dict[str, list] = {}  # inspector sections, per form
+        self.sections: dict[str, list[Any]] = {}  # inspector sections, per form
         self.ready = False  # the first frame is up: inspection may start
         self.quitting = False
-        self._reference: tuple[list | None, str] | None = None
+        self._reference: tuple[list[Any] | None, str] | None = None
         self.load_state()
 
     def load_state(self) -> None:
@@ -195,7 +199,7 @@ class Session:
     def runnable(self) -> list[str]:
         return [f.key for f in forms.FORMS if not self.status.get(f.key)]
 
-    def reference(self) -> tuple[list | None, str]:
+    def reference(self) -> tuple[list[Any] | None, str]:
         """Eager's logits (or why there are none), read once."""
         if self._reference is None:
             from deploytui import bench

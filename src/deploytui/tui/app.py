@@ -14,7 +14,9 @@ import asyncio
 import os
 import signal
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from textual import on
 from textual.app import App, SystemCommand
@@ -283,9 +285,12 @@ class DeployApp(App):
         return done, len(job.keys)
 
     def _build(self, job: Job) -> dict:
-        from deploytui.builder import run_build
+        from deploytui.builder import BuildEvent, run_build
 
-        return run_build(on_event=lambda e: self.post_message(msg.BuildLine(e)), cancel=job.cancel)
+        def on_event(e: BuildEvent) -> None:
+            self.post_message(msg.BuildLine(e))
+
+        return run_build(on_event=on_event, cancel=job.cancel)
 
     def _export(self, job: Job) -> Path:
         from deploytui import report
@@ -320,7 +325,7 @@ class DeployApp(App):
     def _from_worker(self, m: msg.JobMessage) -> None:
         if self.session.quitting:  # the screens may be half torn down
             return
-        handle = {
+        handle: Callable[[Any], None] = {  # type: ignore[assignment]
             msg.RunStarted: self._run_started,
             msg.RunProgress: self._run_progress,
             msg.RunFinished: self._run_finished,
@@ -332,7 +337,9 @@ class DeployApp(App):
     def _run_started(self, m: msg.RunStarted) -> None:
         self.session.live = self.session.live_run(m.form, m.total)
         self.main.refresh_form(m.form)
-        self.main.query_one("#forms").select_key(m.form)
+        from deploytui.tui.widgets.form_list import FormList
+
+        self.main.query_one("#forms", FormList).select_key(m.form)
 
     def _run_progress(self, m: msg.RunProgress) -> None:
         live = self.session.live

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import textwrap
+from typing import TYPE_CHECKING
 
 from rich.text import Text
 from textual.app import ComposeResult
@@ -10,6 +11,9 @@ from textual.binding import Binding
 from textual.containers import Vertical
 from textual.screen import Screen
 from textual.widgets import Footer, ProgressBar, RichLog, Static
+
+if TYPE_CHECKING:
+    from deploytui.tui.app import DeployApp
 
 STATUS_STYLE = {
     "ok": "green",
@@ -21,6 +25,9 @@ STATUS_STYLE = {
 
 
 class BuildScreen(Screen):
+    if TYPE_CHECKING:
+        app: DeployApp  # this project's app (Textual types it as App[Any])
+
     DEFAULT_CSS = """
     #build-box { padding: 0 1; }
     #build-status { height: auto; }

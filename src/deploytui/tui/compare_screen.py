@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 from rich.text import Text
 from textual import on
@@ -16,6 +17,9 @@ from deploytui import forms
 from deploytui.record import RunRecord
 from deploytui.tui import fmt
 from deploytui.tui.widgets.chart import PlotextChart, bars
+
+if TYPE_CHECKING:
+    from deploytui.tui.app import DeployApp
 
 COLUMNS = [
     ("form", "Form"),
@@ -97,6 +101,9 @@ def row_cells(form: forms.Form, why: str, rec: RunRecord | None, manifest: dict)
 
 
 class CompareScreen(Screen):
+    if TYPE_CHECKING:
+        app: DeployApp  # this project's app (Textual types it as App[Any])
+
     DEFAULT_CSS = """
     #compare-box { height: 1fr; }
     #compare-hint { height: 1; padding: 0 1; }
@@ -151,8 +158,8 @@ class CompareScreen(Screen):
         ]
         if measured:
             labels = [k for k, _ in measured]
-            starts = [fmt.median(r.wall_s) * 1e3 for _, r in measured]
-            rss = [fmt.median(r.peak_rss_bytes) / (1 << 20) for _, r in measured]
+            starts = [(fmt.median(r.wall_s) or 0.0) * 1e3 for _, r in measured]
+            rss = [(fmt.median(r.peak_rss_bytes) or 0.0) / (1 << 20) for _, r in measured]
             self.query_one("#chart-start", PlotextChart).plot(
                 bars(
                     labels,
@@ -176,11 +183,11 @@ class CompareScreen(Screen):
     def action_sort(self) -> None:
         table = self.query_one("#compare-table", DataTable)
         col = table.ordered_columns[table.cursor_column].key.value
-        self.sort_by(col)
+        self.sort_by(str(col))
 
     @on(DataTable.HeaderSelected, "#compare-table")
     def _header(self, event: DataTable.HeaderSelected) -> None:
-        self.sort_by(event.column_key.value)
+        self.sort_by(str(event.column_key.value))
 
     def action_close(self) -> None:
         self.dismiss()

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import statistics
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeGuard
 
 if TYPE_CHECKING:
     from deploytui.record import RunRecord
@@ -42,7 +42,7 @@ def minimum(values: list | None) -> float | None:
     return min(vals) if vals else None
 
 
-def ok_runs(rec: RunRecord | None) -> bool:
+def ok_runs(rec: RunRecord | None) -> TypeGuard[RunRecord]:
     return rec is not None and rec.status == "ok" and bool(rec.wall_s)
 
 

@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from rich.table import Table
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Static
+
+if TYPE_CHECKING:
+    from deploytui.tui.app import DeployApp
 
 EXTRA = [
     ("↑ ↓  j k", "move through the forms"),
@@ -19,6 +24,9 @@ EXTRA = [
 
 
 class HelpScreen(ModalScreen):
+    if TYPE_CHECKING:
+        app: DeployApp  # this project's app (Textual types it as App[Any])
+
     DEFAULT_CSS = """
     HelpScreen { align: center middle; }
     #help-box { width: 64; height: auto; border: thick $primary; background: $surface; padding: 1 2; }

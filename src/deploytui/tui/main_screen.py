@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from rich.text import Text
 from textual import events, on
 from textual.app import ComposeResult
@@ -14,6 +16,11 @@ from deploytui import forms
 from deploytui.tui import fmt
 from deploytui.tui.widgets.form_list import WIDE_AT, FormList
 
+if TYPE_CHECKING:
+    from textual.timer import Timer
+
+    from deploytui.tui.app import DeployApp
+
 INSPECT_TABS = ("Artifact", "Code", "Graph", "Symbols")
 
 
@@ -25,6 +32,9 @@ DETAIL_DEBOUNCE_S = 0.05  # a burst of highlight moves draws the visible tab onc
 
 
 class MainScreen(Screen):
+    if TYPE_CHECKING:
+        app: DeployApp  # this project's app (Textual types it as App[Any])
+
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (WIDE_AT, "-wide")]
     BINDINGS = [
         Binding(key, f"show_tab('{name}')", name.title(), show=False, id=f"tab-{name}")
@@ -109,7 +119,9 @@ class MainScreen(Screen):
             self._changed(("run",))
 
     def show_tab(self, name: str) -> None:
-        for tabs in self.query("#tabs"):
+        from textual.widgets import TabbedContent  # mounted after the first frame (start-up)
+
+        for tabs in self.query("#tabs").results(TabbedContent):
             tabs.active = f"tab-{name}"
 
     def action_show_tab(self, name: str) -> None:
@@ -154,7 +166,7 @@ class MainScreen(Screen):
         self._changed(INSPECT_NAMES)
 
     # ---- drawing ------------------------------------------------------------------------
-    _timer = None  # the debounce of highlight moves: the visible tab waits for it
+    _timer: Timer | None = None  # the debounce of highlight moves: the visible tab waits for it
     _fill_inspect = False  # an inspection's result came: draw it in the hidden inspector tabs too
     _note: tuple[str, str, bool] | None = None  # (form, message, is error) for the inspector tabs
 
@@ -199,7 +211,9 @@ class MainScreen(Screen):
             self._draw_visible()
 
     def _active_tab(self) -> str | None:
-        for tabs in self.query("#tabs"):
+        from textual.widgets import TabbedContent
+
+        for tabs in self.query("#tabs").results(TabbedContent):
             return (tabs.active or "").removeprefix("tab-") or None
         return None
 
@@ -226,14 +240,20 @@ class MainScreen(Screen):
         rec = s.store.forms.get(key)
         why = s.status.get(key, "")
         if tab == "run":
-            self.query_one("#run-view").show(key, rec, s.live, why, s.settings)
+            from deploytui.tui.widgets.run_view import RunView
+
+            self.query_one("#run-view", RunView).show(key, rec, s.live, why, s.settings)
         elif tab == "diff":
             ref, err = s.reference()
-            self.query_one("#diff-view").show(
+            from deploytui.tui.widgets.diff_view import DiffView
+
+            self.query_one("#diff-view", DiffView).show(
                 key, rec, ref, err, tolerance=forms.get(key).tolerance, unavailable=why
             )
         else:
-            view = self.query_one(f"#sections-{tab}")
+            from deploytui.tui.widgets.sections_view import SectionsView
+
+            view = self.query_one(f"#sections-{tab}", SectionsView)
             if key in s.sections:
                 view.show(key, s.sections[key])
             elif self._note and self._note[0] == key:

@@ -130,7 +130,7 @@ class PlotextChart(Static):
                 self._drawn[cache_key] = text
                 while len(self._drawn) > self.CACHE:
                     self._drawn.popitem(last=False)
-        else:
+        elif cache_key is not None:
             self._drawn.move_to_end(cache_key)
         self._shown = cache_key or ()
         self.update(text)

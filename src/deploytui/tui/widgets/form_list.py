@@ -85,12 +85,12 @@ class FormList(OptionList):
     # a move repaints the two options it concerns, not the whole list (see watch_highlighted)
     highlighted: reactive[int | None] = reactive(None, repaint=False)
 
-    def watch_highlighted(self, old: int | None, highlighted: int | None) -> None:
+    def watch_highlighted(self, old: int | None, highlighted: int | None) -> None:  # type: ignore[override]
         """Repaint the options the highlight left and reached, and tell `on_highlight` at once, in
         the same turn: what it draws comes in the same frame as the highlight (OptionHighlighted,
         a message, would come a frame later)."""
         super().watch_highlighted(highlighted)
-        for index in {old, highlighted} - {None}:
+        for index in {i for i in (old, highlighted) if i is not None}:
             self._repaint_option(index)
         key = self.highlighted_key
         if key is not None and self.on_highlight is not None:

@@ -106,8 +106,8 @@ class RunView(VerticalScroll):
             walls = rec.wall_s or []
             status.update(
                 Text(
-                    f"last run {rec.get('measured_at', '?')}: {state}, "
-                    f"{len(walls)} runs after {rec.get('warmup', 0)} warm-up — "
+                    f"last run {rec.measured_at or '?'}: {state}, "
+                    f"{len(walls)} runs after {rec.warmup} warm-up — "
                     f"start-up min {fmt.seconds(fmt.minimum(walls))} median {fmt.seconds(prev_wall)}, "
                     f"peak RSS median {fmt.size(prev_rss)}"
                 )

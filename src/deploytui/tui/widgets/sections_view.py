@@ -11,6 +11,7 @@ from collections import OrderedDict
 
 from rich.text import Text
 from textual.containers import Vertical, VerticalScroll
+from textual.widget import Widget
 from textual.widgets import DataTable, Label, Static, Tree
 
 WHY_EMPTY = {
@@ -87,8 +88,9 @@ class SectionsView(VerticalScroll):
             self._note.update(Text(text))
             self._note.set_class(error, "error")
             self._note.set_class(not error, "note")
-            page = self._note
+            page: Widget = self._note
         else:
+            assert isinstance(what, Widget)
             page = what
             if page.parent is None:
                 await self.mount(page)
@@ -110,7 +112,7 @@ def _section_widget(s):
         if kind == "code":
             return _code_area(s.text or "", s.language)
         if kind == "table":
-            table = DataTable(show_cursor=False, zebra_stripes=True, classes="section-table")
+            table: DataTable[str] = DataTable(show_cursor=False, zebra_stripes=True, classes="section-table")
             table.add_columns(*[str(c) for c in s.columns])
             for r in s.rows:
                 table.add_row(*[str(c) for c in r])
