@@ -7,19 +7,14 @@ with the same formula (element k = 0.1*k - 0.5, computed in f64, stored as f32).
 
 from __future__ import annotations
 
-import struct
 from typing import Any
+
+from deploytui.units import f32
 
 D_IN, D_HIDDEN, D_OUT = 4, 8, 3
 BATCH = 4
 INPUT_SHAPE = (BATCH, D_IN)
 OUTPUT_SHAPE = (BATCH, D_OUT)
-
-
-def f32(x: float) -> float:
-    """Round a Python float (f64) to the nearest f32, returned as a Python float."""
-    value: float = struct.unpack("<f", struct.pack("<f", x))[0]
-    return value
 
 
 def input_values() -> list[list[float]]:

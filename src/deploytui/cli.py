@@ -44,13 +44,9 @@ def _is_progress(line: str) -> bool:
     return s.startswith(("stale:", "Compiling", "Finished", "warning:", "error", "[torch.onnx]", "Building"))
 
 
-def _fmt_ms(v: float) -> str:
-    return f"{v * 1000:9.1f} ms" if v >= 0.01 else f"{v * 1000:9.2f} ms"
-
-
 def _table_line(rec: RunRecord, label: str | None = None) -> str:
     """One record as `bench` and `measure` print it; `label` in place of the form key."""
-    from deploytui.units import human
+    from deploytui.units import human, ms
 
     name = label if label is not None else rec.form
     wall, rss = rec.wall_s, rec.peak_rss_bytes
@@ -60,8 +56,8 @@ def _table_line(rec: RunRecord, label: str | None = None) -> str:
     med = ws[len(ws) // 2] if len(ws) % 2 else (ws[len(ws) // 2 - 1] + ws[len(ws) // 2]) / 2
     rs = sorted(rss)
     line = (
-        f"{name:<20} n={len(wall):<3} min={_fmt_ms(ws[0])} median={_fmt_ms(med)} "
-        f"max={_fmt_ms(ws[-1])}  rss={human(rs[len(rs) // 2]):>10}"
+        f"{name:<20} n={len(wall):<3} min={ms(ws[0], 9)} median={ms(med, 9)} "
+        f"max={ms(ws[-1], 9)}  rss={human(rs[len(rs) // 2]):>10}"
     )
     if rec.max_abs_diff is not None:
         line += f"  max|diff|={rec.max_abs_diff:.3g} {'OK' if rec.within_tol else 'FAIL'}"

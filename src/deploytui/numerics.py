@@ -3,22 +3,17 @@
 from __future__ import annotations
 
 import math
-import struct
 from dataclasses import asdict, dataclass
 from typing import Any
 
 from deploytui.record import Diff
+from deploytui.units import f32
 
 DEFAULT_TOL = 1e-6
 
 
 class ShapeError(ValueError):
     """The logits are not a rectangular list of numbers of the reference's shape."""
-
-
-def as_f32(x: float) -> float:
-    value: float = struct.unpack("<f", struct.pack("<f", x))[0]
-    return value
 
 
 def _matrix(values: object, name: str) -> list[list[float]]:
@@ -33,7 +28,7 @@ def _matrix(values: object, name: str) -> list[list[float]]:
         for v in r:
             if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
                 raise ShapeError(f"{name} holds a non-finite or non-numeric value: {v!r}")
-            row.append(as_f32(float(v)))
+            row.append(f32(float(v)))
         out.append(row)
     return out
 

@@ -21,7 +21,7 @@ from deploytui import forms as F
 from deploytui import machine, paths
 from deploytui.manifest import runtime_facts
 from deploytui.results import Store
-from deploytui.units import human
+from deploytui.units import human, ms
 
 FORMATS = ("md", "json", "csv")
 METHOD = (
@@ -36,12 +36,6 @@ def scrub(text: str) -> str:
     text = text.replace(str(paths.ROOT), ".").replace(str(paths.cache_dir()), "<cache>")
     text = text.replace(str(Path.home()), "~")
     return re.sub(r"(?<![\w.~<>])/(?:[^\s/:'\"]+/)+([^\s/:'\"]*)", r"/…/\1", text)
-
-
-def _ms(v: float | None) -> str:
-    if v is None:
-        return "–"
-    return f"{v * 1000:.1f} ms" if v >= 0.01 else f"{v * 1000:.2f} ms"
 
 
 def _median(xs: list[Any]) -> float | None:
@@ -177,10 +171,10 @@ def markdown(store: Store, manifest: dict[str, Any]) -> str:
                 [
                     r["form"],
                     str(r["n"]),
-                    _ms(r["start_min_s"]),
-                    _ms(r["start_median_s"]),
-                    _ms(r["start_max_s"]),
-                    f"{_ms(r['start_mean_s'])} ± {_ms(r['start_stdev_s'])}" if r["start_mean_s"] else "–",
+                    ms(r["start_min_s"]),
+                    ms(r["start_median_s"]),
+                    ms(r["start_max_s"]),
+                    f"{ms(r['start_mean_s'])} ± {ms(r['start_stdev_s'])}" if r["start_mean_s"] else "–",
                 ]
                 for r in rs
             ],

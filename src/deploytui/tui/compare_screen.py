@@ -13,7 +13,7 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static
 
-from deploytui import forms
+from deploytui import forms, units
 from deploytui.record import RunRecord
 from deploytui.tui import fmt
 from deploytui.tui.widgets.chart import PlotextChart, bars
@@ -87,10 +87,10 @@ def row_cells(form: forms.Form, why: str, rec: RunRecord | None, manifest: dict)
         Cell(form.key, form.key, "bold" if not why else "grey62"),
         Cell(form.runtime, forms.RUNTIME_TITLES.get(form.runtime, form.runtime).split(" and ")[0]),
         Cell(ships, ships),
-        Cell(size, fmt.size(size), right=True),
-        Cell(fmt.minimum(walls), fmt.seconds(fmt.minimum(walls)) if walls else "–", right=True),
-        Cell(fmt.median(walls), fmt.seconds(fmt.median(walls)) if walls else "–", right=True),
-        Cell(rss, fmt.size(rss) if rss else "–", right=True),
+        Cell(size, units.short_size(size), right=True),
+        Cell(fmt.minimum(walls), units.seconds(fmt.minimum(walls)) if walls else "–", right=True),
+        Cell(fmt.median(walls), units.seconds(fmt.median(walls)) if walls else "–", right=True),
+        Cell(rss, units.short_size(rss) if rss else "–", right=True),
         Cell(
             diff if isinstance(diff, (int, float)) else None,
             f"{diff:.2g}" if isinstance(diff, (int, float)) else "–",
@@ -166,11 +166,13 @@ class CompareScreen(Screen):
                     starts,
                     title="start-up median (log scale)",
                     log=True,
-                    value_text=lambda v: fmt.seconds(v / 1e3),
+                    value_text=lambda v: units.seconds(v / 1e3),
                 )
             )
             self.query_one("#chart-rss", PlotextChart).plot(
-                bars(labels, rss, title="peak RSS median", value_text=lambda v: fmt.size(v * (1 << 20)))
+                bars(
+                    labels, rss, title="peak RSS median", value_text=lambda v: units.short_size(v * (1 << 20))
+                )
             )
 
     def sort_by(self, column: str) -> None:

@@ -11,27 +11,6 @@ if TYPE_CHECKING:
 CHECK, CROSS, BANG = "✓", "✗", "!"
 
 
-def seconds(s: float | None) -> str:
-    if s is None:
-        return "–"
-    if s < 1e-3:
-        return f"{s * 1e6:.0f}µs"
-    if s < 1.0:
-        return f"{s * 1e3:.1f}ms" if s < 0.1 else f"{s * 1e3:.0f}ms"
-    return f"{s:.2f}s"
-
-
-def size(n: float | None) -> str:
-    """Bytes in binary units, 3 significant digits: 812M, 2.8M, 11.6K, 1.2G."""
-    if n is None:
-        return "–"
-    for unit, scale in (("G", 1 << 30), ("M", 1 << 20), ("K", 1 << 10)):
-        if n >= scale:
-            v = n / scale
-            return f"{v:.1f}{unit}" if v < 100 else f"{v:.0f}{unit}"
-    return f"{int(n)}B"
-
-
 def median(values: list | None) -> float | None:
     vals = [v for v in (values or []) if isinstance(v, (int, float))]
     return statistics.median(vals) if vals else None

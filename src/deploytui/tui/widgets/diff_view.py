@@ -7,7 +7,7 @@ from textual.app import ComposeResult
 from textual.containers import VerticalScroll
 from textual.widgets import DataTable, Static
 
-from deploytui import numerics
+from deploytui import numerics, units
 from deploytui.record import RunRecord
 
 
@@ -88,4 +88,4 @@ class DiffView(VerticalScroll):
 
 def _f32(v: float) -> str:
     """As the comparison sees it: rounded to f32, then printed with 9 digits."""
-    return f"{numerics.as_f32(float(v)):+.9f}"
+    return f"{units.f32(float(v)):+.9f}"

@@ -11,7 +11,7 @@ from textual.reactive import reactive
 from textual.widgets import OptionList
 from textual.widgets.option_list import Option
 
-from deploytui import forms
+from deploytui import forms, units
 from deploytui.record import RunRecord
 from deploytui.tui import fmt
 
@@ -34,8 +34,8 @@ def row(
     elif running:
         t.append(f"{'running…':>14}", style="bold yellow")
     elif rec and rec.status == "ok":
-        t.append(f"{fmt.seconds(fmt.median(rec.wall_s)):>7} ")
-        t.append(f"{fmt.size(fmt.median(rec.peak_rss_bytes)):>6} ")
+        t.append(f"{units.seconds(fmt.median(rec.wall_s)):>7} ")
+        t.append(f"{units.short_size(fmt.median(rec.peak_rss_bytes)):>6} ")
         mark = fmt.verdict_mark(rec)
         t.append(mark, style="bold green" if mark == fmt.CHECK else "bold red")
     elif rec and rec.status == "failed":

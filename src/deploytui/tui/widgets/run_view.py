@@ -9,6 +9,7 @@ from textual.app import ComposeResult
 from textual.containers import VerticalScroll
 from textual.widgets import ProgressBar, Static
 
+from deploytui import units
 from deploytui.record import RunRecord
 from deploytui.session import LiveRun, Settings
 from deploytui.tui import fmt
@@ -61,9 +62,9 @@ class RunView(VerticalScroll):
         if live is not None and live.form == form_key:
             # live readings come 20 times a second: only the gauges change with each
             top = max(live.max_elapsed, prev_wall or 0.0, live.elapsed) * 1.15 or 1.0
-            start.set(live.elapsed, top, fmt.seconds(live.elapsed))
+            start.set(live.elapsed, top, units.seconds(live.elapsed))
             rtop = max(live.peak_rss, prev_rss or 0, live.rss) * 1.15 or 1.0
-            rss.set(live.rss, rtop, fmt.size(live.rss))
+            rss.set(live.rss, rtop, units.short_size(live.rss))
             if self._shown != (form_key, "live", live.done):  # the rest changes once per finished run
                 self._shown = (form_key, "live", live.done)
                 status.update(
@@ -108,13 +109,13 @@ class RunView(VerticalScroll):
                 Text(
                     f"last run {rec.measured_at or '?'}: {state}, "
                     f"{len(walls)} runs after {rec.warmup} warm-up — "
-                    f"start-up min {fmt.seconds(fmt.minimum(walls))} median {fmt.seconds(prev_wall)}, "
-                    f"peak RSS median {fmt.size(prev_rss)}"
+                    f"start-up min {units.seconds(fmt.minimum(walls))} median {units.seconds(prev_wall)}, "
+                    f"peak RSS median {units.short_size(prev_rss)}"
                 )
             )
             bar.update(total=max(n_total, 1), progress=len(walls) + (rec.warmup if walls else 0))
-        start.set(prev_wall or 0.0, (prev_wall or 1.0) * 1.15, fmt.seconds(prev_wall))
-        rss.set(prev_rss or 0, (prev_rss or 1) * 1.15, fmt.size(prev_rss))
+        start.set(prev_wall or 0.0, (prev_wall or 1.0) * 1.15, units.seconds(prev_wall))
+        rss.set(prev_rss or 0, (prev_rss or 1) * 1.15, units.short_size(prev_rss))
         walls = (rec.wall_s if rec else None) or []
         chart.plot(run_times(walls) if walls else None, empty="no run times yet", key=("walls", tuple(walls)))
         problem = ""
