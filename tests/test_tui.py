@@ -200,7 +200,7 @@ def test_missing_artifact_is_shown_in_place(art):
         assert any("a1.onnx" in e for e in errors), errors
         # every other form stays usable
         await pilot.press("up")
-        assert app.main.current == "burn-onnx-embed"
+        assert app.main.current == "burn-onnx-bpk"
 
     with_pilot(body, notifications=True)
 
