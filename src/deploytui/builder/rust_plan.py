@@ -42,59 +42,59 @@ def steps(ctx: BuildContext) -> list[Step]:
     art, b = ctx.art, ctx.bin
     deploy_src = (rust / "runner-io", rust / "store-deploy")
     onnx_src = (rust / "runner-io", rust / "store-onnx", art / "a1.onnx", art / "a1.onnx.data")
+
+    def cargo(name: str, title: str, inputs: tuple[Path, ...], outputs: tuple[Path, ...], after: str) -> Step:
+        return Step(
+            name=name,
+            title=title,
+            argv=_argv(ctx, name),
+            inputs=(*workspace, *inputs),
+            outputs=outputs,
+            needs=CARGO,
+            after=(after,),
+        )
+
     return [
-        Step(
-            name="burn-convert",
-            title="burn: convert a1.safetensors to a1.bpk",
-            argv=_argv(ctx, "burn-convert"),
-            inputs=(*workspace, *deploy_src, art / "a1.safetensors"),
-            outputs=(b / "convert", art / "a1.bpk"),
-            needs=CARGO,
-            after=("export-safetensors",),
+        cargo(
+            "burn-convert",
+            "burn: convert a1.safetensors to a1.bpk",
+            (*deploy_src, art / "a1.safetensors"),
+            (b / "convert", art / "a1.bpk"),
+            "export-safetensors",
         ),
-        Step(
-            name="burn-deploy",
-            title="burn: build infer-file, infer-embed, infer-st",
-            argv=_argv(ctx, "burn-deploy"),
-            inputs=(*workspace, *deploy_src, art / "a1.bpk"),
-            outputs=(b / "infer-file", b / "infer-embed", b / "infer-st"),
-            needs=CARGO,
-            after=("burn-convert",),
+        cargo(
+            "burn-deploy",
+            "burn: build infer-file, infer-embed, infer-st",
+            (*deploy_src, art / "a1.bpk"),
+            (b / "infer-file", b / "infer-embed", b / "infer-st"),
+            "burn-convert",
         ),
-        Step(
-            name="burn-onnx-file",
-            title="burn-onnx: generate code from a1.onnx (File) and build",
-            argv=_argv(ctx, "burn-onnx-file"),
-            inputs=(*workspace, *onnx_src),
-            outputs=(b / "burn-onnx-file", art / "onnx" / "a1.rs", art / "onnx" / "a1.bpk"),
-            needs=CARGO,
-            after=("export-onnx",),
+        cargo(
+            "burn-onnx-file",
+            "burn-onnx: generate code from a1.onnx (File) and build",
+            onnx_src,
+            (b / "burn-onnx-file", art / "onnx" / "a1.rs", art / "onnx" / "a1.bpk"),
+            "export-onnx",
         ),
-        Step(
-            name="burn-onnx-embed",
-            title="burn-onnx: generate code from a1.onnx (Embedded) and build",
-            argv=_argv(ctx, "burn-onnx-embed"),
-            inputs=(*workspace, *onnx_src),
-            outputs=(b / "burn-onnx-embed", art / "onnx" / "a1_embed.rs"),
-            needs=CARGO,
-            after=("export-onnx",),
+        cargo(
+            "burn-onnx-embed",
+            "burn-onnx: generate code from a1.onnx (Embedded) and build",
+            onnx_src,
+            (b / "burn-onnx-embed", art / "onnx" / "a1_embed.rs"),
+            "export-onnx",
         ),
-        Step(
-            name="burn-onnx-bpk",
-            title="burn-onnx: build store-onnx-bpk (Model::from_file) and ship its .bpk beside it",
-            argv=_argv(ctx, "burn-onnx-bpk"),
-            inputs=(*workspace, *onnx_src),
-            outputs=(b / "burn-onnx-bpk", b / "a1_onnx.bpk"),
-            needs=CARGO,
-            after=("export-onnx",),
+        cargo(
+            "burn-onnx-bpk",
+            "burn-onnx: build store-onnx-bpk (Model::from_file) and ship its .bpk beside it",
+            onnx_src,
+            (b / "burn-onnx-bpk", b / "a1_onnx.bpk"),
+            "export-onnx",
         ),
-        Step(
-            name="burn-capture",
-            title="burn: capture the forward as GraphIr JSON",
-            argv=_argv(ctx, "burn-capture"),
-            inputs=(*workspace, *deploy_src, rust / "store-capture", art / "a1.bpk"),
-            outputs=(art / "capture.json",),
-            needs=CARGO,
-            after=("burn-convert",),
+        cargo(
+            "burn-capture",
+            "burn: capture the forward as GraphIr JSON",
+            (*deploy_src, rust / "store-capture", art / "a1.bpk"),
+            (art / "capture.json",),
+            "burn-convert",
         ),
     ]

@@ -133,8 +133,6 @@ class MainScreen(Screen):
         t = Text("deploytui", style="bold")
         t.append(" — A1 MLP 4→8→3")
         t.append(f" · torch {tools.get('torch', '?')}")
-        if tools.get("burn"):
-            t.append(f" · burn {tools['burn']}")
         self.query_one("#header", Static).update(t)
         self.query_one("#forms", FormList).border_subtitle = f"{len(s.runnable())}/{len(forms.FORMS)} built"
 
