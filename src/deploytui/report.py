@@ -110,10 +110,13 @@ def rows(store: Store, manifest: dict[str, Any]) -> list[dict[str, Any]]:
                 "runtime": F.RUNTIME_TITLES[form.runtime],
                 **runtime_fields(form, manifest),
                 "max_abs_diff": rec.max_abs_diff,
-                "max_rel_diff": rec.diff.max_rel if rec.diff else None,
-                "worst_index": rec.diff.worst_index if rec.diff else None,
-                "tolerance": form.tolerance,
+                "max_rel_diff": max((d.max_rel for d in rec.outputs), default=None) if rec.outputs else None,
+                "worst": _worst(rec),
+                "tolerance": _tol(rec),
                 "within_tol": rec.within_tol,
+                "stage": rec.stage,
+                "stage_status": rec.stage_status,
+                "log": rec.log,
                 "stages_ms": rec.stages_ms,
                 "modules_added": rec.modules_added,
                 "modules_added_torch": rec.modules_added_torch,
@@ -122,6 +125,21 @@ def rows(store: Store, manifest: dict[str, Any]) -> list[dict[str, Any]]:
             }
         )
     return out
+
+
+def _worst(rec: Any) -> str | None:
+    """`output_0[1, 2]`: where the largest difference over all outputs is."""
+    if not rec.outputs:
+        return None
+    d = max(rec.outputs, key=lambda o: o.max_abs)
+    return f"{d.name}{d.worst[0].index}" if d.worst else d.name
+
+
+def _tol(rec: Any) -> str | None:
+    if not rec.outputs:
+        return None
+    o = rec.outputs[0]
+    return f"atol {o.atol:g}, rtol {o.rtol:g}"
 
 
 def _md_table(header: list[str], body: list[list[str]]) -> str:
@@ -141,7 +159,7 @@ def markdown(store: Store, manifest: dict[str, Any]) -> str:
     m = machine.info()
     tools = manifest.get("tools", {})
     parts = [
-        "# deploytui report: A1 MLP 4→8→3",
+        f"# deploytui report: {manifest.get('model') or paths.model().text}",
         f"Generated {time.strftime('%Y-%m-%d %H:%M %Z')}. Machine: {m['os']} {m['arch']}, {m['cpu']}, "
         f"{m['cores']} cores, {human(m['memory_bytes'])}. Tools: "
         + ", ".join(v if str(v).startswith(k) else f"{k} {v}" for k, v in sorted(tools.items()))
@@ -193,27 +211,40 @@ def markdown(store: Store, manifest: dict[str, Any]) -> str:
         ),
         "## Numerics against eager PyTorch",
         _md_table(
-            ["form", "max abs diff", "max rel diff", "worst [row, col]", "tolerance", "verdict"],
+            ["form", "max abs diff", "max rel diff", "worst", "tolerance", "verdict"],
             [
                 [
                     r["form"],
                     f"{r['max_abs_diff']:.3g}" if r["max_abs_diff"] is not None else "–",
                     f"{r['max_rel_diff']:.3g}" if r["max_rel_diff"] is not None else "–",
-                    str(r["worst_index"]) if r["max_abs_diff"] else "–",
-                    f"{r['tolerance']:g}",
+                    str(r["worst"]) if r["max_abs_diff"] else "–",
+                    r["tolerance"] or "–",
                     _verdict(r),
                 ]
                 for r in rs
             ],
         ),
-        "## Python stages (medians)",
+        "## Stages (medians)",
         _md_table(
-            ["form", "import", "load", "first forward", "modules added by load", "of them torch's"],
+            [
+                "form",
+                "import",
+                "load",
+                "first forward",
+                "steady forward",
+                "modules added by load",
+                "of them torch's",
+            ],
             [
                 [r["form"]]
-                + [f"{r['stages_ms'].get(k, 0):.2f} ms" for k in ("import", "load", "forward")]
                 + [
-                    f"{r['modules_added_total']}: " + _top(r["modules_added"], 5),
+                    _stage_ms(r["stages_ms"], k)
+                    for k in ("import", "load", "first_forward", "steady_forward")
+                ]
+                + [
+                    f"{r['modules_added_total']}: " + _top(r["modules_added"], 5)
+                    if r["modules_added_total"]
+                    else "–",
                     _top(r["modules_added_torch"], 3),
                 ]
                 for r in rs
@@ -224,10 +255,18 @@ def markdown(store: Store, manifest: dict[str, Any]) -> str:
     failed = [r for r in rs if r["error"]]
     if failed:
         parts += [
-            "## Failures",
-            _md_table(["form", "status", "error"], [[r["form"], r["status"], r["error"]] for r in failed]),
+            "## Failures, by stage",
+            _md_table(
+                ["form", "status", "stage", "why", "log"],
+                [[r["form"], r["status"], r["stage"] or "–", r["error"], r["log"] or "–"] for r in failed],
+            ),
         ]
     return "\n\n".join(parts) + "\n"
+
+
+def _stage_ms(stages: dict[str, Any], key: str) -> str:
+    v = stages.get(key)
+    return f"{v:.2f} ms" if isinstance(v, (int, float)) else "–"
 
 
 def _top(counts: dict[str, Any] | None, n: int) -> str:
@@ -255,13 +294,13 @@ def as_csv(store: Store, manifest: dict[str, Any]) -> str:
         for k in (rs[0].keys() if rs else ["form"])
         if k not in ("stages_ms", "modules_added", "modules_added_torch", "runtime_parts")
     ]
-    w = csv.DictWriter(buf, fieldnames=[*cols, "import_ms", "load_ms", "forward_ms"], extrasaction="ignore")
+    cols = [c for c in cols if c != "stage_status"]
+    stage_cols = ["import_ms", "load_ms", "first_forward_ms", "steady_forward_ms"]
+    w = csv.DictWriter(buf, fieldnames=[*cols, *stage_cols], extrasaction="ignore")
     w.writeheader()
     for r in rs:
         st = r["stages_ms"] or {}
-        w.writerow(
-            {**r, "import_ms": st.get("import"), "load_ms": st.get("load"), "forward_ms": st.get("forward")}
-        )
+        w.writerow({**r, **{c: st.get(c.removesuffix("_ms")) for c in stage_cols}})
     return buf.getvalue()
 
 
