@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from cpp_support import A1_CASES, built_loaders
 from deploytui import a1
 from deploytui.builder import cpp_plan as cpp_build
 from deploytui.builder.context import BuildContext
@@ -23,22 +24,10 @@ from deploytui.models import parse
 
 TOL = 1e-6
 
-# form key -> (executable, model file), as in deploytui.forms
-CASES = {
-    "cpp-torchscript": ("cpp-torchscript", "a1_script.pt"),
-    "cpp-aoti": ("cpp-aoti", "a1_aoti.pt2"),
-    "cpp-aoti-lean": ("cpp-aoti", "a1_aoti_lean.pt2"),
-}
-
 
 @pytest.fixture(scope="module")
 def art(built_artifacts) -> Path:
-    art = built_artifacts
-    missing = [e for e in ("cpp-torchscript", "cpp-aoti") if not (art / "shared" / "bin" / e).is_file()]
-    if missing and shutil.which("g++") is None:
-        pytest.skip("no g++ on this machine: the C++ forms are unavailable")
-    assert not missing, f"C++ programs not built: {missing}"
-    return art
+    return built_loaders(built_artifacts)
 
 
 @pytest.fixture
@@ -63,11 +52,11 @@ def _protocol_args(art: Path, tmp: Path) -> list[str]:
     return ["--inputs", str(art / "a1" / "inputs.safetensors"), "--outputs", str(tmp / "out.safetensors")]
 
 
-@pytest.mark.parametrize("form", list(CASES))
+@pytest.mark.parametrize("form", list(A1_CASES))
 def test_runs_and_matches_eager(art, eager, env, form, tmp_path):
     from deploytui import tensorfile
 
-    exe, model = CASES[form]
+    exe, model = A1_CASES[form]
     proc = _run([art / "shared" / "bin" / exe, art / "a1" / model, *_protocol_args(art, tmp_path)], env)
     assert proc.returncode == 0, proc.stderr
     lines = proc.stdout.splitlines()

@@ -20,6 +20,7 @@ from pathlib import Path
 
 import pytest
 
+from cpp_support import A1_CASES, built_loaders
 from deploytui import a1, paths
 
 # Exports the test models into argv[1]; eager's outputs go to expected.safetensors.
@@ -76,22 +77,10 @@ torch._inductor.aoti_compile_and_package(
 # program -> model file made by MAKE_MODELS
 MODELS = {"cpp-torchscript": "two_script.pt", "cpp-aoti": "two_aoti_lean.pt2"}
 
-# form key -> (program, A1 model file), as in deploytui.forms
-A1_CASES = {
-    "cpp-torchscript": ("cpp-torchscript", "a1_script.pt"),
-    "cpp-aoti": ("cpp-aoti", "a1_aoti.pt2"),
-    "cpp-aoti-lean": ("cpp-aoti", "a1_aoti_lean.pt2"),
-}
-
 
 @pytest.fixture(scope="module")
 def art(built_artifacts) -> Path:
-    art = built_artifacts
-    missing = [e for e in ("cpp-torchscript", "cpp-aoti") if not (art / "shared" / "bin" / e).is_file()]
-    if missing and shutil.which("g++") is None:
-        pytest.skip("no g++ on this machine: the C++ forms are unavailable")
-    assert not missing, f"C++ programs not built: {missing}"
-    return art
+    return built_loaders(built_artifacts)
 
 
 @pytest.fixture(scope="module")
