@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -22,3 +24,16 @@ def built_loaders(art: Path) -> Path:
         pytest.skip("no g++ on this machine: the C++ forms are unavailable")
     assert not missing, f"C++ programs not built: {missing}"
     return art
+
+
+def private_tmp_env(tmp_path: Path) -> dict[str, str]:
+    """The environment with a private TMPDIR: the AOTI loader unpacks the package there."""
+    tmp = tmp_path / "tmpdir"
+    tmp.mkdir()
+    return {**os.environ, "TMPDIR": str(tmp)}
+
+
+def run_program(argv: list[object], env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [str(a) for a in argv], capture_output=True, text=True, timeout=120, env=env, check=False
+    )

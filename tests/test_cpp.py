@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from cpp_support import A1_CASES, built_loaders
+from cpp_support import A1_CASES, built_loaders, private_tmp_env, run_program
 from deploytui import a1
 from deploytui.builder import cpp_plan as cpp_build
 from deploytui.builder.context import BuildContext
@@ -32,16 +32,10 @@ def art(built_artifacts) -> Path:
 
 @pytest.fixture
 def env(tmp_path) -> dict[str, str]:
-    """A private TMPDIR: the AOTI loader unpacks the package there."""
-    tmp = tmp_path / "tmpdir"
-    tmp.mkdir()
-    return {**os.environ, "TMPDIR": str(tmp)}
+    return private_tmp_env(tmp_path)
 
 
-def _run(argv, env) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [str(a) for a in argv], capture_output=True, text=True, timeout=120, env=env, check=False
-    )
+_run = run_program
 
 
 def _f32(x: float) -> float:

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from cpp_support import A1_CASES, built_loaders
+from cpp_support import A1_CASES, built_loaders, private_tmp_env, run_program
 from deploytui import a1, paths
 
 # Exports the test models into argv[1]; eager's outputs go to expected.safetensors.
@@ -109,16 +109,10 @@ def models(tmp_path_factory) -> Path:
 
 @pytest.fixture
 def env(tmp_path) -> dict[str, str]:
-    """A private TMPDIR: the AOTI loader unpacks the package there."""
-    tmp = tmp_path / "tmpdir"
-    tmp.mkdir()
-    return {**os.environ, "TMPDIR": str(tmp)}
+    return private_tmp_env(tmp_path)
 
 
-def _run(argv, env) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [str(a) for a in argv], capture_output=True, text=True, timeout=120, env=env, check=False
-    )
+_run = run_program
 
 
 def _protocol(exe: Path, model: Path, inputs: Path, outputs: Path, env, repeat: int | None = None) -> dict:
