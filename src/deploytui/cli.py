@@ -1,4 +1,4 @@
-"""Command line: build, bench, measure, inspect, report, models; bare `deploytui` opens the app.
+"""Command line: build, bench, measure, inspect, report, models, sweep; bare `deploytui` opens the app.
 
 `--model REF` (default a1) names the model on every subcommand and on the bare `deploytui`."""
 
@@ -295,6 +295,72 @@ def cmd_models(args: argparse.Namespace) -> int:
     return 0 if proc.returncode == 0 else 1
 
 
+def cmd_sweep(args: argparse.Namespace) -> int:
+    """Build and measure every form across the mlp sizes (deploytui.sweep), then print the fit."""
+    from deploytui import forms, sweep
+    from deploytui.units import human
+
+    try:
+        refs = (
+            sweep.parse_sizes(args.sizes)
+            if args.sizes
+            else [sweep.shape_for(t) for t in sweep.default_targets()]
+        )
+        chosen = [forms.get(k) for k in args.forms.split(",")] if args.forms else list(forms.FORMS)
+    except (ValueError, KeyError) as e:
+        print(f"error: {e.args[0] if isinstance(e, KeyError) else e}", file=sys.stderr)
+        return 2
+    if err := _check_counts(args):
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    store = sweep.load()
+    for msg in store.dropped:
+        print(f"warning: {msg}", file=sys.stderr)
+    if not args.show:
+        print(
+            f"sweep: {len(refs)} sizes x {len(chosen)} forms, n={args.n} runs per form after {args.warmup} "
+            f"warm-up (fewer where {args.n} runs would pass {sweep.RUN_BUDGET_S:.0f} s); build steps killed "
+            f"past {human(args.memory_limit_gib * (1 << 30))} or {args.build_timeout:.0f} s",
+            flush=True,
+        )
+
+        def show(e: sweep.SweepEvent) -> None:
+            head = f"[{e.index}/{e.total} {e.elapsed_s:6.0f} s]"
+            if e.kind in ("point", "skip"):
+                print(f"{head} {e.model} (~{e.params:,} params) {e.text}".rstrip(), flush=True)
+            elif e.kind == "step":
+                print(f"{head}   build {e.what}: {e.text}", flush=True)
+            elif e.kind == "record":
+                print(f"{head}   {e.what:<20} {e.text}", flush=True)
+            elif e.kind == "form" and e.text:
+                print(f"{head}   {e.what:<20} ({e.text})", flush=True)
+            elif e.kind == "done":
+                print(f"sweep: {e.done} of {e.total} sizes measured in {e.elapsed_s:.0f} s", flush=True)
+
+        store = sweep.run_sweep(
+            refs,
+            chosen,
+            runs=args.n,
+            warmup=args.warmup,
+            repeat=args.repeat,
+            timeout_s=args.timeout,
+            build_timeout_s=args.build_timeout,
+            memory_limit=int(args.memory_limit_gib * (1 << 30)),
+            force=args.force,
+            on_event=show,
+            store=store,
+        )
+    wanted = {r.text for r in refs}
+    points = [p for p in store.ordered() if p.model in wanted] if args.sizes else store.ordered()
+    if not points:
+        print("error: no sweep points yet: run `deploytui sweep`", file=sys.stderr)
+        return 1
+    from deploytui import scale_text
+
+    print(scale_text.render(points, [f.key for f in chosen]))
+    return 0
+
+
 def check_model(text: str | None) -> str:
     """Set the current model; "" when it loads, else the one clear message why not (parsed here,
     loaded in a subprocess: a model that does not import, a factory that raises or returns the
@@ -383,6 +449,33 @@ def build_parser() -> argparse.ArgumentParser:
     rep.add_argument("--format", choices=["md", "json", "csv"], default="md")
     model_opt(rep)
     rep.set_defaults(func=cmd_report)
+
+    sw = sub.add_parser(
+        "sweep", help="build and measure every form across mlp sizes, fit and chart the costs"
+    )
+    sw.add_argument(
+        "--sizes",
+        metavar="SIZES",
+        help="parameter counts (1e3,1e5) or mlp refs separated by ';' (default: 7 from 1e2 to 2e8)",
+    )
+    sw.add_argument("--forms", metavar="F1,F2", help="form keys, comma-separated (default: every form)")
+    counts(sw, 5)
+    sw.add_argument("--repeat", type=int, default=10, help="steady-state forwards per run (default 10)")
+    sw.add_argument(
+        "--build-timeout",
+        type=float,
+        default=1800.0,
+        help="seconds before a build step is killed (default 1800)",
+    )
+    sw.add_argument(
+        "--memory-limit-gib",
+        type=float,
+        default=10.0,
+        help="a build step whose processes pass this many GiB is killed (default 10)",
+    )
+    sw.add_argument("--force", action="store_true", help="measure sizes already measured again")
+    sw.add_argument("--show", action="store_true", help="print the stored points' fit and chart, run nothing")
+    sw.set_defaults(func=cmd_sweep)
 
     mo = sub.add_parser("models", help="the zoo and the models built under artifacts/")
     mo.add_argument("--json", action="store_true", help="print JSON")

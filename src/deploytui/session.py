@@ -19,17 +19,18 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from deploytui import forms, manifest, results
+from deploytui import forms, manifest, results, sweep
 
 if TYPE_CHECKING:
     from deploytui.measure import Progress
+    from deploytui.sweep import Point, SweepStore
 
 RUNS = 20
 WARMUP = 1
 LIVE_EVERY_S = 0.1  # live RSS/elapsed readings posted at most this often (10 a second is smooth)
 SAMPLES_EVERY_S = 0.25  # finished runs too: redrawing after each 2 ms run slowed the runs ~50 %
 
-RUN, BUILD, EXPORT, INSPECT = "run", "build", "export", "inspect"
+RUN, BUILD, EXPORT, INSPECT, SWEEP = "run", "build", "export", "inspect", "sweep"
 
 
 @dataclass(frozen=True)
@@ -106,7 +107,7 @@ class ProgressGate:
 
 @dataclass(eq=False)
 class Job:
-    kind: str  # RUN | BUILD | EXPORT | INSPECT
+    kind: str  # RUN | BUILD | EXPORT | INSPECT | SWEEP
     keys: tuple[str, ...] = ()  # the forms to run, or the one to inspect (set when it starts)
     cancel: threading.Event = field(default_factory=threading.Event)
 
@@ -178,6 +179,7 @@ class Session:
         self.sections: dict[str, list[Any]] = {}  # inspector sections, per form
         self.ready = False  # the first frame is up: inspection may start
         self.quitting = False
+        self._sweep: SweepStore | None = None  # artifacts/sweep.json, read when the Scale screen asks
         self.load_state()
 
     def load_state(self) -> None:
@@ -191,6 +193,15 @@ class Session:
                 self.status[f.key] = f"cannot tell: {type(e).__name__}: {e}"
         self.sections.clear()
 
+    def sweep_points(self) -> list[Point]:
+        """The sweep's points, smallest first (sweep.json read once, again after each sweep record)."""
+        if self._sweep is None:
+            self._sweep = sweep.load()
+        return self._sweep.ordered()
+
+    def reload_sweep(self) -> None:
+        self._sweep = None
+
     def live_run(self, form: str, total: int) -> LiveRun:
         return LiveRun(form, total, self.settings.warmup)
 
@@ -199,8 +210,9 @@ class Session:
 
     @property
     def job(self) -> str:
-        """The measurement or build asked for (running or waiting): "run", "build" or ""."""
-        job = self.lane.find(RUN, BUILD)
+        """The measurement, build or sweep asked for (running or waiting): "run", "build", "sweep"
+        or ""."""
+        job = self.lane.find(RUN, BUILD, SWEEP)
         return job.kind if job else ""
 
     def inspect_target(self) -> str | None:

@@ -43,6 +43,9 @@ FAMILY_MODULES = (
 )
 
 
+Watch = Callable[[str, int], str]  # (step name, pid of its process group) -> "" or why to kill it
+
+
 @dataclass(frozen=True)
 class BuildEvent:
     kind: str  # "plan" | "start" | "line" | "end"
@@ -82,8 +85,11 @@ def run_build(
     only: list[str] | None = None,
     on_event: Callable[[BuildEvent], None] = lambda e: None,
     cancel: threading.Event | None = None,
+    watch: Watch | None = None,
 ) -> dict[str, Any]:
-    """Run the plan (or the steps named in `only` and nothing else); returns the manifest."""
+    """Run the plan (or the steps named in `only` and nothing else); returns the manifest.
+    `watch(step, pid)`, called while a step runs (every 50 ms), returns "" or why to kill it (the
+    sweep's memory and time limits): the step then fails with that reason."""
     ctx = ctx or BuildContext.default()
     for d in (ctx.art, ctx.mdir, ctx.shared, ctx.cache):
         d.mkdir(parents=True, exist_ok=True)
@@ -105,7 +111,7 @@ def run_build(
         on_event(BuildEvent("start", step.name, step.title, i, len(steps)))
         t0 = time.perf_counter()
         on_line = functools.partial(_line_event, on_event, step, i, len(steps))
-        status, reason, record = _run_step(ctx, step, manifest, on_line, cancel)
+        status, reason, record = _run_step(ctx, step, manifest, on_line, cancel, watch)
         wall = time.perf_counter() - t0
         if status != "up-to-date":
             record.update(
@@ -141,6 +147,7 @@ def _run_step(
     manifest: dict[str, Any],
     on_line: Callable[[str], None],
     cancel: threading.Event | None,
+    watch: Watch | None = None,
 ) -> tuple[str, str, dict[str, Any]]:
     # The fingerprint holds no tool (neither its path nor its version), so it can be taken without
     # the tool; and a missing tool cannot have changed anything the step made. So the tool is
@@ -196,6 +203,8 @@ def _run_step(
             killed = "cancelled"
         elif time.monotonic() > deadline:
             killed = f"timed out after {step.timeout_s:.0f} s"
+        elif watch is not None:
+            killed = watch(step.name, proc.pid)
         if killed:
             kill_group(proc.pid)
             break

@@ -24,7 +24,19 @@ from textual.binding import Binding
 from textual.screen import Screen
 
 from deploytui import forms
-from deploytui.session import BUILD, EXPORT, INSPECT, RUN, RUNS, WARMUP, Job, ProgressGate, Session, Settings
+from deploytui.session import (
+    BUILD,
+    EXPORT,
+    INSPECT,
+    RUN,
+    RUNS,
+    SWEEP,
+    WARMUP,
+    Job,
+    ProgressGate,
+    Session,
+    Settings,
+)
 from deploytui.tui import _start  # first: the start-up clock
 from deploytui.tui import messages as msg
 
@@ -41,6 +53,7 @@ class DeployApp(App):
         Binding("a", "run_all", "Run all", id="run-all"),
         Binding("b", "build", "Build", id="build"),
         Binding("c", "compare", "Compare", id="compare"),
+        Binding("s", "scale", "Scale", id="scale"),
         Binding("e", "export", "Export report", id="export"),
         Binding("escape,x", "cancel", "Cancel run", id="cancel", show=False),
         Binding("question_mark", "help", "Help", key_display="?", id="help"),
@@ -118,7 +131,7 @@ class DeployApp(App):
     # ---- actions --------------------------------------------------------------------------
     def _busy(self) -> bool:
         """A run or build is asked for already: say so (one at a time) and refuse."""
-        job = self.session.lane.find(RUN, BUILD)
+        job = self.session.lane.find(RUN, BUILD, SWEEP)
         if job is None:
             return False
         live = self.session.live
@@ -151,12 +164,14 @@ class DeployApp(App):
         self.submit(Job(RUN, tuple(keys)))
 
     def action_cancel(self) -> None:
-        job = self.session.lane.find(RUN, BUILD)
+        job = self.session.lane.find(RUN, BUILD, SWEEP)
         if job is not None:
             if self.session.lane.cancel(job):  # it had not started: nothing of it to wait for
                 self.notify(f"The {job.kind} waiting is cancelled")
                 for screen in self._build_screens():
                     screen.finished({}, True, "")
+                for scale in self._scale_screens():
+                    scale.finished(True, "")
             else:
                 self.notify("Cancelling…")
         elif self.screen is not self.main:
@@ -181,6 +196,20 @@ class DeployApp(App):
             self.pop_screen()
             return
         self.push_screen(CompareScreen())
+
+    def action_scale(self) -> None:
+        from deploytui.tui.scale_screen import ScaleScreen
+
+        if isinstance(self.screen, ScaleScreen):
+            self.pop_screen()
+            return
+        self.push_screen(ScaleScreen())
+
+    def start_sweep(self) -> None:
+        """The default sweep in the background (sizes already measured are skipped)."""
+        if self._busy():
+            return
+        self.submit(Job(SWEEP))
 
     def action_help(self) -> None:
         from deploytui.tui.help_screen import HelpScreen
@@ -209,6 +238,7 @@ class DeployApp(App):
         )
         yield SystemCommand("Build", "Build every artifact, incrementally (b)", self.action_build)
         yield SystemCommand("Compare", "Every form side by side (c)", self.action_compare)
+        yield SystemCommand("Scale", "Every form's costs across the mlp sizes (s)", self.action_scale)
         yield SystemCommand(
             "Export report", "Write the Markdown report from stored results (e)", self.action_export
         )
@@ -243,7 +273,13 @@ class DeployApp(App):
 
     def _job_thread(self, job: Job) -> None:
         """A worker's whole life: the job's body, then JobEnded (always, also on error)."""
-        body = {RUN: self._measure, BUILD: self._build, EXPORT: self._export, INSPECT: self._inspect}
+        body = {
+            RUN: self._measure,
+            BUILD: self._build,
+            EXPORT: self._export,
+            INSPECT: self._inspect,
+            SWEEP: self._sweep,
+        }
         try:
             result, error = body[job.kind](job), ""
         except Exception as e:  # shown by the app, in one place
@@ -292,6 +328,16 @@ class DeployApp(App):
 
         return run_build(on_event=on_event, cancel=job.cancel)
 
+    def _sweep(self, job: Job) -> int:
+        from deploytui import sweep
+
+        def on_event(e: sweep.SweepEvent) -> None:
+            self.post_message(msg.SweepLine(e))
+
+        refs = [sweep.shape_for(t) for t in sweep.default_targets()]
+        store = sweep.run_sweep(refs, on_event=on_event, cancel=job.cancel)
+        return len(store.points)
+
     def _export(self, job: Job) -> Path:
         from deploytui import report
 
@@ -330,6 +376,7 @@ class DeployApp(App):
             msg.RunProgress: self._run_progress,
             msg.RunFinished: self._run_finished,
             msg.BuildLine: self._build_line,
+            msg.SweepLine: self._sweep_line,
             msg.JobEnded: self._job_ended,
         }[type(m)]
         handle(m)
@@ -367,6 +414,17 @@ class DeployApp(App):
         for screen in self._build_screens():
             screen.add_event(m.event)
 
+    def _sweep_line(self, m: msg.SweepLine) -> None:
+        if m.event.kind in ("record", "skip", "done"):
+            self.session.reload_sweep()
+        for screen in self._scale_screens():
+            screen.sweep_event(m.event)
+
+    def _scale_screens(self) -> list:
+        from deploytui.tui.scale_screen import ScaleScreen
+
+        return [s for s in self.screen_stack if isinstance(s, ScaleScreen)]
+
     def _build_screens(self) -> list:
         from deploytui.tui.build_screen import BuildScreen
 
@@ -395,6 +453,14 @@ class DeployApp(App):
                 or f"Build {'cancelled' if cancelled else 'done'}: {built}/{len(forms.FORMS)} forms built",
                 severity="error" if m.error else "information",
             )
+        elif job.kind == SWEEP:
+            s.reload_sweep()
+            s.load_state()
+            self.main.refresh_all()
+            for scale in self._scale_screens():
+                scale.finished(cancelled, m.error)
+            if m.error:
+                self._job_failed(job, m.error)
         elif job.kind == EXPORT:
             if m.error:
                 self._job_failed(job, m.error)

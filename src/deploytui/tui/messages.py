@@ -48,6 +48,12 @@ class BuildLine(JobMessage):
         self.event = event  # builder.BuildEvent
 
 
+class SweepLine(JobMessage):
+    def __init__(self, event) -> None:
+        super().__init__()
+        self.event = event  # sweep.SweepEvent
+
+
 class JobEnded(JobMessage):
     """The last message of every job: what its body returned, or the error it raised."""
 

@@ -1,0 +1,69 @@
+"""plotext 6 figures as text: the app's charts and the scale chart (CLI, report, app).
+
+plotext 6 has no public independent figure: we take a private terminal's master figure and lift
+its size limit (`limit(False, False)`), else it is capped at the real tty size. plotext is
+imported on first draw (~130 ms).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable
+from typing import Any
+
+ANSI = re.compile(r"\x1b\[[0-9;]*m")
+MARKERS = "abcdefghijklmnopqrstuvwxyz"  # one letter per line: readable without colour
+
+
+def figure(width: int, height: int) -> Any:
+    import plotext._kernel.terminal as term_mod
+
+    term = term_mod.terminal()
+    term.limit(False, False)
+    fig = term._master
+    fig.plot_size(width, height)
+    return fig
+
+
+def plain(text: str) -> str:
+    """A chart without its colour codes (files, pipes)."""
+    return ANSI.sub("", text)
+
+
+def _decades(lo: float, hi: float) -> list[float]:
+    """The powers of ten within [lo, hi]; the ends themselves when there is none or one."""
+    a, b = math.ceil(math.log10(lo)), math.floor(math.log10(hi))
+    inside = [10.0**k for k in range(a, b + 1)]
+    return inside if len(inside) >= 2 else sorted({lo, *inside, hi})
+
+
+def loglog(
+    lines: list[tuple[str, list[float], list[float]]],
+    *,
+    title: str,
+    x_text: Callable[[float], str],
+    y_text: Callable[[float], str],
+) -> Callable[[int, int], str]:
+    """Lines (label, xs, ys) on log-log axes, the i-th drawn with the letter MARKERS[i] (the
+    caller's legend names them), ticks at the decades labelled by x_text / y_text. The axes are
+    linear in log10 of the values, the ticks say the values (plotext 6's own log scale counts
+    custom ticks unlogged in its limits)."""
+
+    def draw(width: int, height: int) -> str:
+        fig = figure(width, height)
+        xs = [x for _, lx, _ in lines for x in lx if x > 0]
+        ys = [y for _, _, ly in lines for y in ly if y > 0]
+        for i, (_label, lx, ly) in enumerate(lines):
+            pts = [(math.log10(x), math.log10(y)) for x, y in zip(lx, ly, strict=True) if x > 0 and y > 0]
+            if pts:
+                sig = fig.signal([p[0] for p in pts], [p[1] for p in pts], marker=MARKERS[i % len(MARKERS)])
+                fig.draw(sig.lines(True))
+        if xs and ys:
+            xt, yt = _decades(min(xs), max(xs)), _decades(min(ys), max(ys))
+            fig.ruler(axis="x").ticks([math.log10(v) for v in xt], [x_text(v) for v in xt])
+            fig.ruler(axis="y").ticks([math.log10(v) for v in yt], [y_text(v) for v in yt])
+        fig.title(title)
+        return str(fig.build())
+
+    return draw

@@ -1,0 +1,459 @@
+"""`deploytui sweep`: every form built and measured across the sizes of the `mlp` family.
+
+For each size (a target parameter count; `shape_for` picks the mlp's width and depth) the sweep
+builds the model (the usual incremental build, each step watched: a step whose process tree grows
+past the memory limit or runs past the time limit is killed and fails with that reason, a finding
+like any other), then measures every form in the registry through `bench`, fewer runs where one
+run of the form took seconds at the size before. The points go to one file, artifacts/sweep.json
+(`SweepStore`, atomic replace after every form, checked on read like results.json): per point the
+model, its parameter count (the export-model step's), the RunRecords and, from the manifest, each
+form's build time and ship size. A point whose forms are all measured is not measured again
+(unless `force`); an interrupted sweep resumes at the form it stopped at.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import shutil
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from deploytui import forms, jsonio, paths, results
+from deploytui.forms import Form
+from deploytui.models import ModelRef, parse
+from deploytui.record import RecordError, RunRecord
+
+VERSION = 1
+NAME = "sweep.json"
+D_IN, D_OUT, BATCH = 16, 8, 8
+LOW, HIGH, POINTS = 1e2, 2e8, 7  # ~10² to ~2·10⁸ parameters (800 MB of f32 weights)
+F32 = 4
+RUNS, WARMUP = 5, 1
+RUN_BUDGET_S = 10.0  # counted runs per form and size: about this long in all, at least MIN_RUNS
+MIN_RUNS = 2
+MEMORY_LIMIT = 10 << 30  # a build step whose process tree passes this is killed (the machine is shared)
+BUILD_TIMEOUT_S = 1800.0
+
+
+def default_targets() -> list[float]:
+    """POINTS parameter counts evenly spaced on a log scale from LOW to HIGH."""
+    step = (math.log10(HIGH) - math.log10(LOW)) / (POINTS - 1)
+    return [10 ** (math.log10(LOW) + i * step) for i in range(POINTS)]
+
+
+def mlp_params(hidden: int, depth: int, d_in: int = D_IN, d_out: int = D_OUT) -> int:
+    """Weights and biases of zoo.Mlp: d_in -> hidden (x depth) -> d_out."""
+    sizes = [d_in, *([hidden] * depth), d_out]
+    return sum(a * b + b for a, b in itertools.pairwise(sizes))
+
+
+def shape_for(target: float) -> ModelRef:
+    """The mlp nearest `target` parameters: depth grows with the size (1 layer of width ~4 at 10²,
+    6 of ~5800 at 2·10⁸), the width is then the one whose count is nearest the target."""
+    depth = min(max(round(math.log10(max(target, 10))) - 2, 1), 12)
+    best = min(range(1, 1 << 16), key=lambda h: abs(math.log(mlp_params(h, depth) / target)))
+    return parse(f"mlp:d_in={D_IN},hidden={best},depth={depth},d_out={D_OUT},batch={BATCH}")
+
+
+def parse_sizes(text: str) -> list[ModelRef]:
+    """`--sizes`: comma-separated parameter counts (`1e3,2.5e5`) or mlp model refs separated by `;`
+    (`mlp:hidden=64,depth=2;mlp:hidden=512,depth=4`). Raises ValueError with what is wrong."""
+    if text.strip().startswith("mlp"):
+        refs = [parse(t) for t in text.split(";") if t.strip()]
+        if any(r.target != "mlp" or r.kind != "zoo" for r in refs):
+            raise ValueError("--sizes: the sweep is over the mlp family (mlp:hidden=...,depth=...)")
+        return refs
+    sizes = []
+    for item in filter(None, (t.strip() for t in text.split(","))):
+        try:
+            value = float(item)
+        except ValueError:
+            raise ValueError(f"--sizes: {item!r} is not a parameter count (like 1e4)") from None
+        if not value >= 10:
+            raise ValueError(f"--sizes: {item!r}: the smallest mlp has more than 10 parameters")
+        sizes.append(shape_for(value))
+    return sizes
+
+
+# ----------------------------------------------------------------------------------------- store
+
+
+def _nums(v: object, kind: type | tuple[type, ...] = (int, float)) -> bool:
+    return isinstance(v, dict) and all(
+        isinstance(k, str) and isinstance(x, kind) and not isinstance(x, bool) for k, x in v.items()
+    )
+
+
+@dataclass
+class Point:
+    """One size of the sweep: the model, its parameter count, and per form the build's cost (from
+    the manifest: seconds of its model steps, bytes of what ships; the build's peak memory as the
+    sweep saw it) and the RunRecord. `notes` says per form why it ran fewer times."""
+
+    model: str
+    params: int
+    records: dict[str, RunRecord] = field(default_factory=dict)
+    build_s: dict[str, float] = field(default_factory=dict)
+    ship_bytes: dict[str, int] = field(default_factory=dict)
+    build_peak_rss: dict[str, int] = field(default_factory=dict)
+    notes: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def weight_bytes(self) -> int:
+        return self.params * F32
+
+    @property
+    def slug(self) -> str:
+        return parse(self.model).slug
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "model": self.model,
+            "params": self.params,
+            "records": {k: r.to_json() for k, r in self.records.items()},
+            "build_s": self.build_s,
+            "ship_bytes": self.ship_bytes,
+            "build_peak_rss": self.build_peak_rss,
+            "notes": self.notes,
+        }
+
+    @classmethod
+    def from_json(cls, data: object) -> Point:
+        """The point a JSON object holds; RecordError names the first wrong field."""
+        if not isinstance(data, dict):
+            raise RecordError("", "not an object")
+        if not isinstance(data.get("model"), str):
+            raise RecordError("model", "field 'model' missing or not a str")
+        if not isinstance(data.get("params"), int) or data["params"] < 1:
+            raise RecordError("params", "field 'params' missing or not a positive int")
+        checks: dict[str, Callable[[object], bool]] = {
+            "build_s": _nums,
+            "ship_bytes": lambda v: _nums(v, int),
+            "build_peak_rss": lambda v: _nums(v, int),
+            "notes": lambda v: _nums(v, str),
+            "records": lambda v: isinstance(v, dict),
+        }
+        for name, check in checks.items():
+            if not check(data.get(name, {})):
+                raise RecordError(name, f"field {name!r} is malformed")
+        recs = {}
+        for key, value in data.get("records", {}).items():
+            rec = RunRecord.from_json(value)
+            if rec.form != key:
+                raise RecordError("records", f"record {key!r} names form {rec.form!r}")
+            recs[key] = rec
+        return cls(
+            data["model"],
+            data["params"],
+            recs,
+            dict(data.get("build_s", {})),
+            dict(data.get("ship_bytes", {})),
+            dict(data.get("build_peak_rss", {})),
+            dict(data.get("notes", {})),
+        )
+
+
+@dataclass
+class SweepStore:
+    path: Path
+    points: dict[str, Point] = field(default_factory=dict)  # by model text
+    dropped: list[str] = field(default_factory=list)
+
+    def ordered(self) -> list[Point]:
+        return sorted(self.points.values(), key=lambda p: p.params)
+
+    def put(self, point: Point) -> None:
+        self.points[point.model] = point
+        self.write()
+
+    def write(self) -> None:
+        data = {"version": VERSION, "points": [p.to_json() for p in self.ordered()]}
+        jsonio.write_atomic(self.path, data)
+
+
+def store_path() -> Path:
+    return paths.artifacts_dir() / NAME
+
+
+def load(path: Path | None = None) -> SweepStore:
+    """What sweep.json holds; a damaged point is dropped and said in `dropped` (the file as it was
+    is kept beside it, as results.json's is)."""
+    path = path or store_path()
+    store = SweepStore(path)
+    if not path.exists():
+        return store
+    try:
+        data = jsonio.read(path)
+    except (OSError, ValueError) as e:
+        data = None
+        store.dropped.append(f"{path.name} could not be read ({type(e).__name__}: {e}), starting empty")
+    if data is not None and not (isinstance(data, dict) and isinstance(data.get("points"), list)):
+        store.dropped.append(f"{path.name} has no 'points' list, starting empty")
+    elif data is not None:
+        for i, value in enumerate(data["points"]):
+            try:
+                point = Point.from_json(value)
+            except RecordError as e:
+                store.dropped.append(f"sweep point {i} dropped: {e}")
+            else:
+                store.points[point.model] = point
+    if store.dropped:
+        backup = path.with_name(f"{path.name}.damaged-{time.strftime('%Y%m%d-%H%M%S')}")
+        try:
+            shutil.copyfile(path, backup)
+            store.write()
+            store.dropped.append(f"the file as it was is kept as {backup.name}")
+        except OSError as e:
+            store.dropped.append(f"could not set the damaged file aside ({e})")
+    return store
+
+
+# ------------------------------------------------------------------------------- from the manifest
+
+
+def ship_bytes(form: Form, ref: ModelRef, manifest: dict[str, Any]) -> int | None:
+    """What ships for the form (model files + program): each file's size as the build recorded
+    it, else as it is on disk (an optional file, the `.onnx.data`); None when one is missing.
+    (The one place to switch to a ship bundle's compressed size.)"""
+    arts, total = manifest.get("artifacts", {}), 0
+    for rel in form.ship_files(ref):
+        size = arts.get(rel, {}).get("size")
+        if not isinstance(size, int):
+            try:
+                size = (paths.artifacts_dir() / rel).stat().st_size
+            except OSError:
+                return None
+        total += size
+    return total
+
+
+def build_seconds(form: Form, manifest: dict[str, Any], after: dict[str, tuple[str, ...]]) -> float | None:
+    """Seconds the build spent on this model for the form: its model steps and the model steps
+    they need (`after`), as the manifest recorded each; shared programs (built once) excluded."""
+    steps = manifest.get("steps", {})
+    todo, seen, total = list(form.steps), set(), 0.0
+    while todo:
+        name = todo.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        rec = steps.get(name)
+        if not rec or not isinstance(rec.get("wall_s"), (int, float)):
+            return None
+        if rec.get("scope") != "shared":
+            total += rec["wall_s"]
+            todo.extend(after.get(name, ()))
+    return round(total, 3)
+
+
+# ------------------------------------------------------------------------------------ the sweep
+
+
+@dataclass(frozen=True)
+class SweepEvent:
+    """Progress: `kind` is point (a size starts), step (a build step ended), form (a form is
+    being measured), record (it was), skip (a size already measured), done."""
+
+    kind: str
+    index: int  # the point's number, from 1
+    total: int
+    model: str
+    params: int = 0
+    what: str = ""  # the step or form
+    text: str = ""
+    elapsed_s: float = 0.0
+    done: int = 0  # points finished so far
+
+
+class Watchdog:
+    """Kills a build step whose process tree's resident memory passes `limit` bytes or that runs
+    past `timeout_s`; keeps each step's peak (read every 0.25 s)."""
+
+    def __init__(self, limit: int, timeout_s: float) -> None:
+        self.limit, self.timeout_s = limit, timeout_s
+        self.peak: dict[str, int] = {}
+        self._started: dict[str, float] = {}
+        self._last = 0.0
+
+    def __call__(self, step: str, pid: int) -> str:
+        import psutil
+
+        now = time.monotonic()
+        started = self._started.setdefault(step, now)
+        if now - started > self.timeout_s:
+            return f"timeout: still building after {self.timeout_s:.0f} s (the sweep's limit), killed"
+        if now - self._last < 0.25:
+            return ""
+        self._last = now
+        try:
+            root = psutil.Process(pid)
+            procs = [root, *root.children(recursive=True)]
+        except psutil.Error:
+            return ""
+        rss = 0
+        for p in procs:
+            try:
+                rss += p.memory_info().rss
+            except psutil.Error:
+                pass
+        self.peak[step] = max(self.peak.get(step, 0), rss)
+        if rss > self.limit:
+            return (
+                f"memory: the build's processes reached {rss / (1 << 30):.1f} GiB "
+                f"(the sweep's limit {self.limit / (1 << 30):.0f} GiB), killed"
+            )
+        return ""
+
+
+def runs_for(previous: RunRecord | None, runs: int) -> tuple[int, str]:
+    """Counted runs for a form at the next size: `runs`, or fewer when one run at the size before
+    took long enough that `runs` would pass RUN_BUDGET_S (with why, for the output)."""
+    if previous is None or not previous.wall_s:
+        return runs, ""
+    wall = sorted(previous.wall_s)[len(previous.wall_s) // 2]
+    n = max(MIN_RUNS, min(runs, int(RUN_BUDGET_S // max(wall, 1e-9))))
+    return n, (f"{n} runs: one took {wall:.1f} s at the size before" if n < runs else "")
+
+
+def complete(point: Point | None, chosen: list[Form]) -> bool:
+    return point is not None and all(f.key in point.records for f in chosen)
+
+
+def run_sweep(
+    refs: list[ModelRef],
+    chosen: list[Form] | None = None,
+    *,
+    runs: int = RUNS,
+    warmup: int = WARMUP,
+    repeat: int = 10,
+    timeout_s: float = 120.0,
+    build_timeout_s: float = BUILD_TIMEOUT_S,
+    memory_limit: int = MEMORY_LIMIT,
+    force: bool = False,
+    on_event: Callable[[SweepEvent], None] = lambda e: None,
+    cancel: threading.Event | None = None,
+    store: SweepStore | None = None,
+) -> SweepStore:
+    """Build and measure every chosen form (default: the whole registry) at every size, smallest
+    first, storing each record as it comes; returns the store."""
+    from deploytui import bench
+    from deploytui.builder import BuildEvent, plan, run_build
+    from deploytui.builder.context import BuildContext
+    from deploytui.manifest import load as load_manifest
+
+    chosen = chosen if chosen is not None else list(forms.FORMS)
+    store = store if store is not None else load()
+    t0 = time.monotonic()
+    previous: dict[str, RunRecord] = {}
+    done = 0
+
+    def event(kind: str, i: int, ref: ModelRef, params: int = 0, what: str = "", text: str = "") -> None:
+        on_event(SweepEvent(kind, i, len(refs), ref.text, params, what, text, time.monotonic() - t0, done))
+
+    for i, ref in enumerate(sorted(refs, key=params_of), 1):
+        if cancel is not None and cancel.is_set():
+            break
+        point = store.points.get(ref.text)
+        if point is not None and complete(point, chosen) and not force:
+            previous.update(point.records)
+            done += 1
+            event("skip", i, ref, point.params, text="already measured (--force measures it again)")
+            continue
+        event("point", i, ref, params_of(ref))
+        ctx = BuildContext.default(ref)
+        watchdog = Watchdog(memory_limit, build_timeout_s)
+
+        def on_build(e: BuildEvent, i: int = i, ref: ModelRef = ref) -> None:
+            if e.kind == "end" and e.status != "up-to-date":
+                event("step", i, ref, what=e.step, text=f"{e.status} ({e.wall_s:.1f} s) {e.text}".strip())
+
+        after = {s.name: s.after for s in plan(ctx)}
+        only = None  # the whole plan, unless some forms only: then their steps and what they need
+        if {f.key for f in chosen} != {f.key for f in forms.FORMS}:
+            needed = _closure(("export-model", *(s for f in chosen for s in f.steps)), after)
+            only = [name for name in after if name in needed]
+        run_build(ctx, only=only, on_event=on_build, cancel=cancel, watch=watchdog)
+        if cancel is not None and cancel.is_set():
+            break
+        manifest = load_manifest(ctx.art, ctx.slug)
+        params = (manifest.get("steps", {}).get("export-model", {}).get("facts") or {}).get("params")
+        if not isinstance(params, int) or params < 1:
+            params = params_of(ref)
+        if force or point is None or point.params != params:
+            point = Point(ref.text, params)
+        per_model = results.load(paths.results_path(ctx.slug))
+        for form in chosen:
+            if cancel is not None and cancel.is_set():
+                break
+            if form.key in point.records:
+                previous[form.key] = point.records[form.key]
+                continue
+            n, note = runs_for(previous.get(form.key), runs)
+            event("form", i, ref, params, form.key, note)
+            rec = bench.bench_form(
+                form,
+                n=n,
+                warmup=warmup,
+                repeat=repeat,
+                timeout_s=timeout_s,
+                manifest=manifest,
+                ref=ref,
+                cancel=cancel,
+            )
+            if cancel is not None and cancel.is_set():
+                break  # a run cut short is not a measurement
+            per_model.put(rec)
+            point.records[form.key] = rec
+            if note:
+                point.notes[form.key] = note
+            size, secs = ship_bytes(form, ref, manifest), build_seconds(form, manifest, after)
+            if size is not None:
+                point.ship_bytes[form.key] = size
+            if secs is not None:
+                point.build_s[form.key] = secs
+            peak = max((watchdog.peak.get(s, 0) for s in _closure(form.steps, after)), default=0)
+            if peak:
+                point.build_peak_rss[form.key] = peak
+            store.put(point)
+            previous[form.key] = rec
+            event("record", i, ref, params, form.key, _summary(rec))
+        else:
+            done += 1
+    on_event(SweepEvent("done", len(refs), len(refs), "", 0, "", "", time.monotonic() - t0, done))
+    return store
+
+
+def _closure(names: tuple[str, ...], after: dict[str, tuple[str, ...]]) -> set[str]:
+    todo, seen = list(names), set()
+    while todo:
+        name = todo.pop()
+        if name not in seen:
+            seen.add(name)
+            todo.extend(after.get(name, ()))
+    return seen
+
+
+def params_of(ref: ModelRef) -> int:
+    kw = ref.kwargs
+
+    def get(k: str, default: int) -> int:
+        v = kw.get(k, default)
+        return v if isinstance(v, int) else default
+
+    return mlp_params(get("hidden", 256), get("depth", 2), get("d_in", 64), get("d_out", 10))
+
+
+def _summary(rec: RunRecord) -> str:
+    from deploytui.units import human, ms
+
+    if rec.status != "ok" or not rec.wall_s:
+        return (rec.error or rec.status).splitlines()[0][:160]
+    wall = sorted(rec.wall_s)[len(rec.wall_s) // 2]
+    rss = sorted(rec.peak_rss_bytes)[len(rec.peak_rss_bytes) // 2]
+    verdict = "" if rec.within_tol else "  FAIL numerics"
+    return f"n={len(rec.wall_s)} start-up {ms(wall)}  peak RSS {human(rss)}{verdict}"
