@@ -177,5 +177,5 @@ def test_small_sweep_resumes_and_shows_a_failing_point(tmp_path, monkeypatch):
     assert proc.returncode == 0, proc.stderr
     out = proc.stdout
     assert "torch-eager  2/3" in out and "onnxruntime  2/3" in out  # fitted on the two sizes that ran
-    assert "Failed points" in out and "torch-eager at 12.7k: failed: step export-model: memory:" in out
+    assert "Failed points" in out and "torch-eager at 10k: failed: step export-model: memory:" in out
     assert "start-up (median wall, s) against parameters" in out

@@ -27,6 +27,7 @@ from deploytui import forms, jsonio, paths, results
 from deploytui.forms import Form
 from deploytui.models import ModelRef, parse
 from deploytui.record import RecordError, RunRecord
+from deploytui.units import human
 
 VERSION = 1
 NAME = "sweep.json"
@@ -303,10 +304,8 @@ class Watchdog:
                 pass
         self.peak[step] = max(self.peak.get(step, 0), rss)
         if rss > self.limit:
-            return (
-                f"memory: the build's processes reached {rss / (1 << 30):.1f} GiB "
-                f"(the sweep's limit {self.limit / (1 << 30):.0f} GiB), killed"
-            )
+            limit = human(self.limit)
+            return f"memory: the build's processes reached {human(rss)} (the sweep's limit {limit}), killed"
         return ""
 
 
@@ -449,7 +448,7 @@ def params_of(ref: ModelRef) -> int:
 
 
 def _summary(rec: RunRecord) -> str:
-    from deploytui.units import human, ms
+    from deploytui.units import ms
 
     if rec.status != "ok" or not rec.wall_s:
         return (rec.error or rec.status).splitlines()[0][:160]

@@ -7,6 +7,7 @@ Imports torch: build and runner subprocesses only.
 from __future__ import annotations
 
 import itertools
+from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any
 
@@ -29,21 +30,20 @@ def a1() -> tuple[nn.Module, tuple[torch.Tensor, ...]]:
     return a1_model(), (a1_input(),)
 
 
-class Mlp(nn.Module):
-    """fc1 .. fc{depth+1}: Linear layers with ReLU between (a1's layout when depth=1)."""
+class Mlp(nn.Sequential):
+    """fc1, relu1, .., fc{depth+1}: Linear layers with ReLU between (a1's layout when depth=1).
+
+    A Sequential, so TorchScript's `script` compiles it (a forward that looks its layers up by
+    name with getattr does not); ReLU has no parameters, so the state_dict is fc1 .. fc{depth+1}
+    as the burn Mlp twin reads it."""
 
     def __init__(self, d_in: int, hidden: int, depth: int, d_out: int) -> None:
-        super().__init__()
         sizes = [d_in, *([hidden] * depth), d_out]
+        layers: list[tuple[str, nn.Module]] = []
         for i, (a, b) in enumerate(itertools.pairwise(sizes), 1):
-            self.add_module(f"fc{i}", nn.Linear(a, b))
-        self.act = nn.ReLU()
-        self.n_layers = len(sizes) - 1
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        for i in range(1, self.n_layers):
-            x = self.act(getattr(self, f"fc{i}")(x))
-        return getattr(self, f"fc{self.n_layers}")(x)
+            layers += [(f"relu{i - 1}", nn.ReLU())] if i > 1 else []
+            layers.append((f"fc{i}", nn.Linear(a, b)))
+        super().__init__(OrderedDict(layers))
 
 
 def mlp(
