@@ -11,7 +11,7 @@ import threading
 
 import pytest
 
-from deploytui import fit, forms, scale_text, sweep
+from deploytui import fit, forms, scale_text, sweep, sweep_store
 from deploytui.record import RunRecord
 
 QUICK = ["torch-eager", "onnxruntime"]  # forms whose build is only torch exports: no shared programs
@@ -71,12 +71,12 @@ def _rec(form: str, wall: float, rss: int, status: str = "ok", error: str | None
     )
 
 
-def synthetic_points() -> list[sweep.Point]:
+def synthetic_points() -> list[sweep_store.Point]:
     """Three sizes where torch-eager costs 50 ms + 1 ms/Mparam and holds 2 copies of the weights,
     onnxruntime fails at the largest."""
     pts = []
     for params in (100, 10_000, 100_000_000):
-        p = sweep.Point(f"mlp:hidden={params}", params)
+        p = sweep_store.Point(f"mlp:hidden={params}", params)
         p.records["torch-eager"] = _rec("torch-eager", 0.05 + 0.001 * params / 1e6, 300_000_000 + 8 * params)
         p.ship_bytes["torch-eager"] = 1000 + 4 * params
         if params < 100_000_000:
@@ -111,10 +111,10 @@ def test_fit_of_known_points():
 
 def test_store_round_trip_and_damage_set_aside(tmp_path):
     path = tmp_path / "sweep.json"
-    store = sweep.SweepStore(path)
+    store = sweep_store.SweepStore(path)
     for p in synthetic_points():
         store.put(p)
-    again = sweep.load(path)
+    again = sweep_store.load(path)
     assert not again.dropped and [p.params for p in again.ordered()] == [100, 10_000, 100_000_000]
     assert (
         again.ordered()[0].records["torch-eager"].wall_s
@@ -124,11 +124,11 @@ def test_store_round_trip_and_damage_set_aside(tmp_path):
     data["points"][1]["params"] = "many"
     data["points"][2]["records"]["onnxruntime"]["form"] = "burn-st"
     path.write_text(json.dumps(data))
-    hurt = sweep.load(path)
+    hurt = sweep_store.load(path)
     assert len(hurt.points) == 1
     assert any("params" in d for d in hurt.dropped) and any("names form" in d for d in hurt.dropped)
     assert list(tmp_path.glob("sweep.json.damaged-*"))
-    assert len(sweep.load(path).points) == 1 and not sweep.load(path).dropped
+    assert len(sweep_store.load(path).points) == 1 and not sweep_store.load(path).dropped
 
 
 def test_small_sweep_resumes_and_shows_a_failing_point(tmp_path, monkeypatch):

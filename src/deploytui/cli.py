@@ -297,7 +297,7 @@ def cmd_models(args: argparse.Namespace) -> int:
 
 def cmd_sweep(args: argparse.Namespace) -> int:
     """Build and measure every form across the mlp sizes (deploytui.sweep), then print the fit."""
-    from deploytui import forms, sweep
+    from deploytui import forms, sweep, sweep_store
     from deploytui.units import human
 
     try:
@@ -313,7 +313,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     if err := _check_counts(args):
         print(f"error: {err}", file=sys.stderr)
         return 2
-    store = sweep.load()
+    store = sweep_store.load()
     for msg in store.dropped:
         print(f"warning: {msg}", file=sys.stderr)
     if not args.show:

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from deploytui.record import RunRecord
-from deploytui.sweep import Point
+from deploytui.sweep_store import Point
 
 MEASURES = ("startup", "load", "rss", "ship")
 UNITS = {"startup": "s", "load": "s", "rss": "bytes", "ship": "bytes"}

@@ -261,7 +261,39 @@ def markdown(store: Store, manifest: dict[str, Any]) -> str:
                 [[r["form"], r["status"], r["stage"] or "–", r["error"], r["log"] or "–"] for r in failed],
             ),
         ]
-    return "\n\n".join(parts) + "\n"
+    return "\n\n".join(parts + scale_section()) + "\n"
+
+
+def scale_section() -> list[str]:
+    """The mlp sweep (artifacts/sweep.json), when there is one: the fit, the measured grids, the
+    winners per size, the failed points and the two log-log charts as text."""
+    from deploytui import plot, scale_text, sweep_store
+
+    points = sweep_store.load().ordered()
+    if not points:
+        return []
+    keys = [f.key for f in F.FORMS]
+    parts = [
+        f"## Scale: the mlp family from {scale_text.params_text(points[0].params)} "
+        f"to {scale_text.params_text(points[-1].params)} parameters",
+        "Per form, least squares over the sizes it ran at: cost = fixed + per-Mparam × parameters/10⁶ "
+        "(R² shown); copies = (peak RSS at the largest size − at the smallest) ÷ the weights' bytes; "
+        "cross-over = the size where the per-parameter start-up equals the fixed start-up.",
+        _md_table(*scale_text.fit_rows(points, keys)),
+        "### Start-up (median) per size",
+        _md_table(*scale_text.grid_rows(points, keys, "startup")),
+        "### Peak RSS (median) per size",
+        _md_table(*scale_text.grid_rows(points, keys, "rss")),
+        "### Winners per size (measured)",
+        _md_table(*scale_text.winner_rows(points, keys)),
+    ]
+    fails = scale_text.failure_lines(points, keys)
+    if fails:
+        parts += ["### Failed points", "\n".join(f"- {scrub(line)}" for line in fails)]
+    for measure, title in scale_text.CHARTS:
+        chart = plot.plain(scale_text.chart(points, keys, measure, title)(100, 24))
+        parts.append(f"```\n{chart}\n{scale_text.legend(points, keys, measure)}\n```")
+    return parts
 
 
 def _stage_ms(stages: dict[str, Any], key: str) -> str:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from deploytui import fit, plot
-from deploytui.sweep import Point
+from deploytui.sweep_store import Point
 from deploytui.units import seconds, short_size
 
 CHARTS = (("startup", "start-up (median wall, s) against parameters"), ("rss", "peak RSS against parameters"))

@@ -19,11 +19,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from deploytui import forms, manifest, results, sweep
+from deploytui import forms, manifest, results, sweep_store
 
 if TYPE_CHECKING:
     from deploytui.measure import Progress
-    from deploytui.sweep import Point, SweepStore
+    from deploytui.sweep_store import Point, SweepStore
 
 RUNS = 20
 WARMUP = 1
@@ -196,7 +196,7 @@ class Session:
     def sweep_points(self) -> list[Point]:
         """The sweep's points, smallest first (sweep.json read once, again after each sweep record)."""
         if self._sweep is None:
-            self._sweep = sweep.load()
+            self._sweep = sweep_store.load()
         return self._sweep.ordered()
 
     def reload_sweep(self) -> None:

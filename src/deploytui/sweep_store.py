@@ -1,0 +1,150 @@
+"""The sweep's store: artifacts/sweep.json, one `Point` per size of the mlp family, replaced
+atomically after every form, checked on read (a damaged point is dropped, said, and the file as it
+was kept beside it), like results.json. Light: the app, the fit and the report read it."""
+
+from __future__ import annotations
+
+import shutil
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from deploytui import jsonio, paths
+from deploytui.models import parse
+from deploytui.record import RecordError, RunRecord
+
+VERSION = 1
+NAME = "sweep.json"
+F32 = 4
+
+
+def _nums(v: object, kind: type | tuple[type, ...] = (int, float)) -> bool:
+    return isinstance(v, dict) and all(
+        isinstance(k, str) and isinstance(x, kind) and not isinstance(x, bool) for k, x in v.items()
+    )
+
+
+@dataclass
+class Point:
+    """One size of the sweep: the model, its parameter count, and per form the build's cost (from
+    the manifest: seconds of its model steps, bytes of what ships; the build's peak memory as the
+    sweep saw it) and the RunRecord. `notes` says per form why it ran fewer times."""
+
+    model: str
+    params: int
+    records: dict[str, RunRecord] = field(default_factory=dict)
+    build_s: dict[str, float] = field(default_factory=dict)
+    ship_bytes: dict[str, int] = field(default_factory=dict)
+    build_peak_rss: dict[str, int] = field(default_factory=dict)
+    notes: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def weight_bytes(self) -> int:
+        return self.params * F32
+
+    @property
+    def slug(self) -> str:
+        return parse(self.model).slug
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "model": self.model,
+            "params": self.params,
+            "records": {k: r.to_json() for k, r in self.records.items()},
+            "build_s": self.build_s,
+            "ship_bytes": self.ship_bytes,
+            "build_peak_rss": self.build_peak_rss,
+            "notes": self.notes,
+        }
+
+    @classmethod
+    def from_json(cls, data: object) -> Point:
+        """The point a JSON object holds; RecordError names the first wrong field."""
+        if not isinstance(data, dict):
+            raise RecordError("", "not an object")
+        if not isinstance(data.get("model"), str):
+            raise RecordError("model", "field 'model' missing or not a str")
+        if not isinstance(data.get("params"), int) or data["params"] < 1:
+            raise RecordError("params", "field 'params' missing or not a positive int")
+        checks: dict[str, Callable[[object], bool]] = {
+            "build_s": _nums,
+            "ship_bytes": lambda v: _nums(v, int),
+            "build_peak_rss": lambda v: _nums(v, int),
+            "notes": lambda v: _nums(v, str),
+            "records": lambda v: isinstance(v, dict),
+        }
+        for name, check in checks.items():
+            if not check(data.get(name, {})):
+                raise RecordError(name, f"field {name!r} is malformed")
+        recs = {}
+        for key, value in data.get("records", {}).items():
+            rec = RunRecord.from_json(value)
+            if rec.form != key:
+                raise RecordError("records", f"record {key!r} names form {rec.form!r}")
+            recs[key] = rec
+        return cls(
+            data["model"],
+            data["params"],
+            recs,
+            dict(data.get("build_s", {})),
+            dict(data.get("ship_bytes", {})),
+            dict(data.get("build_peak_rss", {})),
+            dict(data.get("notes", {})),
+        )
+
+
+@dataclass
+class SweepStore:
+    path: Path
+    points: dict[str, Point] = field(default_factory=dict)  # by model text
+    dropped: list[str] = field(default_factory=list)
+
+    def ordered(self) -> list[Point]:
+        return sorted(self.points.values(), key=lambda p: p.params)
+
+    def put(self, point: Point) -> None:
+        self.points[point.model] = point
+        self.write()
+
+    def write(self) -> None:
+        data = {"version": VERSION, "points": [p.to_json() for p in self.ordered()]}
+        jsonio.write_atomic(self.path, data)
+
+
+def store_path() -> Path:
+    return paths.artifacts_dir() / NAME
+
+
+def load(path: Path | None = None) -> SweepStore:
+    """What sweep.json holds; a damaged point is dropped and said in `dropped` (the file as it was
+    is kept beside it, as results.json's is)."""
+    path = path or store_path()
+    store = SweepStore(path)
+    if not path.exists():
+        return store
+    try:
+        data = jsonio.read(path)
+    except (OSError, ValueError) as e:
+        data = None
+        store.dropped.append(f"{path.name} could not be read ({type(e).__name__}: {e}), starting empty")
+    if data is not None and not (isinstance(data, dict) and isinstance(data.get("points"), list)):
+        store.dropped.append(f"{path.name} has no 'points' list, starting empty")
+    elif data is not None:
+        for i, value in enumerate(data["points"]):
+            try:
+                point = Point.from_json(value)
+            except RecordError as e:
+                store.dropped.append(f"sweep point {i} dropped: {e}")
+            else:
+                store.points[point.model] = point
+    if store.dropped:
+        backup = path.with_name(f"{path.name}.damaged-{time.strftime('%Y%m%d-%H%M%S')}")
+        try:
+            shutil.copyfile(path, backup)
+            store.write()
+            store.dropped.append(f"the file as it was is kept as {backup.name}")
+        except OSError as e:
+            store.dropped.append(f"could not set the damaged file aside ({e})")
+    return store
