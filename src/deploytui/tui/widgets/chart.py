@@ -1,8 +1,5 @@
-"""A plotext 6 chart as a Textual widget (plotext is imported lazily, on first draw).
-
-plotext 6 has no public independent figure: we take a private terminal's master figure and lift
-its size limit (`limit(False, False)`), else it is capped at the real tty size.
-"""
+"""A plotext 6 chart as a Textual widget (plotext is imported lazily, on first draw; the figure
+comes from deploytui.plot)."""
 
 from __future__ import annotations
 
@@ -13,15 +10,7 @@ from collections.abc import Callable, Hashable
 from rich.text import Text
 from textual.widgets import Static
 
-
-def _figure(width: int, height: int):
-    import plotext._kernel.terminal as term_mod  # lazy: ~130 ms
-
-    term = term_mod.terminal()
-    term.limit(False, False)
-    fig = term._master
-    fig.plot_size(width, height)
-    return fig
+from deploytui.plot import figure as _figure
 
 
 def bars(
