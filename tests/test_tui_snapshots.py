@@ -62,3 +62,20 @@ def test_compare_screen(fixed_app, snap_compare):
         await _settle(pilot)
 
     assert snap_compare(fixed_app, terminal_size=SIZE, run_before=before)
+
+
+def test_scale_screen(fixed_app, snap_compare):
+    """The Scale screen on a fixed sweep (test_sweep's synthetic points: a failure at 100M)."""
+    from deploytui import sweep_store
+    from test_sweep import synthetic_points
+
+    store = sweep_store.SweepStore(sweep_store.store_path())
+    for p in synthetic_points():
+        store.put(p)
+
+    async def before(pilot):
+        await _settle(pilot)
+        await pilot.press("s")
+        await _settle(pilot)
+
+    assert snap_compare(fixed_app, terminal_size=SIZE, run_before=before)
