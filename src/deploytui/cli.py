@@ -316,26 +316,32 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     store = sweep_store.load()
     for msg in store.dropped:
         print(f"warning: {msg}", file=sys.stderr)
+    out = sys.stderr if args.json else sys.stdout  # progress; --json prints only the JSON on stdout
     if not args.show:
         print(
             f"sweep: {len(refs)} sizes x {len(chosen)} forms, n={args.n} runs per form after {args.warmup} "
             f"warm-up (fewer where {args.n} runs would pass {sweep.RUN_BUDGET_S:.0f} s); build steps killed "
             f"past {human(args.memory_limit_gib * (1 << 30))} or {args.build_timeout:.0f} s",
             flush=True,
+            file=out,
         )
 
         def show(e: sweep.SweepEvent) -> None:
             head = f"[{e.index}/{e.total} {e.elapsed_s:6.0f} s]"
             if e.kind in ("point", "skip"):
-                print(f"{head} {e.model} (~{e.params:,} params) {e.text}".rstrip(), flush=True)
+                print(f"{head} {e.model} (~{e.params:,} params) {e.text}".rstrip(), flush=True, file=out)
             elif e.kind == "step":
-                print(f"{head}   build {e.what}: {e.text}", flush=True)
+                print(f"{head}   build {e.what}: {e.text}", flush=True, file=out)
             elif e.kind == "record":
-                print(f"{head}   {e.what:<20} {e.text}", flush=True)
+                print(f"{head}   {e.what:<20} {e.text}", flush=True, file=out)
             elif e.kind == "form" and e.text:
-                print(f"{head}   {e.what:<20} ({e.text})", flush=True)
+                print(f"{head}   {e.what:<20} ({e.text})", flush=True, file=out)
             elif e.kind == "done":
-                print(f"sweep: {e.done} of {e.total} sizes measured in {e.elapsed_s:.0f} s", flush=True)
+                print(
+                    f"sweep: {e.done} of {e.total} sizes measured in {e.elapsed_s:.0f} s",
+                    flush=True,
+                    file=out,
+                )
 
         store = sweep.run_sweep(
             refs,
@@ -355,9 +361,19 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     if not points:
         print("error: no sweep points yet: run `deploytui sweep`", file=sys.stderr)
         return 1
+    keys = [f.key for f in chosen]
+    if args.json:
+        import dataclasses
+        import json
+
+        from deploytui import fit
+
+        fits = [dataclasses.asdict(f) for f in fit.fit_all(points, keys)]
+        print(json.dumps({"points": [p.to_json() for p in points], "fit": fits}, indent=1))
+        return 0
     from deploytui import scale_text
 
-    print(scale_text.render(points, [f.key for f in chosen]))
+    print(scale_text.render(points, keys))
     return 0
 
 
