@@ -8,8 +8,6 @@ read and says what it dropped (the unreadable file is kept beside it).
 
 from __future__ import annotations
 
-import shutil
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -65,18 +63,8 @@ def load(path: Path | None = None) -> Store:
             else:
                 store.forms[key] = rec
     if store.dropped:
-        store.dropped.append(_set_aside(store))
+        store.dropped.append(jsonio.set_aside(store.path, store.write))
     return store
-
-
-def _set_aside(store: Store) -> str:
-    backup = store.path.with_name(f"{store.path.name}.damaged-{time.strftime('%Y%m%d-%H%M%S')}")
-    try:
-        shutil.copyfile(store.path, backup)
-        store.write()
-    except OSError as e:
-        return f"could not set the damaged file aside ({e})"
-    return f"the file as it was is kept as {backup.name}"
 
 
 def _read(key: str, value: object) -> tuple[RunRecord | None, str]:

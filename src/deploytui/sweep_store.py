@@ -4,8 +4,6 @@ was kept beside it), like results.json. Light: the app, the fit and the report r
 
 from __future__ import annotations
 
-import shutil
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -140,11 +138,5 @@ def load(path: Path | None = None) -> SweepStore:
             else:
                 store.points[point.model] = point
     if store.dropped:
-        backup = path.with_name(f"{path.name}.damaged-{time.strftime('%Y%m%d-%H%M%S')}")
-        try:
-            shutil.copyfile(path, backup)
-            store.write()
-            store.dropped.append(f"the file as it was is kept as {backup.name}")
-        except OSError as e:
-            store.dropped.append(f"could not set the damaged file aside ({e})")
+        store.dropped.append(jsonio.set_aside(path, store.write))
     return store
