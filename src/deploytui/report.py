@@ -278,7 +278,7 @@ def scale_section() -> list[str]:
         f"to {scale_text.params_text(points[-1].params)} parameters",
         "Per form, least squares over the sizes it ran at: cost = fixed + per-Mparam × parameters/10⁶ "
         "(R² shown); copies = (peak RSS at the largest size − at the smallest) ÷ the weights' bytes; "
-        "cross-over = the size where the per-parameter start-up equals the fixed start-up.",
+        "x-over = the size where the per-parameter part equals the fixed part (start-up, peak RSS).",
         _md_table(*scale_text.fit_rows(points, keys)),
         "### Start-up (median) per size",
         _md_table(*scale_text.grid_rows(points, keys, "startup")),

@@ -37,17 +37,27 @@ def line_text(line: fit.Line | None, measure: str) -> str:
 
 
 def fit_rows(points: list[Point], forms: list[str]) -> tuple[list[str], list[list[str]]]:
-    columns = ["form", "ran", "start-up", "load", "peak RSS", "ship size", "copies", "cross-over"]
+    columns = [
+        "form",
+        "ran",
+        "start-up",
+        "load",
+        "peak RSS",
+        "ship size",
+        "copies",
+        "x-over start",
+        "x-over RSS",
+    ]
     rows = []
     for f in fit.fit_all(points, forms):
-        cross = f.lines["startup"].crossover_params if f.lines["startup"] else None
+        cross = [line.crossover_params if (line := f.lines[m]) else None for m in ("startup", "rss")]
         rows.append(
             [
                 f.form,
                 f"{f.points}/{len(points)}",
                 *(line_text(f.lines[m], m) for m in fit.MEASURES),
                 f"{f.copy_ratio:.2f}" if f.copy_ratio is not None else "–",
-                params_text(cross) if cross is not None else "–",
+                *(params_text(c) if c is not None else "–" for c in cross),
             ]
         )
     return columns, rows
@@ -135,8 +145,8 @@ def render(points: list[Point], forms: list[str], width: int = 100, height: int 
     """Everything, as plain text (the CLI's output, the report's section)."""
     parts = [
         "Fit per form: cost = fixed + per-Mparam x parameters/10^6 (least squares, R²); copies = "
-        "(peak RSS at the largest size - at the smallest) / weight bytes; cross-over = the size where "
-        "the per-parameter start-up equals the fixed start-up",
+        "(peak RSS at the largest size - at the smallest) / weight bytes; x-over = the size where "
+        "the per-parameter part equals the fixed part (start-up, peak RSS)",
         table(*fit_rows(points, forms)),
         "Start-up (median wall) per size",
         table(*grid_rows(points, forms, "startup")),
