@@ -284,6 +284,8 @@ def scale_section() -> list[str]:
         _md_table(*scale_text.grid_rows(points, keys, "startup")),
         "### Peak RSS (median) per size",
         _md_table(*scale_text.grid_rows(points, keys, "rss")),
+        "### Build per size: seconds of its model steps / peak memory of the build / ship size",
+        _md_table(*scale_text.build_rows(points, keys)),
         "### Winners per size (measured)",
         _md_table(*scale_text.winner_rows(points, keys)),
     ]

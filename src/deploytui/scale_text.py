@@ -79,6 +79,24 @@ def grid_rows(points: list[Point], forms: list[str], measure: str) -> tuple[list
     return columns, rows
 
 
+def build_rows(points: list[Point], forms: list[str]) -> tuple[list[str], list[list[str]]]:
+    """Forms down, sizes across: seconds its model steps took / the build's peak memory (process
+    tree, as the sweep watched it) / what ships, as the build recorded them."""
+    columns = ["form", *(params_text(p.params) for p in points)]
+    rows = []
+    for form in forms:
+        if not any(form in p.records for p in points):
+            continue
+        cells = []
+        for p in points:
+            secs, peak, ship = p.build_s.get(form), p.build_peak_rss.get(form), p.ship_bytes.get(form)
+            cells.append(
+                f"{seconds(secs)} / {short_size(peak)} / {short_size(ship)}" if secs is not None else ""
+            )
+        rows.append([form, *cells])
+    return columns, rows
+
+
 def winner_rows(points: list[Point], forms: list[str]) -> tuple[list[str], list[list[str]]]:
     columns = ["parameters", "model", "fastest start-up", "least peak RSS"]
     start = {p.model: (f, c) for p, f, c in fit.winners(points, forms, "startup")}
@@ -152,6 +170,8 @@ def render(points: list[Point], forms: list[str], width: int = 100, height: int 
         table(*grid_rows(points, forms, "startup")),
         "Peak RSS (median) per size",
         table(*grid_rows(points, forms, "rss")),
+        "Build per size: seconds of its model steps / peak memory of the build / ship size",
+        table(*build_rows(points, forms)),
         "Winners per size (measured, not fitted)",
         table(*winner_rows(points, forms)),
     ]
