@@ -18,6 +18,8 @@ from deploytui.record import RunRecord
 from deploytui.sweep_store import Point
 
 MEASURES = ("startup", "load", "rss", "ship")
+MIN_POINTS = 3  # a line through two sizes fits their noise exactly: no line under three
+MIN_COPY_BYTES = 16 << 20  # the weight-copy ratio wants weights well above the RSS noise (~1 MiB)
 UNITS = {"startup": "s", "load": "s", "rss": "bytes", "ship": "bytes"}
 
 
@@ -99,10 +101,10 @@ def fit_form(points: list[Point], form: str) -> FormFit:
             if y is not None:
                 xs.append(p.params / 1e6)
                 ys.append(y)
-        lines[m] = least_squares(xs, ys)
+        lines[m] = least_squares(xs, ys) if len(xs) >= MIN_POINTS else None
     ran = [p for p in pts if measured(p.records.get(form))]
     ratio = None
-    if len(ran) >= 2:
+    if len(ran) >= 2 and high_weights(ran[-1], ran[0]) >= MIN_COPY_BYTES:
         low, high = cost(ran[0], form, "rss"), cost(ran[-1], form, "rss")
         if low is not None and high is not None:
             ratio = (high - low) / high_weights(ran[-1], ran[0])
