@@ -5,7 +5,8 @@ Per form and measure (start-up, load, peak RSS, ship size) a least-squares line
 the weight-copy ratio (peak RSS at the largest size − peak RSS at the smallest) ÷ the weights'
 bytes at the largest, i.e. how many copies of the weights the form holds at its peak; and the
 cross-over: the size at which the per-parameter cost equals the fixed cost (fixed ÷ per_mparam).
-Pure Python (the app imports it); the points are `sweep.Point`s.
+A line needs three sizes (through two it fits their noise), the ratio 16 MiB of weights.
+Pure Python (the app imports it); the points are `sweep_store.Point`s.
 """
 
 from __future__ import annotations
