@@ -179,3 +179,19 @@ def test_small_sweep_resumes_and_shows_a_failing_point(tmp_path, monkeypatch):
     assert "torch-eager  2/3" in out and "onnxruntime  2/3" in out  # fitted on the two sizes that ran
     assert "Failed points" in out and "torch-eager at 10k: failed: step export-model: memory:" in out
     assert "start-up (median wall, s) against parameters" in out
+
+
+def test_report_gains_the_scale_section(tmp_path, monkeypatch):
+    """The report reads sweep.json (it runs nothing): the fit, the grids, failures and charts."""
+    from deploytui import report
+
+    monkeypatch.setenv("DEPLOYTUI_ARTIFACTS", str(tmp_path))
+    assert report.scale_section() == []
+    store = sweep_store.SweepStore(sweep_store.store_path())
+    for p in synthetic_points():
+        store.put(p)
+    text = "\n\n".join(report.scale_section())
+    assert text.startswith("## Scale: the mlp family from 100 to 100M parameters")
+    assert "| torch-eager | 3/3 | 50.0ms + 1.0ms/M R²1.000 |" in text
+    assert "- onnxruntime at 100M: failed: step export-onnx: timeout" in text
+    assert text.count("```") == 4 and "a torch-eager  b onnxruntime" in text
