@@ -63,38 +63,37 @@ def fit_rows(points: list[Point], forms: list[str]) -> tuple[list[str], list[lis
     return columns, rows
 
 
-def grid_rows(points: list[Point], forms: list[str], measure: str) -> tuple[list[str], list[list[str]]]:
-    """Forms down, sizes across: the measured cost, or `×` where the form did not run."""
-    fmt = value_text(measure)
+def per_size(
+    points: list[Point], forms: list[str], cell: Callable[[Point, str], str]
+) -> tuple[list[str], list[list[str]]]:
+    """Forms down (those the sweep has a record of), sizes across, `cell(point, form)` in each."""
     columns = ["form", *(params_text(p.params) for p in points)]
-    rows = []
-    for form in forms:
-        if not any(form in p.records for p in points):
-            continue
-        cells = []
-        for p in points:
-            c = fit.cost(p, form, measure)
-            cells.append(fmt(c) if c is not None else ("×" if form in p.records else ""))
-        rows.append([form, *cells])
+    rows = [
+        [form, *(cell(p, form) for p in points)] for form in forms if any(form in p.records for p in points)
+    ]
     return columns, rows
+
+
+def grid_rows(points: list[Point], forms: list[str], measure: str) -> tuple[list[str], list[list[str]]]:
+    """The measured cost, or `×` where the form did not run."""
+    fmt = value_text(measure)
+
+    def cell(p: Point, form: str) -> str:
+        c = fit.cost(p, form, measure)
+        return fmt(c) if c is not None else ("×" if form in p.records else "")
+
+    return per_size(points, forms, cell)
 
 
 def build_rows(points: list[Point], forms: list[str]) -> tuple[list[str], list[list[str]]]:
-    """Forms down, sizes across: seconds its model steps took / the build's peak memory (process
-    tree, as the sweep watched it) / what ships, as the build recorded them."""
-    columns = ["form", *(params_text(p.params) for p in points)]
-    rows = []
-    for form in forms:
-        if not any(form in p.records for p in points):
-            continue
-        cells = []
-        for p in points:
-            secs, peak, ship = p.build_s.get(form), p.build_peak_rss.get(form), p.ship_bytes.get(form)
-            cells.append(
-                f"{seconds(secs)} / {short_size(peak)} / {short_size(ship)}" if secs is not None else ""
-            )
-        rows.append([form, *cells])
-    return columns, rows
+    """Seconds its model steps took / the build's peak memory (process tree, as the sweep watched
+    it) / what ships, as the build recorded them."""
+
+    def cell(p: Point, form: str) -> str:
+        secs, peak, ship = p.build_s.get(form), p.build_peak_rss.get(form), p.ship_bytes.get(form)
+        return f"{seconds(secs)} / {short_size(peak)} / {short_size(ship)}" if secs is not None else ""
+
+    return per_size(points, forms, cell)
 
 
 def winner_rows(points: list[Point], forms: list[str]) -> tuple[list[str], list[list[str]]]:
