@@ -122,12 +122,16 @@ def cmd_bench(args: argparse.Namespace) -> int:
         if not args.json:
             print(_table_line(rec), flush=True)
     if args.json:
+        from deploytui.paths import artifacts_dir
+        from deploytui.ship import store as ship_store
+
+        isolated = ship_store.load(artifacts_dir() / ship_store.NAME)
         print(
             json.dumps(
                 {
                     "machine": machine.info(),
                     "tools": manifest.get("tools", {}),
-                    "forms": [r.to_json() for r in records],
+                    "forms": [{**r.to_json(), "isolated": isolated.get(r.form or "")} for r in records],
                 },
                 indent=1,
             )
@@ -229,6 +233,74 @@ def cmd_report(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_ship(args: argparse.Namespace) -> int:
+    from deploytui import forms, shipping
+    from deploytui.ship.bundler import ShipError
+    from deploytui.units import human, ms
+
+    form = forms.get(args.form)
+    out = args.output.resolve() if args.output else shipping.default_dir(form)
+    if not args.check:
+        try:
+            b = shipping.make(form, out, tar=args.tar)
+        except (ShipError, OSError) as e:
+            print(f"error: {e}", file=sys.stderr)
+            return 1
+        print(_bundle_line(form.key, b.manifest, b.root, b.tarball))
+        return 0
+    if not args.json:
+        print(
+            f"{form.key}: bundling into {out} and running it isolated "
+            "(bwrap: the bundle, /usr, no network, no home)"
+        )
+    fact = shipping.check(
+        form,
+        out,
+        tar=args.tar,
+        n=args.n,
+        warmup=args.warmup,
+        timeout_s=args.timeout,
+        on_step=None if args.json else (lambda msg: print(f"  {msg}", flush=True)),
+    )
+    if args.json:
+        import json
+
+        print(json.dumps({"form": form.key, "isolated": fact}, indent=1))
+    else:
+        size = (
+            f"bundle {human(fact['unpacked_bytes'])} unpacked, {human(fact['compressed_bytes'])} .tar.gz"
+            if "compressed_bytes" in fact
+            else "no bundle"
+        )
+        if fact["verdict"] == "✓":
+            print(
+                f"✓ {form.key} runs isolated — {size}; start-up median {ms(fact['startup_median_s'])}, "
+                f"peak RSS {human(fact['peak_rss_median_bytes'])}, "
+                f"max|diff| vs eager {fact['max_abs_diff']:.3g}"
+            )
+        else:
+            print(f"✗ {form.key} does not run isolated — {size}\n  reason: {fact.get('reason')}")
+    return 0 if fact["verdict"] == "✓" else 1
+
+
+def _bundle_line(key: str, manifest: dict[str, object], root: Path, tarball: Path | None) -> str:
+    from deploytui.units import human
+
+    files = manifest["files"]
+    assert isinstance(files, dict)
+    line = (
+        f"{key}: {root} — {len(files)} files, {human(float(str(manifest['unpacked_bytes'])))} unpacked, "
+        f"{human(float(str(manifest['compressed_bytes'])))} as .tar.gz"
+    )
+    libs = manifest.get("libraries") or []
+    if libs:
+        assert isinstance(libs, list)
+        line += f"\n  lib/: {', '.join(map(str, libs))}"
+    if tarball:
+        line += f"\n  wrote {tarball}"
+    return line
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="deploytui", description=__doc__)
     sub = p.add_subparsers(dest="command")
@@ -269,6 +341,19 @@ def build_parser() -> argparse.ArgumentParser:
     ins.add_argument("form", choices=list(BY_KEY), metavar="FORM", help=", ".join(BY_KEY))
     ins.add_argument("--full", action="store_true", help="print long code sections whole")
     ins.set_defaults(func=cmd_inspect)
+
+    sh = sub.add_parser("ship", help="a self-contained bundle of a form; --check runs it isolated (bwrap)")
+    sh.add_argument("form", choices=list(BY_KEY), metavar="FORM", help=", ".join(BY_KEY))
+    sh.add_argument("-o", "--output", type=Path, help="bundle folder (default bundles/FORM)")
+    sh.add_argument("--tar", action="store_true", help="also write FOLDER.tar.gz")
+    sh.add_argument(
+        "--check",
+        action="store_true",
+        help="run the bundle in a sandbox that sees only it and /usr (Python forms: builds its venv "
+        "there from a local wheelhouse first: slow), compare with eager, store the verdict",
+    )
+    counts(sh, 5)
+    sh.set_defaults(func=cmd_ship)
 
     rep = sub.add_parser("report", help="write the report from the stored results")
     rep.add_argument(

@@ -21,6 +21,7 @@ from deploytui import forms as F
 from deploytui import machine, paths
 from deploytui.manifest import runtime_facts
 from deploytui.results import Store
+from deploytui.ship import store as ship_store
 from deploytui.units import human, ms
 
 FORMATS = ("md", "json", "csv")
@@ -76,9 +77,24 @@ def runtime_fields(form: F.Form, manifest: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def isolated_fields(fact: dict[str, Any] | None) -> dict[str, Any]:
+    """A form's last `deploytui ship --check` (artifacts/ship.json) as report fields."""
+    fact = fact or {}
+    return {
+        "isolated": fact.get("verdict"),
+        "isolated_reason": scrub(str(fact.get("reason") or "")),
+        "bundle_bytes": fact.get("unpacked_bytes"),
+        "bundle_compressed_bytes": fact.get("compressed_bytes"),
+        "isolated_start_median_s": fact.get("startup_median_s"),
+        "isolated_peak_rss_bytes": fact.get("peak_rss_median_bytes"),
+        "isolated_checked_at": fact.get("checked_at"),
+    }
+
+
 def rows(store: Store, manifest: dict[str, Any]) -> list[dict[str, Any]]:
     """One flat row per form that has a result, in registry order."""
     out = []
+    shipped = ship_store.load(paths.artifacts_dir() / ship_store.NAME)
     for form in F.FORMS:
         rec = store.forms.get(form.key)
         if rec is None:
@@ -109,6 +125,7 @@ def rows(store: Store, manifest: dict[str, Any]) -> list[dict[str, Any]]:
                 "ship_bytes": ship_bytes(form),
                 "runtime": F.RUNTIME_TITLES[form.runtime],
                 **runtime_fields(form, manifest),
+                **isolated_fields(shipped.get(form.key)),
                 "max_abs_diff": rec.max_abs_diff,
                 "max_rel_diff": rec.diff.max_rel if rec.diff else None,
                 "worst_index": rec.diff.worst_index if rec.diff else None,
@@ -149,7 +166,16 @@ def markdown(store: Store, manifest: dict[str, Any]) -> str:
         f"Method: {METHOD}",
         "## What ships",
         _md_table(
-            ["form", "ships", "bytes", "runtime", "runtime size", "probed"],
+            [
+                "form",
+                "ships",
+                "bytes",
+                "runtime",
+                "runtime size",
+                "bundle (.tar.gz)",
+                "runs isolated",
+                "probed",
+            ],
             [
                 [
                     r["form"],
@@ -157,13 +183,19 @@ def markdown(store: Store, manifest: dict[str, Any]) -> str:
                     str(r["ship_bytes"] or "–"),
                     r["runtime"],
                     human(r["runtime_bytes"]) if r["runtime_bytes"] is not None else r["runtime_note"],
+                    human(r["bundle_compressed_bytes"]) if r["bundle_compressed_bytes"] is not None else "–",
+                    _isolated(r),
                     str(r["runtime_probed_at"] or "–"),
                 ]
                 for r in rs
             ],
         ),
         "Runtime sizes are what `deploytui build` probed: for a Python form the installed size of its "
-        "runtime's distributions, for a compiled one the non-system libraries one run loaded.",
+        "runtime's distributions, for a compiled one the non-system libraries one run loaded. "
+        "The bundle is what `deploytui ship FORM` writes (model files, program and every non-system "
+        "library a run loads; for a Python form its script and exact pins, the venv made on the target), "
+        "compressed; runs isolated is `deploytui ship FORM --check`: the bundle run under bubblewrap "
+        "seeing only itself and the OS's /usr, no network, no home (– when not checked).",
         "## Start-up (spawn to exit)",
         _md_table(
             ["form", "n", "min", "median", "max", "mean ± σ"],
@@ -228,6 +260,15 @@ def markdown(store: Store, manifest: dict[str, Any]) -> str:
             _md_table(["form", "status", "error"], [[r["form"], r["status"], r["error"]] for r in failed]),
         ]
     return "\n\n".join(parts) + "\n"
+
+
+def _isolated(r: dict[str, Any]) -> str:
+    if not r["isolated"]:
+        return "–"
+    if r["isolated"] == ship_store.PASS:
+        start, rss = r["isolated_start_median_s"], r["isolated_peak_rss_bytes"]
+        return f"✓ ({ms(start)}, {human(rss)})" if start is not None and rss is not None else "✓"
+    return f"✗ {r['isolated_reason']}"
 
 
 def _top(counts: dict[str, Any] | None, n: int) -> str:

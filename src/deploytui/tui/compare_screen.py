@@ -13,8 +13,9 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static
 
-from deploytui import forms, units
+from deploytui import forms, paths, units
 from deploytui.record import RunRecord
+from deploytui.ship import store as ship_store
 from deploytui.tui import fmt
 from deploytui.tui.widgets.chart import PlotextChart, bars
 
@@ -26,6 +27,7 @@ COLUMNS = [
     ("runtime", "Runtime"),
     ("ships", "What ships"),
     ("size", "Ship size"),
+    ("isolated", "Isolated"),
     ("start_min", "Start min"),
     ("start_med", "Start median"),
     ("rss", "Peak RSS"),
@@ -67,7 +69,21 @@ def ship_size(form: forms.Form, manifest: dict) -> int | None:
     return total if known else None
 
 
-def row_cells(form: forms.Form, why: str, rec: RunRecord | None, manifest: dict) -> list[Cell]:
+def isolated_cell(fact: dict | None) -> Cell:
+    """`deploytui ship FORM --check`'s verdict: ✓ with the bundle's .tar.gz size, or ✗ and why."""
+    if not fact:
+        return Cell(None, "–", "grey50")
+    size = units.short_size(fact.get("compressed_bytes")) if fact.get("compressed_bytes") else ""
+    if fact.get("verdict") == "✓":
+        return Cell(0, f"✓ {size}".strip(), "green")
+    why = str(fact.get("reason") or "")
+    why = why.split(": ", 1)[1] if why.startswith("exit ") and ": " in why else why
+    return Cell(1, f"✗ {why[:38] + '…' if len(why) > 39 else why}", "red")
+
+
+def row_cells(
+    form: forms.Form, why: str, rec: RunRecord | None, manifest: dict, isolated: dict | None = None
+) -> list[Cell]:
     ok = fmt.ok_runs(rec)
     walls = rec.wall_s if rec and ok else None
     rss = fmt.median(rec.peak_rss_bytes) if rec and ok else None
@@ -88,6 +104,7 @@ def row_cells(form: forms.Form, why: str, rec: RunRecord | None, manifest: dict)
         Cell(form.runtime, forms.RUNTIME_TITLES.get(form.runtime, form.runtime).split(" and ")[0]),
         Cell(ships, ships),
         Cell(size, units.short_size(size), right=True),
+        isolated_cell(isolated),
         Cell(fmt.minimum(walls), units.seconds(fmt.minimum(walls)) if walls else "–", right=True),
         Cell(fmt.median(walls), units.seconds(fmt.median(walls)) if walls else "–", right=True),
         Cell(rss, units.short_size(rss) if rss else "–", right=True),
@@ -140,6 +157,7 @@ class CompareScreen(Screen):
         for key, label in COLUMNS:
             table.add_column(label, key=key)
         app = self.app
+        shipped = ship_store.load(paths.artifacts_dir() / ship_store.NAME)
         for f in forms.FORMS:
             table.add_row(
                 *row_cells(
@@ -147,6 +165,7 @@ class CompareScreen(Screen):
                     app.session.status.get(f.key, ""),
                     app.session.store.forms.get(f.key),
                     app.session.manifest,
+                    shipped.get(f.key),
                 ),
                 key=f.key,
             )

