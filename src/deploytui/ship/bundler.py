@@ -4,6 +4,7 @@ and sha256, the unpacked and compressed sizes, what the target must provide)."""
 
 from __future__ import annotations
 
+import hashlib
 import io
 import json
 import os
@@ -13,6 +14,8 @@ import subprocess
 import sys
 import tarfile
 import time
+import zlib
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -51,8 +54,12 @@ def _word(word: str, root: Path) -> str:
 
 
 def run_script(spec: BundleSpec, root: Path) -> str:
+    """One exec line. With bundled libraries the line also puts lib/ on LD_LIBRARY_PATH: RUNPATH
+    finds them for the program and the libraries, but not for a shared object made at run time
+    (an AOTInductor package's .so, extracted from the .pt2 and dlopen'ed, asks for libtorch.so)."""
+    env = 'LD_LIBRARY_PATH="$B/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" ' if spec.libraries else ""
     return HEADER.format(what=f"run {spec.name}: ./run [ARG ...]") + (
-        "exec " + " ".join(_word(w, root) for w in spec.entry) + ' "$@"\n'
+        f"{env}exec " + " ".join(_word(w, root) for w in spec.entry) + ' "$@"\n'
     )
 
 
@@ -143,6 +150,57 @@ def _tar(root: Path, files: list[Path], target: Any = None, manifest: bytes | No
     return out.n
 
 
+TAR_OVERHEAD = 512  # a tar header per member (the end-of-archive blocks counted as two)
+CHUNK = 1 << 20
+
+
+def _hash_and_gz(path: Path) -> tuple[str, int]:
+    """sha256 and gzip -6 compressed size of one file (hashlib and zlib release the GIL)."""
+    h, z, n = hashlib.sha256(), zlib.compressobj(6, zlib.DEFLATED, 31), 0
+    with open(path, "rb") as f:
+        while chunk := f.read(CHUNK):
+            h.update(chunk)
+            n += len(z.compress(chunk))
+    return h.hexdigest(), n + len(z.flush())
+
+
+def _gz_cache() -> Path:
+    from deploytui import paths
+
+    return paths.cache_dir() / "ship" / "gz-sizes.json"
+
+
+def file_records(root: Path, files: list[Path]) -> dict[str, dict[str, Any]]:
+    """Size, sha256 and compressed size of each file, on every core. Compressed sizes are cached
+    by sha256 (in the cache folder), so libraries shared by bundles, and a bundle made again, are
+    hashed but compressed once."""
+    cache_path = _gz_cache()
+    try:
+        cache: dict[str, int] = json.loads(cache_path.read_text())
+    except (OSError, ValueError):
+        cache = {}
+
+    def one(rel: Path) -> tuple[str, dict[str, Any]]:
+        p = root / rel
+        size = p.stat().st_size
+        sha = sha256_file(p) if size > (1 << 16) else None
+        if sha is not None and sha in cache:
+            return str(rel), {"bytes": size, "sha256": sha, "gz_bytes": cache[sha]}
+        sha, gz = _hash_and_gz(p)
+        return str(rel), {"bytes": size, "sha256": sha, "gz_bytes": gz}
+
+    with ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
+        records = dict(pool.map(one, files))
+    fresh = {r["sha256"]: r["gz_bytes"] for r in records.values() if r["bytes"] > (1 << 16)}
+    if any(cache.get(k) != v for k, v in fresh.items()):
+        cache.update(fresh)
+        cache_path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = cache_path.with_name(f".{cache_path.name}.{os.getpid()}.tmp")
+        tmp.write_text(json.dumps(cache))
+        os.replace(tmp, cache_path)
+    return records
+
+
 def bundle(spec: BundleSpec, out_dir: Path, tar: bool = False) -> Bundle:
     """Make the bundle folder `out_dir` (emptied first); with `tar`, also `out_dir`.tar.gz."""
     out_dir = out_dir.resolve()
@@ -165,11 +223,8 @@ def bundle(spec: BundleSpec, out_dir: Path, tar: bool = False) -> Bundle:
         _write(out_dir / "requirements.txt", "".join(f"{r}\n" for r in spec.requirements))
         _write(out_dir / SETUP, setup_script(spec), executable=True)
     files = payload(out_dir)
-    compressed = _tar(out_dir, files)
-    records = {
-        str(rel): {"bytes": (out_dir / rel).stat().st_size, "sha256": sha256_file(out_dir / rel)}
-        for rel in files
-    }
+    records = file_records(out_dir, files)
+    compressed = sum(r["gz_bytes"] for r in records.values()) + TAR_OVERHEAD * (len(files) + 2)
     provides = {
         "os": "Linux x86-64 with its C library and loader",
         "system_libraries": list(spec.system_libraries),
@@ -183,7 +238,7 @@ def bundle(spec: BundleSpec, out_dir: Path, tar: bool = False) -> Bundle:
         "files": records,
         "unpacked_bytes": sum(r["bytes"] for r in records.values()),
         "compressed_bytes": compressed,
-        "compressed_note": "the files as one .tar.gz (gzip -6), without this manifest",
+        "compressed_note": "each file gzip -6 compressed, plus tar headers: a .tar.gz of the folder",
         "libraries": [lib.name for lib in spec.libraries],
         "requirements": list(spec.requirements),
         "target_provides": provides,
