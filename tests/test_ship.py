@@ -58,6 +58,14 @@ def test_compiled_bundle_runs_isolated(checked, key):
     assert 0 < fact["compressed_bytes"] < fact["unpacked_bytes"] or fact["unpacked_bytes"] < 10_000_000
 
 
+def test_cpp_aoti_brings_the_cuda_stack(checked):
+    fact = checked["cpp-aoti"]
+    assert {"libtorch_cuda.so", "libcublasLt.so.13"} <= set(fact["libraries"])
+    assert fact["cuda_bytes"] > fact["unpacked_bytes"] / 2  # most of the bundle is CUDA's
+    lean = checked["cpp-aoti-lean"]
+    assert "libtorch_cuda.so" not in lean["libraries"] and lean["cuda_bytes"] < 20 << 20
+
+
 def test_burn_onnx_file_fails_isolated_with_the_relocation_panic(checked):
     fact = checked["burn-onnx-file"]
     assert fact["verdict"] == store.FAIL
@@ -91,8 +99,13 @@ def test_runpath_is_origin_relative_and_run_is_one_line(checked, bundles_dir):
 
     assert rpath(root / "bin/cpp-aoti") == "$ORIGIN/../lib"
     assert all(rpath(p) == "$ORIGIN" for p in (root / "lib").iterdir())
-    execs = [ln for ln in (root / "run").read_text().splitlines() if ln.startswith("exec ")]
-    assert execs == ['exec "$B/bin/cpp-aoti" "$B/model/a1_aoti_lean.pt2" "$@"']
+    execs = [ln for ln in (root / "run").read_text().splitlines() if "exec " in ln]
+    assert execs == [
+        'LD_LIBRARY_PATH="$B/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" '
+        'exec "$B/bin/cpp-aoti" "$B/model/a1_aoti_lean.pt2" "$@"'
+    ]
+    burn = [ln for ln in (bundles_dir / "burn-embed" / "run").read_text().splitlines() if "exec " in ln]
+    assert burn == ['exec "$B/bin/infer-embed" "$@"']
     # burn binaries need nothing: no lib/, the program as it was built
     assert not (bundles_dir / "burn-embed" / "lib").exists()
 

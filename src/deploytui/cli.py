@@ -280,6 +280,13 @@ def cmd_ship(args: argparse.Namespace) -> int:
             )
         else:
             print(f"✗ {form.key} does not run isolated — {size}\n  reason: {fact.get('reason')}")
+        if fact.get("libraries"):
+            print(f"  lib/: {', '.join(fact['libraries'])}")
+        if fact.get("cuda_bytes"):
+            print(
+                f"  of which CUDA's: {human(fact['cuda_bytes'])} unpacked, "
+                f"{human(fact['cuda_compressed_bytes'])} compressed (a CPU-only libtorch needs none of it)"
+            )
     return 0 if fact["verdict"] == "✓" else 1
 
 

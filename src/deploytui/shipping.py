@@ -60,14 +60,16 @@ def spec(form: forms.Form, manifest: dict[str, Any] | None = None) -> BundleSpec
 
     if form.compiled:
         libs = [lib for lib in facts.get("libraries", []) if lib.get("exists")]
+        bundled = [lib for lib in libs if not lib.get("system")]
         return BundleSpec(
             name=form.key,
             entry=tuple(word(w) for w in form.argv),
             files=files,
             programs=(where[form.executable or ""],),
-            libraries=tuple(Library(lib["name"], Path(lib["path"])) for lib in libs if not lib.get("system")),
+            libraries=tuple(Library(lib["name"], Path(lib["path"])) for lib in bundled),
             system_libraries=tuple(lib["name"] for lib in libs if lib.get("system")),
             note=form.note,
+            extra={"cuda_libraries": [lib["name"] for lib in bundled if is_cuda(lib["name"], lib["path"])]},
         )
     runner = form.runner or ""
     if runner not in RUNNER_SCRIPTS:
@@ -89,6 +91,11 @@ def spec(form: forms.Form, manifest: dict[str, Any] | None = None) -> BundleSpec
         python=f"{sys.version_info.major}.{sys.version_info.minor}",
         note=form.note,
     )
+
+
+def is_cuda(name: str, path: str) -> bool:
+    """A CUDA library: from an NVIDIA wheel (site-packages/nvidia/…), or torch's CUDA half."""
+    return "/nvidia/" in path or "_cuda" in name or "nvshmem" in name
 
 
 def make(form: forms.Form, out: Path | None = None, tar: bool = False) -> Bundle:
@@ -139,6 +146,10 @@ def check(
             files=len(manifest["files"]),
             libraries=manifest.get("libraries", []),
         )
+        cuda = [f"lib/{n}" for n in manifest.get("cuda_libraries", [])]
+        if cuda:
+            fact["cuda_bytes"] = sum(manifest["files"][f]["bytes"] for f in cuda)
+            fact["cuda_compressed_bytes"] = sum(manifest["files"][f]["gz_bytes"] for f in cuda)
         python = bool(manifest.get("requirements"))
         if python and not (root / VENV / "bin" / "python").exists():
             say(f"filling the wheelhouse {wheelhouse()} (pip download of the exact pins, once)")
