@@ -10,6 +10,7 @@ import json
 import os
 import shutil
 import subprocess
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -33,8 +34,11 @@ COMPILED = tuple(f.key for f in forms.FORMS if f.compiled)
 
 
 @pytest.fixture(scope="session")
-def bundles_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return tmp_path_factory.mktemp("bundles")
+def bundles_dir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """Where this session's bundles go; removed at the end (cpp-aoti's alone is 2.5 GiB)."""
+    root = tmp_path_factory.mktemp("bundles")
+    yield root
+    shutil.rmtree(root, ignore_errors=True)
 
 
 @pytest.fixture(scope="session")
@@ -115,7 +119,10 @@ def test_a_bundle_missing_a_library_fails_with_the_loaders_line(checked, bundles
     broken = tmp_path / "cpp-aoti-lean"
     shutil.copytree(src, broken, copy_function=os.link)  # hard links: no copy of 400 MB
     (broken / "lib/libc10.so").unlink()
-    fact = shipping.check(forms.get("cpp-aoti-lean"), broken, n=1, warmup=0, rebuild=False, save=False)
+    try:
+        fact = shipping.check(forms.get("cpp-aoti-lean"), broken, n=1, warmup=0, rebuild=False, save=False)
+    finally:
+        shutil.rmtree(broken)
     assert fact["verdict"] == store.FAIL
     assert "libc10.so: cannot open shared object file" in fact["reason"], fact["reason"]
     assert "lib/libc10.so is missing" in fact["reason"]

@@ -278,6 +278,8 @@ def cmd_ship(args: argparse.Namespace) -> int:
                 f"peak RSS {human(fact['peak_rss_median_bytes'])}, "
                 f"max|diff| vs eager {fact['max_abs_diff']:.3g}"
             )
+            if fact.get("sandbox_floor_s"):
+                print(f"  (the sandbox itself: /usr/bin/true in it takes {ms(fact['sandbox_floor_s'])})")
         else:
             print(f"✗ {form.key} does not run isolated — {size}\n  reason: {fact.get('reason')}")
         if fact.get("libraries"):

@@ -166,6 +166,7 @@ def check(
         say(f"running {form.key} in the sandbox ({warmup} warm-up + {n})")
         m = sandbox.run_checked(root, n=n, warmup=warmup, timeout_s=timeout_s, python=python, cancel=cancel)
         rec = bench.evaluate(form, m, want, n=n, warmup=warmup)
+        floor = sandbox.floor(root, n=n, warmup=warmup)
         passed = rec.status == "ok" and bool(rec.within_tol)
         why = "" if passed else reason(rec.error or rec.status, rec.stderr_tail)
         mismatch = verify(root)
@@ -177,6 +178,7 @@ def check(
             startup_median_s=_median(rec.wall_s) if passed else None,
             peak_rss_median_bytes=_median(rec.peak_rss_bytes) if passed else None,
             max_abs_diff=rec.max_abs_diff,
+            sandbox_floor_s=floor,
             n=len(rec.wall_s),
             stderr_tail=rec.stderr_tail[-4:],
         )

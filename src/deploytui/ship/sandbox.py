@@ -152,3 +152,9 @@ def run_checked(
     return measure(
         argv, n=n, warmup=warmup, timeout_s=timeout_s, cwd=root, env={"PATH": "/usr/bin:/bin"}, cancel=cancel
     )
+
+
+def floor(root: Path, n: int = 5, warmup: int = 1) -> float | None:
+    """Median start-up of /usr/bin/true in the same sandbox: what bwrap itself adds to a run."""
+    m = measure(sandbox_argv(root, ["/usr/bin/true"]), n=n, warmup=warmup, cwd=root, env={"PATH": "/usr/bin"})
+    return m.wall.median if m.ok and m.wall else None
