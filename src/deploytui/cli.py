@@ -284,6 +284,8 @@ def cmd_ship(args: argparse.Namespace) -> int:
             print(f"✗ {form.key} does not run isolated — {size}\n  reason: {fact.get('reason')}")
         if fact.get("libraries"):
             print(f"  lib/: {', '.join(fact['libraries'])}")
+        if fact.get("venv_bytes"):
+            print(f"  its venv, made on the target from requirements.txt: {human(fact['venv_bytes'])}")
         if fact.get("cuda_bytes"):
             print(
                 f"  of which CUDA's: {human(fact['cuda_bytes'])} unpacked, "

@@ -85,6 +85,7 @@ def isolated_fields(fact: dict[str, Any] | None) -> dict[str, Any]:
         "isolated_reason": scrub(str(fact.get("reason") or "")),
         "bundle_bytes": fact.get("unpacked_bytes"),
         "bundle_compressed_bytes": fact.get("compressed_bytes"),
+        "bundle_venv_bytes": fact.get("venv_bytes"),
         "isolated_start_median_s": fact.get("startup_median_s"),
         "isolated_peak_rss_bytes": fact.get("peak_rss_median_bytes"),
         "isolated_checked_at": fact.get("checked_at"),
@@ -183,7 +184,7 @@ def markdown(store: Store, manifest: dict[str, Any]) -> str:
                     str(r["ship_bytes"] or "–"),
                     r["runtime"],
                     human(r["runtime_bytes"]) if r["runtime_bytes"] is not None else r["runtime_note"],
-                    human(r["bundle_compressed_bytes"]) if r["bundle_compressed_bytes"] is not None else "–",
+                    _bundle(r),
                     _isolated(r),
                     str(r["runtime_probed_at"] or "–"),
                 ]
@@ -260,6 +261,13 @@ def markdown(store: Store, manifest: dict[str, Any]) -> str:
             _md_table(["form", "status", "error"], [[r["form"], r["status"], r["error"]] for r in failed]),
         ]
     return "\n\n".join(parts) + "\n"
+
+
+def _bundle(r: dict[str, Any]) -> str:
+    if r["bundle_compressed_bytes"] is None:
+        return "–"
+    venv = f" + venv {human(r['bundle_venv_bytes'])} made on the target" if r["bundle_venv_bytes"] else ""
+    return human(r["bundle_compressed_bytes"]) + venv
 
 
 def _isolated(r: dict[str, Any]) -> str:

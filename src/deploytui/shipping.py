@@ -162,6 +162,11 @@ def check(
             if not setup.ok:
                 shutil.rmtree(root / VENV, ignore_errors=True)
                 raise ShipError(setup.error)
+        if python:
+            venv = root / VENV
+            fact["venv_bytes"] = sum(
+                p.stat().st_size for p in venv.rglob("*") if p.is_file() and not p.is_symlink()
+            )
         want = bench.reference_logits()
         say(f"running {form.key} in the sandbox ({warmup} warm-up + {n})")
         m = sandbox.run_checked(root, n=n, warmup=warmup, timeout_s=timeout_s, python=python, cancel=cancel)
