@@ -178,7 +178,7 @@ def test_python_bundle_runs_isolated(built_artifacts, bundles_dir, key):
     try:
         fact = shipping.check(forms.get(key), root, n=2, warmup=1, save=False)
         assert fact["verdict"] == store.PASS, fact.get("reason")
-        assert fact["max_abs_diff"] == 0
+        assert fact["max_abs_diff"] <= forms.get(key).tolerance
         reqs = (root / "requirements.txt").read_text().split()
         assert all("==" in r for r in reqs)
     finally:
