@@ -45,4 +45,4 @@ test-python: build
 test: lint-python test-rust test-python
 
 clean:
-	rm -rf artifacts/bin artifacts/*.json artifacts/a1* artifacts/onnx
+	find artifacts -mindepth 1 -maxdepth 1 ! -name README.md -exec rm -rf {} +

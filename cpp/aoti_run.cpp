@@ -2,7 +2,6 @@
 // Works with the default package (its .so NEEDs libtorch.so, found through this executable's
 // DT_RPATH) and with a package exported with aot_inductor.link_libtorch=False.
 // Usage: cpp-aoti MODEL.pt2 --inputs IN.safetensors --outputs OUT.safetensors [--repeat K]
-//        cpp-aoti MODEL.pt2     (legacy: A1's reference input, {"logits": ...} on stdout)
 // The package returns its outputs already flattened (its out_spec describes the nesting).
 #include <torch/csrc/inductor/aoti_package/model_package_loader.h>
 

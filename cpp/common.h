@@ -1,9 +1,8 @@
 // Shared by the two runners: the runner protocol (safetensors inputs and outputs, stage times),
-// the quiet error handling and, until the Python side switches over, the legacy A1 mode.
+// and the quiet error handling.
 // Header-only on purpose: each program is one translation unit plus these headers.
 //
 //   PROGRAM MODEL --inputs IN.safetensors --outputs OUT.safetensors [--repeat K]
-//   PROGRAM MODEL                              (legacy: A1's formula input, {"logits": ...})
 //
 // See cpp/README.md for the protocol.
 #pragma once
@@ -147,7 +146,7 @@ class StderrHold {
 
 struct Args {
   std::string model;
-  std::optional<std::string> inputs;  // absent: the legacy A1 mode
+  std::optional<std::string> inputs;
   std::string outputs;
   int repeat = 10;
 };
@@ -191,8 +190,7 @@ inline Args parse_args(int argc, char** argv, const std::string& usage) {
     }
   }
   if (!have_model) throw UsageError(usage);
-  if (a.inputs && !have_outputs) throw UsageError("--inputs needs --outputs; " + usage);
-  if (!a.inputs && (have_outputs || have_repeat)) throw UsageError("--outputs and --repeat need --inputs; " + usage);
+  if (!a.inputs || !have_outputs) throw UsageError("--inputs and --outputs are required; " + usage);
   return a;
 }
 
@@ -343,58 +341,6 @@ void run_protocol(const Args& a, Load&& load, StderrHold& hold, const QuietWarni
   std::fflush(stdout);
 }
 
-// ==== LEGACY A1 MODE: delete this block (and its call in run_main) once the Python side passes
-// --inputs. Rebuilds A1's [4, 4] reference input from its formula and prints {"logits": ...}. ====
-namespace legacy {
-
-// The [4, 4] reference input, exactly as deploytui/a1.py builds it:
-// element k (row-major) is 0.1*k - 0.5, computed in double, stored as float.
-inline at::Tensor reference_input() {
-  constexpr int64_t kBatch = 4, kIn = 4;
-  at::Tensor x = at::empty({kBatch, kIn}, at::kFloat);
-  float* p = x.data_ptr<float>();
-  for (int64_t k = 0; k < kBatch * kIn; ++k) {
-    p[k] = static_cast<float>(0.1 * static_cast<double>(k) - 0.5);
-  }
-  return x;
-}
-
-// Prints {"logits": [[...], ...]} on one line. %.9g of a float is round-trip for f32,
-// so the parsed value equals the computed float bit for bit.
-inline void print_logits(const at::Tensor& y_in) {
-  at::Tensor y = y_in.to(at::kFloat).contiguous();
-  if (y.dim() != 2) throw std::runtime_error("legacy mode prints rank-2 logits only");
-  const int64_t rows = y.size(0);
-  const int64_t cols = y.size(1);
-  const float* p = y.data_ptr<float>();
-  std::string out = "{\"logits\": [";
-  char buf[32];
-  for (int64_t r = 0; r < rows; ++r) {
-    out += (r ? ", [" : "[");
-    for (int64_t c = 0; c < cols; ++c) {
-      std::snprintf(buf, sizeof buf, "%.9g", static_cast<double>(p[r * cols + c]));
-      if (c) out += ", ";
-      out += buf;
-    }
-    out += "]";
-  }
-  out += "]}\n";
-  std::fputs(out.c_str(), stdout);
-  std::fflush(stdout);
-}
-
-template <typename Load>
-void run(const std::string& model, Load&& load, StderrHold& hold, const QuietWarnings& warnings) {
-  Forward forward = load(model);
-  std::vector<at::Tensor> out = forward({reference_input()});
-  if (out.empty()) throw std::runtime_error("the model returned no outputs");
-  hold.release(true);
-  print_warnings(warnings);
-  print_logits(out[0]);
-}
-
-}  // namespace legacy
-// ==== END LEGACY A1 MODE ====
 
 // main() of both programs: one thread, inference mode, libtorch's chatter kept off stderr; any
 // exception becomes one `error:` line and exit 1. `load(path)` loads the model, returns a Forward.
@@ -414,11 +360,7 @@ int run_main(int argc, char** argv, const std::string& usage, Load&& load) {
   try {
     at::set_num_threads(1);
     c10::InferenceMode guard;
-    if (a.inputs) {
-      run_protocol(a, load, hold, warnings);
-    } else {
-      legacy::run(a.model, load, hold, warnings);
-    }
+    run_protocol(a, load, hold, warnings);
     return 0;
   } catch (const c10::Error& e) {
     hold.release(false);

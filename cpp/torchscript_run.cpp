@@ -1,6 +1,5 @@
 // Loads a TorchScript module (.pt) with torch::jit::load and runs its forward on the inputs.
 // Usage: cpp-torchscript MODEL.pt --inputs IN.safetensors --outputs OUT.safetensors [--repeat K]
-//        cpp-torchscript MODEL.pt     (legacy: A1's reference input, {"logits": ...} on stdout)
 // forward's result may be a tensor or (nested) tuples and lists of tensors: they are flattened
 // in order into output_0, output_1, ...
 #include <torch/script.h>

@@ -23,7 +23,7 @@ def built_artifacts() -> Path:
 
 @pytest.fixture(scope="session")
 def eager() -> list[list[float]]:
-    """Eager PyTorch logits computed here, independently of the build's reference.json."""
+    """Eager PyTorch logits of a1 computed here, independently of the build's reference."""
     import torch
 
     from deploytui.model import a1_input, a1_model
@@ -34,8 +34,11 @@ def eager() -> list[list[float]]:
 
 @pytest.fixture
 def artifacts_copy(built_artifacts: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A private copy of the built artifacts, made current through DEPLOYTUI_ARTIFACTS."""
+    """A private copy of the built artifacts root (a1's folder and shared/), made current
+    through DEPLOYTUI_ARTIFACTS. Paths in it are the root's: `artifacts_copy / "a1" / ...`."""
     dest = tmp_path / "artifacts"
-    shutil.copytree(built_artifacts, dest, ignore=shutil.ignore_patterns("results.json*"), symlinks=True)
+    skip = shutil.ignore_patterns("results.json*", "outputs", "logs")
+    for part in (paths.SHARED, "a1"):
+        shutil.copytree(built_artifacts / part, dest / part, ignore=skip, symlinks=True)
     monkeypatch.setenv("DEPLOYTUI_ARTIFACTS", str(dest))
     return dest

@@ -32,49 +32,54 @@ def test_missing_toolchain_marks_steps_unavailable(artifacts_copy, monkeypatch):
     bare = artifacts_copy.parent / "bin-without-tools"
     bare.mkdir()
     monkeypatch.setenv("PATH", str(bare))
-    (artifacts_copy / "manifest.json").write_text(
-        (artifacts_copy / "manifest.json").read_text().replace('"fingerprint"', '"old_fingerprint"')
-    )
-    manifest = run_build(ctx, only=["cpp-build", "export-safetensors"], on_event=lambda e: None)
+    for part in ("shared", "a1"):
+        mf = artifacts_copy / part / "manifest.json"
+        mf.write_text(mf.read_text().replace('"fingerprint"', '"old_fingerprint"'))
+    manifest = run_build(ctx, only=["cpp-build", "export-model"], on_event=lambda e: None)
     cpp = manifest["steps"]["cpp-build"]
     assert cpp["status"] == "unavailable" and "not found on PATH" in cpp["reason"]
-    assert manifest["steps"]["export-safetensors"]["status"] == "ok"
+    assert manifest["steps"]["export-model"]["status"] == "ok"
+    # the shared step is recorded in the shared manifest, the model's in its own
+    assert "cpp-build" in json.loads((artifacts_copy / "shared" / "manifest.json").read_text())["steps"]
+    assert "export-model" in json.loads((artifacts_copy / "a1" / "manifest.json").read_text())["steps"]
     assert os.environ["PATH"] == str(bare)
 
 
 def up_to_date(art):
     """Make the copied manifest current: the steps' commands name the artifacts folder, so the
     fingerprints recorded for the real one differ from the copy's, whose content is the same."""
-    m = json.loads((art / "manifest.json").read_text())
+    from deploytui import manifest as manifest_file
+
+    m = manifest_file.load(art, "a1")
     for step in plan(BuildContext.default()):
         m["steps"][step.name]["fingerprint"] = step.fingerprint()
-    (art / "manifest.json").write_text(json.dumps(m))
+    manifest_file.write(art, "a1", m)
 
 
 def test_damaged_output_is_rebuilt_and_the_log_says_why(artifacts_copy):
     up_to_date(artifacts_copy)
-    with open(artifacts_copy / "a1_export.pt2", "r+b") as f:
+    a1 = artifacts_copy / "a1"
+    with open(a1 / "a1_export.pt2", "r+b") as f:
         f.truncate(1000)  # smaller: caught by the size check
-    ref = artifacts_copy / "reference.json"
-    ref.write_bytes(ref.read_bytes().replace(b"[", b" ", 1))  # same size: caught by the hash
-    script = artifacts_copy / "a1_script.pt"
+    ref = a1 / "model.json"
+    ref.write_bytes(ref.read_bytes().replace(b"{", b" ", 1))  # same size: caught by the hash
+    script = a1 / "a1_script.pt"
     os.utime(script, ns=(script.stat().st_atime_ns, script.stat().st_mtime_ns + 10**9))  # touched only
     events = []
     manifest = run_build(
-        only=["export-safetensors", "export-torchscript", "export-torch-export"], on_event=events.append
+        only=["export-model", "export-script", "export-torch-export"], on_event=events.append
     )
     ends = {e.step: e.status for e in events if e.kind == "end"}
-    assert ends == {
-        "export-safetensors": "ok",
-        "export-torchscript": "up-to-date",
-        "export-torch-export": "ok",
-    }
+    assert ends == {"export-model": "ok", "export-script": "up-to-date", "export-torch-export": "ok"}
     lines = [e.text for e in events if e.kind == "line"]
-    assert "stale: output a1_export.pt2 changed since it was built" in lines
-    assert "stale: output reference.json changed since it was built" in lines
-    for name in ("a1_export.pt2", "reference.json"):
+    assert "stale: output a1/a1_export.pt2 changed since it was built" in lines
+    assert "stale: output a1/model.json changed since it was built" in lines
+    for name in ("a1/a1_export.pt2", "a1/model.json"):
         assert (artifacts_copy / name).stat().st_size == manifest["artifacts"][name]["size"]
-    assert manifest["artifacts"]["a1_script.pt"]["mtime_ns"] == script.stat().st_mtime_ns  # hashed once only
+    assert (
+        manifest["artifacts"]["a1/a1_script.pt"]["mtime_ns"] == script.stat().st_mtime_ns
+    )  # hashed once only
+    assert (a1 / "logs" / "export-model.log").read_text().startswith("$ ")
 
 
 def test_built_steps_stay_up_to_date_without_their_tools(artifacts_copy, monkeypatch):
@@ -89,8 +94,9 @@ def test_built_steps_stay_up_to_date_without_their_tools(artifacts_copy, monkeyp
         "export-aoti",
         "export-aoti-lean",
         "cpp-build",
+        "burn-tools",
         "burn-convert",
-        "burn-deploy",
+        "burn-embed",
         "burn-capture",
     ]
     events = []
@@ -98,9 +104,40 @@ def test_built_steps_stay_up_to_date_without_their_tools(artifacts_copy, monkeyp
     assert {e.step: e.status for e in events if e.kind == "end"} == dict.fromkeys(cc_and_cargo, "up-to-date")
     for key in ("aoti-python", "cpp-aoti-lean", "burn-file", "burn-embed"):
         assert manifest_file.availability(forms.get(key), manifest) == "", key
-    (artifacts_copy / "bin" / "infer-st").write_bytes(b"damaged")  # now burn-deploy has to run
-    manifest = run_build(only=["burn-convert", "burn-deploy"], on_event=lambda e: None)
+    (artifacts_copy / "a1" / "bin" / "infer-embed").write_bytes(b"damaged")  # burn-embed has to run
+    manifest = run_build(only=["burn-convert", "burn-embed"], on_event=lambda e: None)
     assert manifest["steps"]["burn-convert"]["status"] == "ok"
-    assert manifest["steps"]["burn-deploy"]["status"] == "unavailable"
-    assert manifest["steps"]["burn-deploy"]["reason"] == "cargo not found on PATH"
+    assert manifest["steps"]["burn-embed"]["status"] == "unavailable"
+    assert manifest["steps"]["burn-embed"]["reason"] == "cargo not found on PATH"
     assert "cargo not found" in manifest_file.availability(forms.get("burn-embed"), manifest)
+
+
+def test_decisive_line_is_the_tools_own_words():
+    from deploytui.builder import decisive_line
+
+    torch_log = [
+        "Traceback (most recent call last):",
+        "  File x",
+        "error: GuardOnDataDependentSymNode: Could not",
+    ]
+    assert decisive_line(torch_log) == "error: GuardOnDataDependentSymNode: Could not"
+    cargo = [
+        "   Compiling store-onnx v0.1.0",
+        "error[E0425]: cannot find value `x` in this scope",
+        "error: could not compile `store-onnx` (bin) due to 1 previous error",
+        "error: cargo build -p store-onnx failed (exit 101)",
+    ]
+    assert decisive_line(cargo) == "error[E0425]: cannot find value `x` in this scope"
+    gxx = [
+        "g++ -O2 ...",
+        "cpp/aoti_run.cpp:12:3: error: 'foo' was not declared in this scope",
+        "error: g++ failed (exit 1)",
+    ]
+    assert decisive_line(gxx) == "cpp/aoti_run.cpp:12:3: error: 'foo' was not declared in this scope"
+    panic = [
+        "error: failed to run custom build command for `store-onnx v0.1.0`",
+        "thread 'main' panicked at build.rs:60:10:",
+        "Unsupported ONNX operation(s): Foo (node 'foo_1')",
+        "error: cargo build -p store-onnx failed (exit 101)",
+    ]
+    assert decisive_line(panic) == "Unsupported ONNX operation(s): Foo (node 'foo_1')"

@@ -1,6 +1,7 @@
-"""Integration tests of the Rust (burn) forms, on a built artifacts folder.
+"""Integration tests of the Rust (burn) forms of a1, on a built artifacts folder.
 
-Needs the session fixture `built_artifacts` (tests/conftest.py): the full build, run once.
+Needs the session fixture `built_artifacts` (tests/conftest.py): the full build, run once. Every
+binary speaks the runner protocol on a1's inputs file (the legacy A1 mode is gone).
 """
 
 from __future__ import annotations
@@ -16,14 +17,14 @@ import pytest
 
 TOL = 1e-6
 
-# binary -> model-file arguments (relative to artifacts/)
+# binary -> (its path, model-file arguments), relative to the artifacts root
 RUNNERS = {
-    "infer-file": ("a1.bpk",),
-    "infer-embed": (),
-    "infer-st": ("a1.safetensors",),
-    "burn-onnx-file": (),
-    "burn-onnx-embed": (),
-    "burn-onnx-bpk": ("bin/a1_onnx.bpk",),
+    "infer-file": ("shared/bin/infer-file", ("a1/a1.bpk",)),
+    "infer-embed": ("a1/bin/infer-embed", ()),
+    "infer-st": ("shared/bin/infer-st", ("a1/a1.safetensors",)),
+    "burn-onnx-file": ("a1/bin/burn-onnx-file", ()),
+    "burn-onnx-embed": ("a1/bin/burn-onnx-embed", ()),
+    "burn-onnx-bpk": ("a1/bin/burn-onnx-bpk", ("a1/bin/a1_onnx.bpk",)),
 }
 
 SYSTEM_LIBS = re.compile(
@@ -34,7 +35,7 @@ SYSTEM_LIBS = re.compile(
 @pytest.fixture(scope="module")
 def art(built_artifacts) -> Path:
     art = built_artifacts
-    missing = [b for b in RUNNERS if not (art / "bin" / b).is_file()]
+    missing = [b for b, (exe, _) in RUNNERS.items() if not (art / exe).is_file()]
     if missing and shutil.which("cargo") is None:
         pytest.skip("no cargo on this machine: the burn forms are unavailable")
     assert not missing, f"burn binaries not built: {missing}"
@@ -46,11 +47,20 @@ def _run(argv: list[str], **kw) -> subprocess.CompletedProcess:
     return subprocess.run(argv, capture_output=True, text=True, timeout=60, env=env, **kw, check=False)
 
 
-def _logits(proc: subprocess.CompletedProcess) -> list[list[float]]:
+def _io(art: Path, tmp: Path) -> list[str]:
+    return ["--inputs", str(art / "a1" / "inputs.safetensors"), "--outputs", str(tmp / "out.safetensors")]
+
+
+def _logits(proc: subprocess.CompletedProcess, tmp: Path) -> list[list[float]]:
+    """The [4, 3] output the protocol run wrote, as rows."""
+    from deploytui import tensorfile
+
     assert proc.returncode == 0, proc.stderr
     lines = proc.stdout.strip().splitlines()
-    assert len(lines) == 1, proc.stdout
-    return json.loads(lines[0])["logits"]
+    assert len(lines) == 1 and json.loads(lines[0])["outputs"] == 1, proc.stdout
+    (out,) = tensorfile.read(tmp / "out.safetensors").values()
+    assert out.shape == (4, 3)
+    return [out.values[r * 3 : r * 3 + 3] for r in range(4)]
 
 
 def _max_diff(a: list[list[float]], b: list[list[float]]) -> float:
@@ -59,16 +69,19 @@ def _max_diff(a: list[list[float]], b: list[list[float]]) -> float:
 
 
 @pytest.mark.parametrize("exe", list(RUNNERS))
-def test_logits_match_eager(art, eager, exe):
-    proc = _run([str(art / "bin" / exe), *(str(art / f) for f in RUNNERS[exe])])
-    assert _max_diff(_logits(proc), eager) <= TOL
+def test_logits_match_eager(art, eager, exe, tmp_path):
+    path, files = RUNNERS[exe]
+    proc = _run([str(art / path), *(str(art / f) for f in files), *_io(art, tmp_path)])
+    assert _max_diff(_logits(proc, tmp_path), eager) <= TOL
 
 
 @pytest.mark.parametrize("exe", list(RUNNERS))
 def test_links_only_system_libraries(art, exe):
     if shutil.which("ldd") is None:
         pytest.skip("no ldd")
-    out = subprocess.run(["ldd", str(art / "bin" / exe)], capture_output=True, text=True, check=False).stdout
+    out = subprocess.run(
+        ["ldd", str(art / RUNNERS[exe][0])], capture_output=True, text=True, check=False
+    ).stdout
     names = [line.split()[0].rsplit("/", 1)[-1] for line in out.splitlines() if line.strip()]
     assert names, out
     foreign = [n for n in names if not SYSTEM_LIBS.match(n)]
@@ -79,12 +92,14 @@ def test_embed_binaries_ship_alone(art, eager, tmp_path):
     """The embed forms carry their weights: a lone copy elsewhere still runs."""
     for exe in ("infer-embed", "burn-onnx-embed"):
         lone = tmp_path / exe
-        shutil.copy2(art / "bin" / exe, lone)
-        assert _max_diff(_logits(_run([str(lone)], cwd=tmp_path)), eager) <= TOL
+        shutil.copy2(art / RUNNERS[exe][0], lone)
+        assert (
+            _max_diff(_logits(_run([str(lone), *_io(art, tmp_path)], cwd=tmp_path), tmp_path), eager) <= TOL
+        )
 
 
 def test_capture_lists_the_forward_ops(art):
-    doc = json.loads((art / "capture.json").read_text())
+    doc = json.loads((art / "a1" / "capture.json").read_text())
     kinds = [op["kind"].lower() for op in doc["operations"]]
     for op in ("matmul", "reshape", "add", "relu"):
         assert any(op in k for k in kinds), f"{op} not in {kinds}"
@@ -97,23 +112,23 @@ def test_capture_lists_the_forward_ops(art):
 
 
 def test_generated_onnx_code_is_shown(art):
-    file_rs = (art / "onnx" / "a1.rs").read_text()
-    embed_rs = (art / "onnx" / "a1_embed.rs").read_text()
+    file_rs = (art / "a1" / "onnx" / "a1.rs").read_text()
+    embed_rs = (art / "a1" / "onnx" / "a1_embed.rs").read_text()
     assert "pub struct Model" in file_rs and "pub struct Model" in embed_rs
     assert "from_file" in file_rs and "from_embedded" in embed_rs
-    assert (art / "onnx" / "a1.bpk").stat().st_size > 0
+    assert (art / "a1" / "onnx" / "a1.bpk").stat().st_size > 0
 
 
 def test_onnx_file_bakes_the_build_directory_path(art):
     """LoadStrategy::File: Model::default() reads the .bpk at the absolute OUT_DIR path of the build
     (the page's lesson: the binary only works where it was built)."""
-    m = re.search(r'Self::from_file\(\s*"([^"]+)"', (art / "onnx" / "a1.rs").read_text())
+    m = re.search(r'Self::from_file\(\s*"([^"]+)"', (art / "a1" / "onnx" / "a1.rs").read_text())
     assert m, "no from_file(<path>) in the generated Default"
     baked = Path(m.group(1))
     assert baked.is_absolute() and baked.name == "a1.bpk" and baked.is_file()
     assert str(art) not in str(baked)  # not the artifacts copy: the cargo build directory
-    assert m.group(1).encode() in (art / "bin" / "burn-onnx-file").read_bytes()
-    assert m.group(1).encode() not in (art / "bin" / "burn-onnx-embed").read_bytes()
+    assert m.group(1).encode() in (art / "a1" / "bin" / "burn-onnx-file").read_bytes()
+    assert m.group(1).encode() not in (art / "a1" / "bin" / "burn-onnx-embed").read_bytes()
 
 
 def _assert_one_line_error(proc: subprocess.CompletedProcess) -> None:
@@ -124,28 +139,35 @@ def _assert_one_line_error(proc: subprocess.CompletedProcess) -> None:
 
 
 def test_infer_file_missing_bpk(art, tmp_path):
-    _assert_one_line_error(_run([str(art / "bin" / "infer-file"), str(tmp_path / "nope.bpk")]))
+    infer_file = str(art / "shared" / "bin" / "infer-file")
+    _assert_one_line_error(_run([infer_file, str(tmp_path / "nope.bpk"), *_io(art, tmp_path)]))
 
 
 def test_infer_file_truncated_bpk(art, tmp_path):
-    data = (art / "a1.bpk").read_bytes()
+    data = (art / "a1" / "a1.bpk").read_bytes()
     for n, cut in enumerate((0, 16, len(data) // 2, len(data) - 1)):
         bad = tmp_path / f"cut{n}.bpk"
         bad.write_bytes(data[:cut])
-        _assert_one_line_error(_run([str(art / "bin" / "infer-file"), str(bad)]))
+        _assert_one_line_error(
+            _run([str(art / "shared" / "bin" / "infer-file"), str(bad), *_io(art, tmp_path)])
+        )
 
 
 def test_infer_st_damaged_safetensors(art, tmp_path):
-    data = (art / "a1.safetensors").read_bytes()
+    data = (art / "a1" / "a1.safetensors").read_bytes()
     bad = tmp_path / "a1.safetensors"
     bad.write_bytes(data[: len(data) // 2])
-    _assert_one_line_error(_run([str(art / "bin" / "infer-st"), str(bad)]))
-    _assert_one_line_error(_run([str(art / "bin" / "infer-st"), str(tmp_path / "missing.safetensors")]))
+    infer_st = str(art / "shared" / "bin" / "infer-st")
+    _assert_one_line_error(_run([infer_st, str(bad), *_io(art, tmp_path)]))
+    _assert_one_line_error(_run([infer_st, str(tmp_path / "missing.safetensors"), *_io(art, tmp_path)]))
 
 
-def test_bad_arguments(art):
-    _assert_one_line_error(_run([str(art / "bin" / "infer-file")]))
-    _assert_one_line_error(_run([str(art / "bin" / "infer-embed"), "extra"]))
+def test_bad_arguments(art, tmp_path):
+    _assert_one_line_error(_run([str(art / "shared" / "bin" / "infer-file")]))
+    _assert_one_line_error(_run([str(art / "a1" / "bin" / "infer-embed"), "extra", *_io(art, tmp_path)]))
+    # no --inputs: an error now (the legacy A1 mode is gone)
+    _assert_one_line_error(_run([str(art / "shared" / "bin" / "infer-file"), str(art / "a1" / "a1.bpk")]))
+    _assert_one_line_error(_run([str(art / "a1" / "bin" / "infer-embed")]))
 
 
 def test_cargo_lock_pins_burn_versions():

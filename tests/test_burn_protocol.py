@@ -4,8 +4,8 @@ PROGRAM [MODEL_FILE] --inputs IN.safetensors --outputs OUT.safetensors [--repeat
 `input_0..`, outputs `output_0..` (F32, I64 for ints), one JSON line with `stages_ms` and `outputs`.
 
 Two small models are exported here with torch.onnx.export(dynamo=True) and built with the same
-command the build steps run (deploytui.builder.rust_cmd, --onnx pointing at them), into a temp
-artifacts folder; the MLP binaries are the built ones, fed MLPs of other sizes.
+command the build steps run (deploytui.builder.rust_cmd, --out a temp model folder holding
+<name>.onnx, --stem <name>); the MLP binaries are the built ones, fed MLPs of other sizes.
 """
 
 from __future__ import annotations
@@ -137,7 +137,8 @@ def embed_net():
     return TwoHeads().eval(), (torch.randint(0, 20, (2, 5), dtype=torch.int64),)
 
 
-MODELS = {"convnet": conv_net, "twoheads": embed_net}
+# not named like a zoo model: a File binary reads its .bpk from the shared cargo OUT_DIR, by stem
+MODELS = {"protoconv": conv_net, "twoheads": embed_net}
 ONNX_STEPS = ("burn-onnx-file", "burn-onnx-bpk", "burn-onnx-embed")
 
 
@@ -154,12 +155,13 @@ def _build_onnx(name: str, work: Path) -> dict:
     from deploytui.builder.context import BuildContext
 
     model, inputs = MODELS[name]()
-    onnx = work / f"{name}.onnx"
+    art = work / "art"
+    art.mkdir()
+    onnx = art / f"{name}.onnx"
     torch.onnx.export(model, inputs, str(onnx), dynamo=True)
     with torch.inference_mode():
         want = model(*inputs)
     want = list(want) if isinstance(want, tuple) else [want]
-    art = work / "art"
     ctx = BuildContext.default()
     facts = {}
     for step in ONNX_STEPS:
@@ -168,14 +170,16 @@ def _build_onnx(name: str, work: Path) -> dict:
             "-m",
             "deploytui.builder.rust_cmd",
             step,
-            "--art",
+            "--out",
             str(art),
             "--rust",
             str(ROOT / "rust"),
             "--target",
             str(ctx.cargo_target),
-            "--onnx",
-            str(onnx),
+            "--stem",
+            name,
+            "--tools",
+            str(ctx.bin),
         ]
         proc = subprocess.run(argv, capture_output=True, text=True, timeout=1800, check=False)
         assert proc.returncode == 0, proc.stderr[-4000:]
@@ -185,7 +189,7 @@ def _build_onnx(name: str, work: Path) -> dict:
 
 @pytest.fixture(scope="module")
 def convnet(cargo_ok, tmp_path_factory) -> dict:
-    return _build_onnx("convnet", tmp_path_factory.mktemp("convnet"))
+    return _build_onnx("protoconv", tmp_path_factory.mktemp("protoconv"))
 
 
 @pytest.fixture(scope="module")
@@ -205,7 +209,7 @@ def _argv(built: dict, step: str) -> list[str]:
 
 @pytest.mark.parametrize("step", ONNX_STEPS)
 def test_conv_net_matches_eager(convnet, step, tmp_path):
-    assert (convnet["onnx"].parent / "convnet.onnx.data").is_file()  # weights as external data
+    assert convnet["onnx"].with_name(convnet["onnx"].name + ".data").is_file()  # weights as external data
     doc, got = _protocol(_argv(convnet, step), convnet["inputs"], tmp_path)
     assert doc["outputs"] == 1 and all(v >= 0 for v in doc["stages_ms"].values())
     _assert_matches(got, convnet["want"])
@@ -312,9 +316,12 @@ def _mlp(sizes: list[int], seed: int):
 
 @pytest.fixture(scope="module")
 def mlp_bins(cargo_ok) -> Path:
-    bins = cargo_ok / "bin"
-    for b in ("convert", "infer-file", "infer-st", "infer-embed"):
+    """The shared programs (convert, infer-file, infer-st); a1's own are in a1/bin."""
+    bins = cargo_ok / "shared" / "bin"
+    for b in ("convert", "infer-file", "infer-st"):
         assert (bins / b).is_file(), b
+    for b in ("infer-embed", "burn-onnx-bpk"):
+        assert (cargo_ok / "a1" / "bin" / b).is_file(), b
     return bins
 
 
@@ -346,17 +353,17 @@ def test_a1_binaries_speak_the_protocol(mlp_bins, built_artifacts, tmp_path):
     x = torch.randn(9, 4)
     with torch.inference_mode():
         want = [a1_model()(x)]
-    art = built_artifacts
+    a1 = built_artifacts / "a1"
     for argv in (
-        [str(mlp_bins / "infer-embed")],
-        [str(mlp_bins / "infer-file"), str(art / "a1.bpk")],
-        [str(mlp_bins / "infer-st"), str(art / "a1.safetensors")],
-        [str(mlp_bins / "burn-onnx-bpk"), str(art / "bin" / "a1_onnx.bpk")],
+        [str(a1 / "bin" / "infer-embed")],
+        [str(mlp_bins / "infer-file"), str(a1 / "a1.bpk")],
+        [str(mlp_bins / "infer-st"), str(a1 / "a1.safetensors")],
+        [str(a1 / "bin" / "burn-onnx-bpk"), str(a1 / "bin" / "a1_onnx.bpk")],
     ):
         _, got = _protocol(argv, [x], tmp_path)
         _assert_matches(got, want)
     bad = _save_inputs(tmp_path / "bad.safetensors", [torch.zeros(9, 5)])
     line = _one_line_error(
-        _run([str(mlp_bins / "infer-embed"), "--inputs", str(bad), "--outputs", str(tmp_path / "o")])
+        _run([str(a1 / "bin" / "infer-embed"), "--inputs", str(bad), "--outputs", str(tmp_path / "o")])
     )
     assert "[..., 4]" in line

@@ -16,63 +16,53 @@ from pathlib import Path
 
 import pytest
 
+from cpp_support import A1_CASES, built_loaders, private_tmp_env, run_program
 from deploytui import a1
 from deploytui.builder import cpp_plan as cpp_build
 from deploytui.builder.context import BuildContext
+from deploytui.models import parse
 
 TOL = 1e-6
-
-# form key -> (executable, model file), as in deploytui.forms
-CASES = {
-    "cpp-torchscript": ("cpp-torchscript", "a1_script.pt"),
-    "cpp-aoti": ("cpp-aoti", "a1_aoti.pt2"),
-    "cpp-aoti-lean": ("cpp-aoti", "a1_aoti_lean.pt2"),
-}
 
 
 @pytest.fixture(scope="module")
 def art(built_artifacts) -> Path:
-    art = built_artifacts
-    missing = [e for e in ("cpp-torchscript", "cpp-aoti") if not (art / "bin" / e).is_file()]
-    if missing and shutil.which("g++") is None:
-        pytest.skip("no g++ on this machine: the C++ forms are unavailable")
-    assert not missing, f"C++ programs not built: {missing}"
-    return art
+    return built_loaders(built_artifacts)
 
 
 @pytest.fixture
 def env(tmp_path) -> dict[str, str]:
-    """A private TMPDIR: the AOTI loader unpacks the package there."""
-    tmp = tmp_path / "tmpdir"
-    tmp.mkdir()
-    return {**os.environ, "TMPDIR": str(tmp)}
+    return private_tmp_env(tmp_path)
 
 
-def _run(argv, env) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [str(a) for a in argv], capture_output=True, text=True, timeout=120, env=env, check=False
-    )
+_run = run_program
 
 
 def _f32(x: float) -> float:
     return struct.unpack("<f", struct.pack("<f", x))[0]
 
 
-@pytest.mark.parametrize("form", list(CASES))
-def test_runs_and_matches_eager(art, eager, env, form):
-    exe, model = CASES[form]
-    proc = _run([art / "bin" / exe, art / model], env)
+def _protocol_args(art: Path, tmp: Path) -> list[str]:
+    return ["--inputs", str(art / "a1" / "inputs.safetensors"), "--outputs", str(tmp / "out.safetensors")]
+
+
+@pytest.mark.parametrize("form", list(A1_CASES))
+def test_runs_and_matches_eager(art, eager, env, form, tmp_path):
+    from deploytui import tensorfile
+
+    exe, model = A1_CASES[form]
+    proc = _run([art / "shared" / "bin" / exe, art / "a1" / model, *_protocol_args(art, tmp_path)], env)
     assert proc.returncode == 0, proc.stderr
     lines = proc.stdout.splitlines()
     assert len(lines) == 1, proc.stdout
-    logits = json.loads(lines[0])["logits"]
-    assert [len(r) for r in logits] == [a1.OUTPUT_SHAPE[1]] * a1.OUTPUT_SHAPE[0]
-    diff = max(
-        abs(a - b) for ra, rb in zip(logits, eager, strict=False) for a, b in zip(ra, rb, strict=False)
-    )
+    assert set(json.loads(lines[0])["stages_ms"]) == {"load", "first_forward", "steady_forward"}
+    (out,) = tensorfile.read(tmp_path / "out.safetensors").values()
+    assert out.shape == a1.OUTPUT_SHAPE
+    rows = [out.values[r * 3 : r * 3 + 3] for r in range(a1.OUTPUT_SHAPE[0])]
+    diff = max(abs(a - b) for ra, rb in zip(rows, eager, strict=True) for a, b in zip(ra, rb, strict=True))
     assert diff <= TOL
-    # %.9g is round-trip for f32: each printed value, rounded to f32, is the eager float exactly
-    assert [[_f32(v) for v in row] for row in logits] == eager
+    # the f32 outputs are the eager floats exactly
+    assert [[_f32(v) for v in row] for row in rows] == eager
     # the AOTI loader's unpack folder is gone after the run
     assert os.listdir(env["TMPDIR"]) == []
 
@@ -90,24 +80,26 @@ def _bad_models(art: Path, tmp: Path) -> dict[str, list[str]]:
     corrupt = tmp / "corrupt.pt"
     corrupt.write_bytes(b"this is not a zip archive\n" * 10)
     truncated = tmp / "truncated.pt2"
-    truncated.write_bytes((art / "a1_aoti.pt2").read_bytes()[:2000])
+    truncated.write_bytes((art / "a1" / "a1_aoti.pt2").read_bytes()[:2000])
     empty_zip = tmp / "empty.pt2"
     with zipfile.ZipFile(empty_zip, "w") as z:
         z.writestr("x/readme.txt", "no model here")
+    io = _protocol_args(art, tmp)
     return {
         "no-args": [],
-        "two-args": ["a", "b"],
-        "missing": [str(tmp / "does-not-exist.pt")],
-        "corrupt": [str(corrupt)],
-        "truncated": [str(truncated)],
-        "zip-without-model": [str(empty_zip)],
+        "two-args": ["a", "b", *io],
+        "model-alone (no legacy mode)": [str(art / "a1" / "a1_script.pt")],
+        "missing": [str(tmp / "does-not-exist.pt"), *io],
+        "corrupt": [str(corrupt), *io],
+        "truncated": [str(truncated), *io],
+        "zip-without-model": [str(empty_zip), *io],
     }
 
 
 @pytest.mark.parametrize("exe", ["cpp-torchscript", "cpp-aoti"])
 def test_bad_input_is_one_line_error(art, env, tmp_path, exe):
     for case, args in _bad_models(art, tmp_path).items():
-        proc = _run([art / "bin" / exe, *args], env)
+        proc = _run([art / "shared" / "bin" / exe, *args], env)
         try:
             _assert_one_line_error(proc)
         except AssertionError as e:
@@ -116,9 +108,12 @@ def test_bad_input_is_one_line_error(art, env, tmp_path, exe):
     assert os.listdir(env["TMPDIR"]) == []
 
 
-def test_wrong_kind_of_model_is_one_line_error(art, env):
-    _assert_one_line_error(_run([art / "bin" / "cpp-torchscript", art / "a1_aoti.pt2"], env))
-    _assert_one_line_error(_run([art / "bin" / "cpp-aoti", art / "a1_script.pt"], env))
+def test_wrong_kind_of_model_is_one_line_error(art, env, tmp_path):
+    io = _protocol_args(art, tmp_path)
+    _assert_one_line_error(
+        _run([art / "shared" / "bin" / "cpp-torchscript", art / "a1" / "a1_aoti.pt2", *io], env)
+    )
+    _assert_one_line_error(_run([art / "shared" / "bin" / "cpp-aoti", art / "a1" / "a1_script.pt", *io], env))
 
 
 def test_links_only_libtorch_cpu_and_c10(art):
@@ -126,7 +121,7 @@ def test_links_only_libtorch_cpu_and_c10(art):
     from deploytui.inspectors import elf
 
     for exe in ("cpp-torchscript", "cpp-aoti"):
-        report = elf.ldd(art / "bin" / exe)
+        report = elf.ldd(art / "shared" / "bin" / exe)
         names = {lib.name for lib in report.libraries}
         assert {"libtorch_cpu.so", "libc10.so"} <= names
         assert "libtorch.so" not in names and "libtorch_cuda.so" not in names
@@ -134,9 +129,10 @@ def test_links_only_libtorch_cpu_and_c10(art):
 
 
 def test_step_definition():
-    ctx = BuildContext(root=Path("/r"), art=Path("/a"), cache=Path("/c"), python="/py")
+    ctx = BuildContext(root=Path("/r"), art=Path("/a"), cache=Path("/c"), python="/py", model=parse("a1"))
     (step,) = cpp_build.steps(ctx)
-    assert step.name == "cpp-build"
+    assert step.name == "cpp-build" and step.scope == "shared"
+    assert ctx.bin == Path("/a/shared/bin")
     assert step.outputs == (ctx.bin / "cpp-torchscript", ctx.bin / "cpp-aoti")
     assert "g++" in step.needs
     assert step.argv[:3] == ("/py", "-m", "deploytui.builder.cpp_cmd")
@@ -152,7 +148,13 @@ def test_step_builds_both_programs(tmp_path):
 
     from deploytui import paths
 
-    ctx = BuildContext(root=paths.ROOT, art=tmp_path / "art", cache=tmp_path / "cache", python=sys.executable)
+    ctx = BuildContext(
+        root=paths.ROOT,
+        art=tmp_path / "art",
+        cache=tmp_path / "cache",
+        python=sys.executable,
+        model=parse("a1"),
+    )
     (step,) = cpp_build.steps(ctx)
     proc = subprocess.run(step.argv, cwd=step.cwd, capture_output=True, text=True, timeout=1200, check=False)
     assert proc.returncode == 0, proc.stderr[-2000:]

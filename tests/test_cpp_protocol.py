@@ -20,6 +20,7 @@ from pathlib import Path
 
 import pytest
 
+from cpp_support import A1_CASES, built_loaders, private_tmp_env, run_program
 from deploytui import a1, paths
 
 # Exports the test models into argv[1]; eager's outputs go to expected.safetensors.
@@ -76,22 +77,10 @@ torch._inductor.aoti_compile_and_package(
 # program -> model file made by MAKE_MODELS
 MODELS = {"cpp-torchscript": "two_script.pt", "cpp-aoti": "two_aoti_lean.pt2"}
 
-# form key -> (program, A1 model file), as in deploytui.forms
-A1_CASES = {
-    "cpp-torchscript": ("cpp-torchscript", "a1_script.pt"),
-    "cpp-aoti": ("cpp-aoti", "a1_aoti.pt2"),
-    "cpp-aoti-lean": ("cpp-aoti", "a1_aoti_lean.pt2"),
-}
-
 
 @pytest.fixture(scope="module")
 def art(built_artifacts) -> Path:
-    art = built_artifacts
-    missing = [e for e in ("cpp-torchscript", "cpp-aoti") if not (art / "bin" / e).is_file()]
-    if missing and shutil.which("g++") is None:
-        pytest.skip("no g++ on this machine: the C++ forms are unavailable")
-    assert not missing, f"C++ programs not built: {missing}"
-    return art
+    return built_loaders(built_artifacts)
 
 
 @pytest.fixture(scope="module")
@@ -120,16 +109,10 @@ def models(tmp_path_factory) -> Path:
 
 @pytest.fixture
 def env(tmp_path) -> dict[str, str]:
-    """A private TMPDIR: the AOTI loader unpacks the package there."""
-    tmp = tmp_path / "tmpdir"
-    tmp.mkdir()
-    return {**os.environ, "TMPDIR": str(tmp)}
+    return private_tmp_env(tmp_path)
 
 
-def _run(argv, env) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [str(a) for a in argv], capture_output=True, text=True, timeout=120, env=env, check=False
-    )
+_run = run_program
 
 
 def _protocol(exe: Path, model: Path, inputs: Path, outputs: Path, env, repeat: int | None = None) -> dict:
@@ -166,7 +149,7 @@ def test_two_inputs_tuple_outputs_match_eager(art, models, env, tmp_path, exe):
     expected = load_file(str(models / "expected.safetensors"))
     out = tmp_path / "out.safetensors"
     inputs = models / "inputs.safetensors"
-    report = _protocol(art / "bin" / exe, models / MODELS[exe], inputs, out, env, repeat=3)
+    report = _protocol(art / "shared" / "bin" / exe, models / MODELS[exe], inputs, out, env, repeat=3)
     stages = report["stages_ms"]
     assert report["outputs"] == 3
     assert all(isinstance(v, float) and v >= 0 for v in stages.values()), stages
@@ -188,7 +171,7 @@ def test_repeat_count(art, models, env, tmp_path):
     K = 0 gives steady_forward null; without --repeat K is 10."""
     from safetensors.torch import load_file
 
-    exe, model = art / "bin" / "cpp-torchscript", models / "counter_script.pt"
+    exe, model = art / "shared" / "bin" / "cpp-torchscript", models / "counter_script.pt"
     inputs, out = models / "inputs.safetensors", tmp_path / "out.safetensors"
     for repeat, calls in ((0, 1), (4, 5), (None, 11)):
         report = _protocol(exe, model, inputs, out, env, repeat=repeat)
@@ -251,7 +234,9 @@ def test_damaged_inputs_are_one_line_errors(art, models, env, tmp_path, exe):
         inputs = tmp_path / f"{case}.safetensors"
         if content is not None:
             inputs.write_bytes(content)
-        proc = _run([art / "bin" / exe, models / MODELS[exe], "--inputs", inputs, "--outputs", out], env)
+        proc = _run(
+            [art / "shared" / "bin" / exe, models / MODELS[exe], "--inputs", inputs, "--outputs", out], env
+        )
         try:
             _assert_one_line_error(proc, *fragments)
         except AssertionError as e:
@@ -275,7 +260,9 @@ def test_inputs_the_model_rejects_are_one_line_errors(art, models, env, tmp_path
     for case, tensors in cases.items():
         inputs = tmp_path / f"{case}.safetensors"
         save_file(tensors, str(inputs))
-        proc = _run([art / "bin" / exe, models / MODELS[exe], "--inputs", inputs, "--outputs", out], env)
+        proc = _run(
+            [art / "shared" / "bin" / exe, models / MODELS[exe], "--inputs", inputs, "--outputs", out], env
+        )
         try:
             _assert_one_line_error(proc)
         except AssertionError as e:
@@ -285,12 +272,13 @@ def test_inputs_the_model_rejects_are_one_line_errors(art, models, env, tmp_path
 
 
 def test_bad_arguments_are_one_line_errors(art, models, env, tmp_path):
-    exe, model = art / "bin" / "cpp-torchscript", models / MODELS["cpp-torchscript"]
+    exe, model = art / "shared" / "bin" / "cpp-torchscript", models / MODELS["cpp-torchscript"]
     inputs, out = models / "inputs.safetensors", tmp_path / "out.safetensors"
     cases = {
         "inputs-without-outputs": [model, "--inputs", inputs],
         "outputs-without-inputs": [model, "--outputs", out],
         "repeat-without-inputs": [model, "--repeat", "3"],
+        "model-alone (no legacy mode)": [model],
         "negative-repeat": [model, "--inputs", inputs, "--outputs", out, "--repeat", "-1"],
         "repeat-not-a-number": [model, "--inputs", inputs, "--outputs", out, "--repeat", "3x"],
         "repeat-without-value": [model, "--inputs", inputs, "--outputs", out, "--repeat"],
@@ -306,24 +294,21 @@ def test_bad_arguments_are_one_line_errors(art, models, env, tmp_path):
 
 
 @pytest.mark.parametrize("form", list(A1_CASES))
-def test_a1_inputs_file_gives_the_legacy_logits(art, env, tmp_path, form):
-    """A1's reference input through --inputs gives exactly the logits the legacy mode prints."""
+def test_a1_inputs_file_gives_eagers_logits(art, eager, env, tmp_path, form):
+    """A1's inputs file (bit-identical to the page's formula input) gives eager's logits exactly."""
     import torch
-    from safetensors.torch import load_file, save_file
+    from safetensors.torch import load_file
 
     exe, model = A1_CASES[form]
-    inputs, out = tmp_path / "a1_in.safetensors", tmp_path / "a1_out.safetensors"
-    save_file({"input_0": torch.tensor(a1.input_values(), dtype=torch.float32)}, str(inputs))
-    report = _protocol(art / "bin" / exe, art / model, inputs, out, env, repeat=2)
+    inputs, out = art / "a1" / "inputs.safetensors", tmp_path / "a1_out.safetensors"
+    assert torch.equal(
+        load_file(str(inputs))["input_0"], torch.tensor(a1.input_values(), dtype=torch.float32)
+    )
+    report = _protocol(art / "shared" / "bin" / exe, art / "a1" / model, inputs, out, env, repeat=2)
     assert report["outputs"] == 1
     got = load_file(str(out))["output_0"]
     assert got.dtype == torch.float32 and tuple(got.shape) == a1.OUTPUT_SHAPE
-
-    legacy = _run([art / "bin" / exe, art / model], env)
-    assert legacy.returncode == 0, legacy.stderr
-    logits = json.loads(legacy.stdout)["logits"]
-    # %.9g round-trips f32: the printed values, as f32, are the computed floats bit for bit
-    assert torch.equal(got, torch.tensor(logits, dtype=torch.float32))
+    assert torch.equal(got, torch.tensor(eager, dtype=torch.float32))
     assert os.listdir(env["TMPDIR"]) == []
 
 

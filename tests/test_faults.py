@@ -59,7 +59,7 @@ def others_still_run(key: str = "burn-embed") -> None:
 
 
 def test_missing_artifact_is_unavailable_with_reason(artifacts_copy):
-    (artifacts_copy / "a1_script.pt").unlink()
+    (artifacts_copy / "a1" / "a1_script.pt").unlink()
     rec = bench.bench_form(forms.get("torchscript-script"), n=1, warmup=0)
     assert rec.status == "unavailable" and "a1_script.pt" in rec.error
     res = run_cli("bench", "torchscript-script", "burn-embed", "-n", "1", "--warmup", "0")
@@ -92,7 +92,7 @@ def truncate(path: Path, keep: float = 0.5) -> None:
     ],
 )
 def test_truncated_artifact_fails_at_its_form_in_one_line(artifacts_copy, key, file):
-    truncate(artifacts_copy / file)
+    truncate(artifacts_copy / "a1" / file)
     rec = bench.bench_form(forms.get(key), n=1, warmup=0, timeout_s=300)
     assert rec.status == "failed", rec
     assert rec.error.startswith("exit 1: error:"), rec.error
@@ -104,9 +104,9 @@ def test_truncated_artifact_fails_at_its_form_in_one_line(artifacts_copy, key, f
 def test_corrupt_safetensors_header_and_zip_shown_by_inspectors(artifacts_copy):
     from deploytui.inspectors.form_view import sections
 
-    st = artifacts_copy / "a1.safetensors"
+    st = artifacts_copy / "a1" / "a1.safetensors"
     st.write_bytes(b"\xff" * 8 + st.read_bytes()[8:])
-    pt = artifacts_copy / "a1_script.pt"
+    pt = artifacts_copy / "a1" / "a1_script.pt"
     pt.write_bytes(b"garbage" + pt.read_bytes()[-10:])
     m = manifest.load()
     errs = {s.title: s.error for s in sections(forms.get("torch-eager"), m) if s.error}
@@ -170,11 +170,12 @@ def _alive(marker: str) -> list:
 def test_no_cargo_makes_burn_forms_unavailable_rest_builds(artifacts_copy, monkeypatch):
     from deploytui.builder import run_build
 
-    manifest_path = artifacts_copy / "manifest.json"
-    m = json.loads(manifest_path.read_text())
-    for rec in m["steps"].values():
-        rec["fingerprint"] = "stale"  # force every step to be reconsidered
-    manifest_path.write_text(json.dumps(m))
+    for part in ("shared", "a1"):
+        manifest_path = artifacts_copy / part / "manifest.json"
+        m = json.loads(manifest_path.read_text())
+        for rec in m["steps"].values():
+            rec["fingerprint"] = "stale"  # force every step to be reconsidered
+        manifest_path.write_text(json.dumps(m))
     py_bin = Path(sys.executable).parent
     tools = artifacts_copy.parent / "tools"
     tools.mkdir()
@@ -184,20 +185,22 @@ def test_no_cargo_makes_burn_forms_unavailable_rest_builds(artifacts_copy, monke
                 (tools / name).symlink_to(Path(d) / name)
                 break
     monkeypatch.setenv("PATH", f"{py_bin}{os.pathsep}{tools}")
-    manifest = run_build(only=["export-safetensors", "burn-convert", "burn-deploy"])
+    manifest = run_build(only=["export-model", "burn-tools", "burn-convert", "burn-embed"])
     steps = manifest["steps"]
-    assert steps["export-safetensors"]["status"] == "ok"
-    assert steps["burn-convert"]["status"] == "unavailable" and "cargo" in steps["burn-convert"]["reason"]
-    assert steps["burn-deploy"]["status"] == "unavailable" and "cargo" in steps["burn-deploy"]["reason"]
+    assert steps["export-model"]["status"] == "ok"
+    assert steps["burn-tools"]["status"] == "unavailable" and "cargo" in steps["burn-tools"]["reason"]
+    assert steps["burn-convert"]["status"] == "skipped" and "burn-tools" in steps["burn-convert"]["reason"]
+    assert steps["burn-embed"]["status"] == "unavailable" and "cargo" in steps["burn-embed"]["reason"]
     rec = bench.bench_form(forms.get("burn-file"), n=1, warmup=0)
     assert rec.status == "unavailable" and "cargo not found" in rec.error
+    assert rec.stage is None and rec.stage_status["build"] == "skipped"
 
 
 # 6. burn-onnx File binary after its build-directory .bpk is gone --------------------------------
 
 
 def test_burn_onnx_file_relocation_failure(built_artifacts):
-    exe = built_artifacts / "bin" / "burn-onnx-file"
+    exe = built_artifacts / "a1" / "bin" / "burn-onnx-file"
     baked = re.search(rb"(/[^\x00\"]+/out/model/a1\.bpk)", exe.read_bytes())
     assert baked, "the File binary should carry the absolute build-directory path of its .bpk"
     bpk = Path(baked.group(1).decode())
@@ -207,32 +210,54 @@ def test_burn_onnx_file_relocation_failure(built_artifacts):
         rec = bench.bench_form(forms.get("burn-onnx-file"), n=1, warmup=0)
     finally:
         moved.rename(bpk)
-    assert rec.status == "failed" and rec.error.startswith("exit 101"), rec.error
-    assert any("Failed to load burnpack file" in ln for ln in rec.stderr_tail), rec.stderr_tail
+    assert rec.status == "failed" and rec.stage == "run", rec.error
+    assert "Failed to load burnpack file" in rec.error, rec.error
     rec = bench.bench_form(forms.get("burn-onnx-embed"), n=1, warmup=0)
     assert rec.status == "ok"
 
 
-# 7. wrong output: beyond tolerance, wrong shape, no JSON -----------------------------------------
+# 7. wrong output: beyond tolerance, wrong shape, no JSON line -------------------------------------
+
+WRITE_OUTPUTS = """
+import sys
+from deploytui import tensorfile as t
+out = sys.argv[sys.argv.index("--outputs") + 1]
+ref = t.read({ref!r})["output_0"]
+shape, values = {shape}, {values}
+t.write(out, {{"output_0": t.Tensor("F32", shape or ref.shape, values or [v + {off} for v in ref.values])}})
+print({line!r})
+"""
 
 
 @pytest.mark.parametrize(
-    "out,expect",
+    "shape,values,off,line,expect",
     [
-        ("LOGITS_OFF", "logits differ from eager by"),
-        ('{"logits": [[1.0, 2.0]]}', "bad logits: logits have shape [1, 2], expected [4, 3]"),
-        ("hello", "printed no JSON line with logits"),
-        ("", "printed no JSON line with logits (stdout empty)"),
+        (
+            None,
+            None,
+            1e-3,
+            '{"stages_ms": {}}',
+            "output_0 differs from eager by 0.001 (12 of 12 elements outside",
+        ),
+        (
+            (1, 2),
+            [1.0, 2.0],
+            0,
+            '{"stages_ms": {}}',
+            "bad outputs: output_0 has shape [1, 2], expected [4, 3]",
+        ),
+        (None, None, 0, "hello", "printed no JSON line with stages"),
+        (None, None, 0, "", "printed no JSON line with stages (stdout empty)"),
     ],
 )
-def test_wrong_output_is_a_failure_with_reason(artifacts_copy, out, expect):
-    if out == "LOGITS_OFF":
-        logits = [[v + 1e-3 for v in row] for row in bench.reference_logits()]
-        out = json.dumps({"logits": logits})
-    rec = bench.bench_form(fake_form("wrong", f"print({out!r})"), n=1, warmup=0)
+def test_wrong_output_is_a_failure_with_reason(artifacts_copy, shape, values, off, line, expect):
+    script = WRITE_OUTPUTS.format(
+        ref=str(paths.reference_path()), shape=shape, values=values, off=off, line=line
+    )
+    rec = bench.bench_form(fake_form("wrong", script), n=1, warmup=0)
     assert expect in rec.error, rec.error
-    if expect.startswith("logits differ"):
-        assert rec.within_tol is False and rec.diff.worst_index is not None
+    if expect.startswith("output_0 differs"):
+        assert rec.within_tol is False and rec.outputs[0].worst[0].abs_diff > 0 and rec.stage == "numerics"
 
 
 # 8. the results file is damaged -------------------------------------------------------------------
@@ -240,13 +265,13 @@ def test_wrong_output_is_a_failure_with_reason(artifacts_copy, out, expect):
 
 def test_cli_starts_with_what_it_can_read(artifacts_copy):
     good = {"form": "burn-embed", "status": "ok", "wall_s": [0.003], "peak_rss_bytes": [3_000_000]}
-    (artifacts_copy / "results.json").write_text(
+    (artifacts_copy / "a1" / "results.json").write_text(
         json.dumps({"version": 1, "forms": {"burn-embed": good, "burn-st": {"form": "burn-st"}}})
     )
     res = run_cli("report", "-o", str(artifacts_copy / "r.md"))
     assert res.returncode == 0 and "result for 'burn-st' dropped" in res.stderr
     assert "burn-embed" in (artifacts_copy / "r.md").read_text()
-    (artifacts_copy / "results.json").write_text("{ not json")
+    (artifacts_copy / "a1" / "results.json").write_text("{ not json")
     res = run_cli("bench", "burn-embed", "-n", "1", "--warmup", "0")
     assert res.returncode == 0 and "could not be read" in res.stderr
     assert list(results.load().forms) == ["burn-embed"]
@@ -283,8 +308,10 @@ def test_cli_killed_mid_bench_leaves_nothing_and_keeps_finished_forms(artifacts_
 
 def test_bench_of_a_form_that_became_unavailable_keeps_its_earlier_result(artifacts_copy):
     good = {"form": "burn-embed", "status": "ok", "wall_s": [0.003], "peak_rss_bytes": [3_000_000]}
-    (artifacts_copy / "results.json").write_text(json.dumps({"version": 1, "forms": {"burn-embed": good}}))
-    (artifacts_copy / "bin" / "infer-embed").unlink()
+    (artifacts_copy / "a1" / "results.json").write_text(
+        json.dumps({"version": 1, "forms": {"burn-embed": good}})
+    )
+    (artifacts_copy / "a1" / "bin" / "infer-embed").unlink()
     res = run_cli("bench", "burn-embed", "-n", "1", "--warmup", "0")
     assert res.returncode == 1
     assert "burn-embed           unavailable: missing artifact(s): infer-embed" in res.stdout, res.stdout

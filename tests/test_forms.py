@@ -16,12 +16,15 @@ def test_every_form_has_exactly_one_program_and_known_inspectors():
     for form in forms.FORMS:
         assert (form.executable is None) != (form.runner is None), form.key
         if form.compiled:
-            assert form.executable.startswith("bin/") and form.ship_files()[-1] == form.executable
+            assert form.executable.startswith(("shared/bin/", "{m}/bin/")), form.key
+            assert form.ship_files()[-1] == form.executable.replace("{m}", "a1")
             assert any(i.kind == forms.ELF_LINKAGE and i.path == form.executable for i in form.inspect)
         else:
             assert form.runner.startswith("deploytui.runners.") and form.runner in form.argv
             assert form.runtime in forms.RUNTIME_DISTRIBUTIONS
-            assert form.ship_files() == form.model_files
+            assert form.ship_files()[: len(form.model_files)] == tuple(
+                f.replace("{m}", "a1") for f in form.model_files
+            )
         assert form.runtime in forms.RUNTIME_TITLES
         for i in form.inspect:
             assert i.kind in form_view.BUILDERS, (form.key, i.kind)
@@ -41,7 +44,7 @@ def test_inspected_files_are_where_they_say():
     for form in forms.FORMS:
         for i in form.inspect:
             if i.kind == forms.MODEL_SOURCE:
-                assert (paths.ROOT / i.path).is_file(), (form.key, i.path)
+                assert i.file().is_file(), (form.key, i.path)
             assert i.file().is_relative_to(
                 paths.ROOT if i.kind == forms.MODEL_SOURCE else paths.artifacts_dir()
             )
@@ -61,3 +64,28 @@ def test_no_code_outside_the_registry_names_a_form():
         if literal.search(line)
     ]
     assert not offenders, offenders
+
+
+def test_forms_are_templated_per_model_and_the_burn_twins_apply_to_the_mlp_layout_only():
+    from deploytui.models import parse
+
+    conv, mlp = parse("convnet"), parse("mlp:depth=3")
+    eager = forms.get("torch-eager")
+    assert eager.command(conv)[-2:] == ["--model", "convnet"]
+    assert eager.ship_files(conv) == ("convnet/convnet.safetensors",)
+    cpp = forms.get("cpp-aoti")
+    assert cpp.ship_files(conv) == ("convnet/convnet_aoti.pt2", "shared/bin/cpp-aoti")
+    run = cpp.run_command("/tmp/o.safetensors", 3, conv)
+    assert run[-6:] == [
+        "--inputs",
+        str(paths.artifacts_dir() / "convnet" / "inputs.safetensors"),
+        "--outputs",
+        "/tmp/o.safetensors",
+        "--repeat",
+        "3",
+    ]
+    for key in ("burn-file", "burn-embed", "burn-st"):
+        assert forms.get(key).applies(conv) == forms.MLP_ONLY
+        assert forms.get(key).applies(mlp) == ""
+        assert forms.get(key).applies(parse("a1")) == ""
+    assert not [f.key for f in forms.FORMS if not f.mlp_only and f.applies(conv)]

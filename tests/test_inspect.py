@@ -31,11 +31,11 @@ def test_onnx_and_capture_graphs(built_artifacts):
 def test_what_ships_checks_each_file_against_the_build_and_names_the_baked_bpk(built_artifacts):
     ships = form_view.ships(forms.get("burn-onnx-file"), manifest.load())
     binary, baked = ships.rows
-    assert binary[0] == "bin/burn-onnx-file" and binary[3] == "as built"
+    assert binary[0] == "a1/bin/burn-onnx-file" and binary[3] == "as built"
     assert baked[0].endswith("/out/model/a1.bpk") and "not shipped" in baked[3] and baked[1] != "missing"
 
 
 def test_what_ships_flags_a_file_changed_since_the_build(artifacts_copy):
-    (artifacts_copy / "a1_export.pt2").write_bytes(b"PK\x03\x04 not the package any more")
+    (artifacts_copy / "a1" / "a1_export.pt2").write_bytes(b"PK\x03\x04 not the package any more")
     row = form_view.ships(forms.get("torch-export"), manifest.load()).rows[0]
-    assert row[0] == "a1_export.pt2" and row[3].startswith("CHANGED since the build")
+    assert row[0] == "a1/a1_export.pt2" and row[3].startswith("CHANGED since the build")

@@ -163,25 +163,25 @@ def _art(built) -> Path:
 @pytest.fixture(scope="module")
 def art(built_artifacts) -> Path:
     art = _art(built_artifacts)
-    if not (art / "bin" / "cpp-aoti").is_file() and shutil.which("g++") is None:
+    if not (art / "shared" / "bin" / "cpp-aoti").is_file() and shutil.which("g++") is None:
         pytest.skip("no g++: the C++ programs were not built")
     return art
 
 
 @pytest.fixture(scope="module")
 def aoti_so(art, tmp_path_factory) -> Path:
-    (so,) = elf.aoti_shared_object(art / "a1_aoti.pt2", tmp_path_factory.mktemp("aoti-so"))
+    (so,) = elf.aoti_shared_object(art / "a1" / "a1_aoti.pt2", tmp_path_factory.mktemp("aoti-so"))
     return so
 
 
 @pytest.fixture(scope="module")
 def aoti_lean_so(art, tmp_path_factory) -> Path:
-    (so,) = elf.aoti_shared_object(art / "a1_aoti_lean.pt2", tmp_path_factory.mktemp("aoti-lean-so"))
+    (so,) = elf.aoti_shared_object(art / "a1" / "a1_aoti_lean.pt2", tmp_path_factory.mktemp("aoti-lean-so"))
     return so
 
 
 def test_ldd_on_real_binary(art):
-    report = elf.ldd(art / "bin" / "cpp-torchscript")
+    report = elf.ldd(art / "shared" / "bin" / "cpp-torchscript")
     by_name = {lib.name: lib for lib in report.libraries}
     assert report.not_found == ()
     assert not by_name["libtorch_cpu.so"].system and by_name["libtorch_cpu.so"].size > 50 * 2**20
@@ -190,7 +190,7 @@ def test_ldd_on_real_binary(art):
 
 
 def test_undefined_symbols_on_real_binary(art):
-    syms = elf.undefined_symbols(art / "bin" / "cpp-torchscript")
+    syms = elf.undefined_symbols(art / "shared" / "bin" / "cpp-torchscript")
     assert syms.aoti_count == 0
     assert any(s.startswith("_ZN3c10") for s in syms.other)  # c10:: symbols from libc10 / libtorch_cpu
 
@@ -220,7 +220,17 @@ def test_aoti_so_needs_libtorch_without_rpath(aoti_so, aoti_lean_so):
 def test_runtime_libraries_default_vs_lean(art, tmp_path):
     env = {**os.environ, "TMPDIR": str(tmp_path)}
     runs = {
-        form: elf.loaded_libraries([art / "bin" / exe, art / model], env=env)
+        form: elf.loaded_libraries(
+            [
+                art / "shared" / "bin" / exe,
+                art / "a1" / model,
+                "--inputs",
+                art / "a1" / "inputs.safetensors",
+                "--outputs",
+                tmp_path / f"{form}.safetensors",
+            ],
+            env=env,
+        )
         for form, exe, model in (
             ("cpp-torchscript", "cpp-torchscript", "a1_script.pt"),
             ("cpp-aoti", "cpp-aoti", "a1_aoti.pt2"),
@@ -229,7 +239,7 @@ def test_runtime_libraries_default_vs_lean(art, tmp_path):
     }
     for form, run in runs.items():
         assert run.returncode == 0, (form, run.stderr)
-        assert '"logits"' in run.stdout
+        assert '"stages_ms"' in run.stdout
     names = {form: {lib.name for lib in run.libraries} for form, run in runs.items()}
     for form in runs:
         assert {"libtorch_cpu.so", "libc10.so"} <= names[form]

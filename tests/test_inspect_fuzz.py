@@ -66,28 +66,32 @@ def read_every_member(path: Path) -> None:
 @FUZZ
 @given(edits=mutations())
 def test_archive_inspector(built_artifacts, name, edits):
-    only_inspect_error(read_every_member, mutated_copy(built_artifacts / name, edits))
+    only_inspect_error(read_every_member, mutated_copy(built_artifacts / "a1" / name, edits))
 
 
 @FUZZ
 @given(edits=mutations())
 def test_safetensors_inspector(built_artifacts, edits):
-    only_inspect_error(safetensors_header.read, mutated_copy(built_artifacts / "a1.safetensors", edits))
+    only_inspect_error(
+        safetensors_header.read, mutated_copy(built_artifacts / "a1" / "a1.safetensors", edits)
+    )
 
 
 @SLOW
 @given(edits=mutations())
 def test_onnx_inspector(built_artifacts, edits):
-    only_inspect_error(onnx_graph.summary, mutated_copy(built_artifacts / "a1.onnx", edits))
+    only_inspect_error(onnx_graph.summary, mutated_copy(built_artifacts / "a1" / "a1.onnx", edits))
 
 
 @SLOW
 @given(edits=mutations())
 def test_capture_inspector(built_artifacts, edits):
-    only_inspect_error(form_view.capture_section, mutated_copy(built_artifacts / "capture.json", edits))
+    only_inspect_error(
+        form_view.capture_section, mutated_copy(built_artifacts / "a1" / "capture.json", edits)
+    )
 
 
-@pytest.mark.parametrize("name", ["bin/infer-embed", "bin/cpp-aoti"])
+@pytest.mark.parametrize("name", ["a1/bin/infer-embed", "shared/bin/cpp-aoti"])
 @SLOW
 @given(edits=mutations())
 def test_elf_inspectors(built_artifacts, name, edits):
@@ -99,5 +103,5 @@ def test_elf_inspectors(built_artifacts, name, edits):
 @SLOW
 @given(edits=mutations())
 def test_aoti_package_so_inspector(built_artifacts, edits):
-    path = mutated_copy(built_artifacts / "a1_aoti.pt2", edits)
+    path = mutated_copy(built_artifacts / "a1" / "a1_aoti.pt2", edits)
     only_inspect_error(form_view.aoti_so_sections, path)

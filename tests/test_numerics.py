@@ -4,55 +4,55 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from deploytui.numerics import ShapeError, compare
-
-REF = [[-0.132, -0.07, 0.127], [-0.106, 0.002, 0.105]]
-
-
-def test_identical_logits_diff_zero():
-    d = compare(REF, REF)
-    assert d.max_abs == 0 and d.within_tol and d.n == 6
+from deploytui import tensorfile
+from deploytui.models import parse, tolerance
+from deploytui.numerics import ShapeError, compare_files, compare_output
 
 
-def test_worst_element_and_relative_error():
-    got = [row[:] for row in REF]
-    got[1][2] += 1e-3
-    d = compare(got, REF, tol=1e-6)
-    assert d.worst_index == [1, 2]
-    assert d.max_abs == pytest.approx(1e-3, rel=1e-3)
-    assert d.max_rel == pytest.approx(1e-3 / 0.105, rel=1e-3)
-    assert not d.within_tol
-    assert "FAIL" in d.line()
+def _file(path, *tensors):
+    tensorfile.write(
+        path,
+        {
+            f"output_{i}": tensorfile.Tensor("F32", tuple(shape), vals)
+            for i, (shape, vals) in enumerate(tensors)
+        },
+    )
+    return path
 
 
-def test_compared_as_f32():
-    # 1e-12 is below f32 resolution at this magnitude: the printed f32 equals the reference
-    got = [[v + 1e-12 for v in row] for row in REF]
-    assert compare(got, REF).max_abs == 0
+def test_compare_files_every_output_of_any_rank(tmp_path):
+    want = _file(tmp_path / "want.safetensors", ([2, 3], [0.5] * 6), ([4], [1.0, 2.0, 3.0, 4.0]))
+    got = _file(tmp_path / "got.safetensors", ([2, 3], [0.5] * 6), ([4], [1.0, 2.0, 3.0, 4.5]))
+    d0, d1 = compare_files(got, want, 1e-5, 1e-5)
+    assert (d0.name, d0.within_tol, d0.max_abs) == ("output_0", True, 0.0)
+    assert (d1.name, d1.within_tol, d1.failing, d1.worst[0].index) == ("output_1", False, 1, [3])
 
 
-@pytest.mark.parametrize(
-    "bad",
-    [
-        [[1.0, 2.0]],
-        [],
-        "x",
-        [[1.0, "a", 2.0], [1, 2, 3]],
-        [[math.nan, 0, 0], [0, 0, 0]],
-        [[1.0, 2.0, 3.0], [1.0, 2.0]],
-    ],
+def test_compare_files_says_what_does_not_fit(tmp_path):
+    want = _file(tmp_path / "want.safetensors", ([2], [1.0, 2.0]), ([1], [1.0]))
+    with pytest.raises(ShapeError, match="wrote 1 output"):
+        compare_files(_file(tmp_path / "one.safetensors", ([2], [1.0, 2.0])), want, 1e-5, 1e-5)
+    with pytest.raises(ShapeError, match=r"has shape \[3\], expected \[2\]"):
+        compare_files(_file(tmp_path / "bad.safetensors", ([3], [1.0] * 3), ([1], [1.0])), want, 1e-5, 1e-5)
+    (tmp_path / "junk.safetensors").write_bytes(b"junk")
+    with pytest.raises(tensorfile.TensorFileError):
+        compare_files(tmp_path / "junk.safetensors", want, 1e-5, 1e-5)
+
+
+@given(
+    st.lists(st.floats(-1e3, 1e3), min_size=6, max_size=6),
+    st.lists(st.floats(-1e3, 1e3), min_size=6, max_size=6),
 )
-def test_malformed_logits_raise_shape_error(bad):
-    with pytest.raises(ShapeError):
-        compare(bad, REF)
-
-
-@given(st.lists(st.lists(st.floats(-1e3, 1e3), min_size=3, max_size=3), min_size=2, max_size=2))
-def test_diff_is_symmetric_and_bounded(got):
-    d = compare(got, REF, tol=1e9)
-    back = compare(REF, got, tol=1e9)
+def test_diff_is_symmetric_and_bounded(got, want):
+    d = compare_output("o", got, [2, 3], want, [2, 3], atol=1e9, rtol=0)
+    back = compare_output("o", want, [2, 3], got, [2, 3], atol=1e9, rtol=0)
     assert d.max_abs == back.max_abs
-    assert d.mean_abs <= d.max_abs
+    assert d.mean_abs <= d.max_abs and d.within_tol
+
+
+def test_a1_keeps_the_pages_absolute_tolerance_others_polygraphys():
+    assert tolerance(parse("a1")) == (1e-6, 0.0)
+    assert tolerance(parse("convnet")) == (1e-5, 1e-5)
 
 
 def test_compare_output_any_rank_worst_index_and_min_atol():

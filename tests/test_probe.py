@@ -67,7 +67,7 @@ def test_the_report_reads_stored_runtime_facts_and_runs_nothing(artifacts_copy, 
         f.key: {"form": f.key, "status": "ok", "wall_s": [0.01], "peak_rss_bytes": [5 << 20]}
         for f in forms.FORMS
     }
-    (artifacts_copy / "results.json").write_text(json.dumps({"version": 1, "forms": fixed}))
+    (artifacts_copy / "a1" / "results.json").write_text(json.dumps({"version": 1, "forms": fixed}))
     store, m = results.load(), manifest.load()
     _forbid_running(monkeypatch)
     rows = {r["form"]: r for r in report.rows(store, m)}
@@ -107,16 +107,16 @@ def test_without_a_probe_the_report_and_the_tab_say_so(tmp_path, monkeypatch):
 
 def _current(art) -> None:
     """Make the copied manifest current (its steps' commands name the real artifacts folder)."""
-    m = json.loads((art / "manifest.json").read_text())
+    m = manifest.load(art, "a1")
     for step in plan(BuildContext.default()):
         m["steps"][step.name]["fingerprint"] = step.fingerprint()
-    (art / "manifest.json").write_text(json.dumps(m))
+    manifest.write(art, "a1", m)
 
 
 def test_a_stored_fact_goes_stale_with_its_files_and_the_build_probes_again(artifacts_copy):
     form = forms.get("burn-embed")
     _current(artifacts_copy)
-    exe = artifacts_copy / form.executable
+    exe = form.executable_path()
     os.utime(exe, ns=(exe.stat().st_atime_ns, exe.stat().st_mtime_ns + 10**9))  # touched, same bytes
     facts, why = manifest.runtime_facts(form)
     assert facts is not None, why
@@ -125,7 +125,7 @@ def test_a_stored_fact_goes_stale_with_its_files_and_the_build_probes_again(arti
     facts, why = manifest.runtime_facts(form)
     assert (
         facts is None
-        and why == f"stale: {form.executable} changed since it was probed (run `deploytui build`)"
+        and why == f"stale: {form.ship_files()[-1]} changed since it was probed (run `deploytui build`)"
     )
     row = report.runtime_fields(form, manifest.load())
     assert row["runtime_bytes"] is None and row["runtime_note"].startswith("stale:")
@@ -135,7 +135,7 @@ def test_a_stored_fact_goes_stale_with_its_files_and_the_build_probes_again(arti
     assert any(e.text == "stale: command or inputs changed" for e in events if e.kind == "line")
     facts, why = manifest.runtime_facts(form)
     assert facts is not None and facts["runtime_bytes"] == 0, why
-    assert facts["files"][form.executable]["size"] == exe.stat().st_size
+    assert facts["files"][form.ship_files()[-1]]["size"] == exe.stat().st_size
 
 
 def test_a_probe_step_is_up_to_date_until_an_input_changes(artifacts_copy):

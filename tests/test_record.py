@@ -10,16 +10,18 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from deploytui import bench, jsonio, numerics, paths
+from deploytui import bench, jsonio, numerics, paths, tensorfile
 from deploytui.forms import Form
 from deploytui.measure import Measurement, Sample
-from deploytui.record import Diff, RecordError, RunRecord, field_table
+from deploytui.models import parse
+from deploytui.record import OutputDiff, RecordError, RunRecord, field_table
 
-# the JSON field names, in order, that results.json and `bench --json` have always had
+# the JSON field names, in order, of results.json and `bench --json`
 RECORD_FIELDS = [
     "form",
     "argv",
     "cwd",
+    "model",
     "status",
     "error",
     "wall_s",
@@ -29,37 +31,38 @@ RECORD_FIELDS = [
     "modules_added",
     "modules_added_torch",
     "modules_added_total",
-    "logits",
-    "diff",
+    "outputs",
     "max_abs_diff",
     "within_tol",
+    "stage",
+    "stage_status",
+    "log",
     "stderr_tail",
     "n",
     "warmup",
     "measured_at",
 ]
 DIFF_FIELDS = [
+    "name",
     "shape",
     "n",
     "max_abs",
     "mean_abs",
     "max_rel",
-    "worst_index",
-    "worst_got",
-    "worst_want",
-    "tol",
+    "worst",
+    "atol",
+    "rtol",
+    "min_atol",
+    "failing",
     "within_tol",
-    "abs_diffs",
 ]
-REFERENCE = [[0.5, -0.25, 0.0], [0.125, 1.0, -2.0]]
+REFERENCE = [0.5, -0.25, 0.0, 0.125, 1.0, -2.0]  # [2, 3], flat
 
 finite = st.floats(allow_nan=False, allow_infinity=False, width=32)
 samples = st.floats(min_value=0, max_value=1e4, allow_nan=False)
 text = st.text(max_size=12)
 counts = st.dictionaries(text, st.integers(0, 10_000), max_size=4)
-matrix = st.integers(1, 4).flatmap(
-    lambda w: st.lists(st.lists(finite, min_size=w, max_size=w), min_size=1, max_size=4)
-)
+flat = st.lists(finite, min_size=1, max_size=12)
 
 
 @st.composite
@@ -69,17 +72,16 @@ def records(draw) -> RunRecord:
     if status == "ok":
         n = max(n, 1)
     runs = n if status == "ok" else draw(st.integers(0, n))
-    logits = draw(st.none() | matrix)
-    diff = None
-    if logits is not None and draw(st.booleans()):
-        want = draw(
-            st.lists(
-                st.lists(finite, min_size=len(logits[0]), max_size=len(logits[0])),
-                min_size=len(logits),
-                max_size=len(logits),
+    outputs = None
+    if draw(st.booleans()):
+        outputs = []
+        for i in range(draw(st.integers(1, 3))):
+            got = draw(flat)
+            want = draw(st.lists(finite, min_size=len(got), max_size=len(got)))
+            tol = draw(st.sampled_from([1e-6, 1e-3]))
+            outputs.append(
+                numerics.compare_output(f"output_{i}", got, [len(got)], want, [len(got)], tol, tol)
             )
-        )
-        diff = numerics.compare(logits, want, draw(st.sampled_from([1e-6, 1e-3])))
     return RunRecord(
         form=draw(st.none() | st.sampled_from(["torch-eager", "burn-embed", "onnxruntime"])),
         argv=draw(st.lists(text, max_size=4)),
@@ -89,14 +91,20 @@ def records(draw) -> RunRecord:
         wall_s=draw(st.lists(samples, min_size=runs, max_size=runs)),
         peak_rss_bytes=draw(st.lists(st.integers(0, 2**40), min_size=runs, max_size=runs)),
         exit_codes=draw(st.lists(st.none() | st.integers(-255, 255), min_size=runs, max_size=runs)),
-        stages_ms=draw(st.none() | st.dictionaries(st.sampled_from(["import", "load", "forward"]), finite)),
+        model=draw(st.none() | st.sampled_from(["a1", "convnet", "mlp:depth=3"])),
+        stages_ms=draw(
+            st.none()
+            | st.dictionaries(st.sampled_from(["import", "load", "first_forward", "steady_forward"]), finite)
+        ),
         modules_added=draw(st.none() | counts),
         modules_added_torch=draw(st.none() | counts),
         modules_added_total=draw(st.none() | st.integers(0, 5000)),
-        logits=logits,
-        diff=diff,
-        max_abs_diff=diff.max_abs if diff else None,
-        within_tol=diff.within_tol if diff else None,
+        outputs=outputs,
+        max_abs_diff=max(d.max_abs for d in outputs) if outputs else None,
+        within_tol=all(d.within_tol for d in outputs) if outputs else None,
+        stage=draw(st.none() | st.sampled_from(["export", "build", "run", "numerics"])),
+        stage_status=draw(st.none() | st.just({"export": "ok", "build": "failed"})),
+        log=draw(st.none() | st.just("a1/logs/export-onnx.log")),
         stderr_tail=draw(st.lists(text, max_size=3)),
         n=n,
         warmup=draw(st.integers(0, 3)),
@@ -108,7 +116,7 @@ def records(draw) -> RunRecord:
 def test_a_record_survives_its_json_round_trip(rec):
     data = rec.to_json()
     assert list(data) == RECORD_FIELDS
-    assert data["diff"] is None or list(data["diff"]) == DIFF_FIELDS
+    assert data["outputs"] is None or all(list(d) == DIFF_FIELDS for d in data["outputs"])
     assert RunRecord.from_json(data) == rec
     again = RunRecord.from_json(json.loads(json.dumps(data)))  # as results.json and --json carry it
     assert again == rec and again.to_json() == data
@@ -122,9 +130,9 @@ def test_json_is_plain_data_that_does_not_share_the_records_lists():
 
 
 def test_an_infinite_relative_difference_round_trips():
-    d = numerics.compare([[1.0, 2.0]], [[0.0, 2.0]])
+    d = numerics.compare_output("output_0", [1.0, 2.0], [1, 2], [0.0, 2.0], [1, 2])
     assert d.max_rel == math.inf
-    assert Diff.from_json(json.loads(json.dumps(d.to_json()))) == d
+    assert OutputDiff.from_json(json.loads(json.dumps(d.to_json()))) == d
 
 
 def test_absent_fields_take_their_empty_values():
@@ -142,24 +150,27 @@ def test_a_new_record_is_stamped():
 
 
 def _good() -> dict:
-    logits = [[0.5, -0.25, 0.0], [0.125, 1.0, -2.0]]
-    diff = numerics.compare(logits, REFERENCE)
+    got = [0.5, -0.25, 0.0, 0.125, 1.0, -2.5]
+    diff = numerics.compare_output("output_0", got, [2, 3], REFERENCE, [2, 3], 1e-5, 1e-5)
     return RunRecord(
         "torch-eager",
         ["python", "-m", "x"],
         "/p",
+        model="a1",
         status="ok",
         wall_s=[1.5],
         peak_rss_bytes=[650 << 20],
         exit_codes=[0],
-        stages_ms={"import": 1.0, "load": 2.0, "forward": 0.5},
+        stages_ms={"import": 1.0, "load": 2.0, "first_forward": 0.5, "steady_forward": 0.25},
         modules_added={"torch": 300},
         modules_added_torch={"torch.fx": 40},
         modules_added_total=300,
-        logits=logits,
-        diff=diff,
+        outputs=[diff],
         max_abs_diff=diff.max_abs,
         within_tol=diff.within_tol,
+        stage="numerics",
+        stage_status={"export": "ok", "build": "ok", "run": "ok", "numerics": "failed"},
+        log=None,
         stderr_tail=["warning"],
         n=1,
         warmup=1,
@@ -171,6 +182,7 @@ MALFORMED = {
     "form": 7,
     "argv": "python -m x",
     "cwd": ["/p"],
+    "model": 1,
     "status": None,
     "error": 1,
     "wall_s": [-0.5],
@@ -180,34 +192,37 @@ MALFORMED = {
     "modules_added": {"torch": "many"},
     "modules_added_torch": [1],
     "modules_added_total": "300",
-    "logits": [[1, 2], [3]],
-    "diff": "0.0",
-    "max_abs_diff": float("inf"),
+    "outputs": {"output_0": 1},
+    "max_abs_diff": "0",
     "within_tol": "yes",
+    "stage": 2,
+    "stage_status": {"export": True},
+    "log": ["a1/logs/x.log"],
     "stderr_tail": "warning",
     "n": "1",
     "warmup": 1.5,
     "measured_at": 12345,
 }
 DIFF_MALFORMED = {
+    "name": 0,
     "shape": "2x3",
     "n": None,
-    "max_abs": float("nan"),
-    "mean_abs": "0",
+    "max_abs": "0",
+    "mean_abs": None,
     "max_rel": "inf",
-    "worst_index": [0.5, 1],
-    "worst_got": None,
-    "worst_want": [1.0],
-    "tol": -math.inf,
+    "worst": [{"index": [0.5, 1], "got": 1.0, "want": 1.0, "abs_diff": 0.0}],
+    "atol": [1e-5],
+    "rtol": "0",
+    "min_atol": None,
+    "failing": 0.5,
     "within_tol": 1,
-    "abs_diffs": [[0.0, 0.0, 0.0], [0.0]],
 }
 
 
 def test_every_field_has_a_malformed_case():
     assert list(MALFORMED) == RECORD_FIELDS and list(DIFF_MALFORMED) == DIFF_FIELDS
     assert [f.name for f in dataclasses.fields(RunRecord)] == RECORD_FIELDS
-    assert [f.name for f in dataclasses.fields(Diff)] == DIFF_FIELDS
+    assert [f.name for f in dataclasses.fields(OutputDiff)] == DIFF_FIELDS
 
 
 def test_the_good_record_is_accepted():
@@ -229,15 +244,13 @@ def test_a_malformed_field_is_rejected_by_name(name):
 
 
 @pytest.mark.parametrize("name", DIFF_FIELDS)
-def test_a_malformed_or_missing_diff_field_is_rejected_by_name(name):
+def test_a_malformed_or_missing_output_diff_field_is_rejected_by_name(name):
     good = _good()
-    for diff in (
-        {**good["diff"], name: DIFF_MALFORMED[name]},
-        {k: v for k, v in good["diff"].items() if k != name},
-    ):
+    (out,) = good["outputs"]
+    for diff in ({**out, name: DIFF_MALFORMED[name]}, {k: v for k, v in out.items() if k != name}):
         with pytest.raises(RecordError) as e:
-            RunRecord.from_json({**good, "diff": diff})
-        assert e.value.field == f"diff.{name}" and str(e.value) == "field 'diff' is malformed"
+            RunRecord.from_json({**good, "outputs": [diff]})
+        assert e.value.field == f"outputs.{name}" and str(e.value) == "field 'outputs' is malformed"
 
 
 @pytest.mark.parametrize("name", ["form", "status", "wall_s", "peak_rss_bytes"])
@@ -268,7 +281,7 @@ def test_not_an_object():
 
 
 def test_every_field_has_a_doc():
-    for cls in (RunRecord, Diff):
+    for cls in (RunRecord, OutputDiff):
         for f in dataclasses.fields(cls):
             doc = f.metadata.get("doc", "")
             assert doc.strip() and "|" not in doc.replace("\\|", ""), (cls.__name__, f.name)
@@ -276,7 +289,7 @@ def test_every_field_has_a_doc():
 
 def test_readme_holds_the_field_tables_as_rendered():
     readme = (paths.ROOT / "README.md").read_text()
-    for cls in (RunRecord, Diff):
+    for cls in (RunRecord, OutputDiff):
         table = field_table(cls)
         assert "\n" + table + "\n" in readme, "README.md is out of date: paste `python -m deploytui.record`"
     assert readme.count("| field | meaning |") == 2
@@ -314,8 +327,8 @@ def test_last_object(out, want):
 
 
 def test_parse_output_says_what_it_saw():
-    assert bench.parse_output('loading\n{"logits": [[1.0]]}\n') == {"logits": [[1.0]]}
-    with pytest.raises(ValueError, match=r"printed no JSON line with logits \(last line: 'hello'\)"):
+    assert bench.parse_output('loading\n{"outputs": 1}\n') == {"outputs": 1}
+    with pytest.raises(ValueError, match=r"printed no JSON line with stages \(last line: 'hello'\)"):
         bench.parse_output("hello\n")
     with pytest.raises(ValueError, match=r"\(stdout empty\)"):
         bench.parse_output("  \n")
@@ -324,7 +337,17 @@ def test_parse_output_says_what_it_saw():
 # bench builds records ------------------------------------------------------------------------------
 
 
-def _evaluate(stdout: str) -> RunRecord:
+def _tensors(path, values, shape=(2, 3)):
+    tensorfile.write(path, {"output_0": tensorfile.Tensor("F32", tuple(shape), values)})
+
+
+def _evaluate(tmp_path, monkeypatch, stdout: str, got: list | None, shape=(2, 3)) -> RunRecord:
+    monkeypatch.setenv("DEPLOYTUI_ARTIFACTS", str(tmp_path))
+    ref = parse("convnet")
+    (tmp_path / ref.slug / "outputs").mkdir(parents=True)
+    _tensors(paths.reference_path(ref.slug), REFERENCE)
+    if got is not None:
+        _tensors(paths.outputs_path("t", ref.slug), got, shape)
     form = Form(
         key="t",
         family="test",
@@ -336,28 +359,44 @@ def _evaluate(stdout: str) -> RunRecord:
         steps=(),
     )
     m = Measurement(["p"], "/", warmup=[], runs=[Sample(0.01, 1 << 20, 0, stdout=stdout)])
-    return bench.evaluate(form, m, REFERENCE, n=1, warmup=0)
+    return bench.evaluate(form, m, ref, n=1, warmup=0)
 
 
-def test_evaluate_builds_a_record_that_loads_back():
-    rec = _evaluate(
-        json.dumps({"logits": REFERENCE, "stages_ms": {"import": 1.0}, "modules_added": {"x": 1}})
-    )
+def test_evaluate_builds_a_record_that_loads_back(tmp_path, monkeypatch):
+    line = {"stages_ms": {"import": 1.0, "load": 2.0, "first_forward": 0.5, "steady_forward": None}}
+    rec = _evaluate(tmp_path, monkeypatch, json.dumps({**line, "modules_added": {"x": 1}}), REFERENCE)
     assert (rec.status, rec.error, rec.max_abs_diff, rec.within_tol) == ("ok", None, 0.0, True)
-    assert rec.diff == numerics.compare(REFERENCE, REFERENCE) and rec.stages_ms == {"import": 1.0}
+    assert (rec.stage, rec.model) == (None, "convnet")
+    assert rec.stage_status == {"export": "ok", "build": "ok", "run": "ok", "numerics": "ok"}
+    assert rec.outputs[0].name == "output_0" and rec.outputs[0].rtol == 1e-5
+    assert rec.stages_ms == {"import": 1.0, "load": 2.0, "first_forward": 0.5}
     assert RunRecord.from_json(json.loads(json.dumps(rec.to_json()))) == rec
 
 
+def test_outputs_beyond_tolerance_fail_at_the_numerics_stage(tmp_path, monkeypatch):
+    got = [*REFERENCE[:-1], -2.1]
+    rec = _evaluate(tmp_path, monkeypatch, json.dumps({"stages_ms": {}}), got)
+    assert rec.status == "ok" and rec.within_tol is False and rec.stage == "numerics"
+    assert rec.error.startswith("output_0 differs from eager by 0.1 (1 of 6 elements outside")
+    assert rec.outputs[0].worst[0].index == [1, 2]
+
+
 @pytest.mark.parametrize(
-    "logits, kept, error",
+    "got, shape, error",
     [
-        ([[1.0, 2.0]], True, "bad logits: logits have shape [1, 2], expected [2, 3]"),
-        ("not logits", False, "bad logits: logits is not a 2-D list"),
-        ([[1.0, None, 0.0], [1.0, 2.0, 3.0]], False, "bad logits: logits holds a non-finite"),
+        ([1.0, 2.0], (1, 2), "bad outputs: output_0 has shape [1, 2], expected [2, 3]"),
+        (None, None, "bad outputs: t.safetensors:"),
     ],
 )
-def test_logits_that_cannot_be_compared_fail_and_the_record_still_loads(logits, kept, error):
-    rec = _evaluate(json.dumps({"logits": logits}))
-    assert rec.status == "failed" and rec.error.startswith(error) and rec.diff is None
-    assert rec.logits == (logits if kept else None)
+def test_outputs_that_cannot_be_compared_fail_and_the_record_still_loads(
+    tmp_path, monkeypatch, got, shape, error
+):
+    rec = _evaluate(tmp_path, monkeypatch, json.dumps({"stages_ms": {}}), got, shape)
+    assert rec.status == "failed" and rec.error.startswith(error) and rec.outputs is None
+    assert rec.stage == "numerics" and rec.stage_status["run"] == "ok"
     assert RunRecord.from_json(rec.to_json()) == rec
+
+
+def test_a_run_without_its_json_line_fails_at_the_run_stage(tmp_path, monkeypatch):
+    rec = _evaluate(tmp_path, monkeypatch, "hello\n", REFERENCE)
+    assert rec.status == "failed" and rec.stage == "run" and "printed no JSON line" in rec.error

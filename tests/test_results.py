@@ -11,18 +11,19 @@ def record(key, **kw):
     return {"form": key, "status": "ok", "wall_s": [0.1], "peak_rss_bytes": [1000], **kw}
 
 
-DIFF = {  # a 1×2 comparison, as numerics.compare stores it
+DIFF = {  # a 1×2 comparison, as numerics.compare_output stores it
+    "name": "output_0",
     "shape": [1, 2],
     "n": 2,
     "max_abs": 0.0,
     "mean_abs": 0.0,
     "max_rel": 0.0,
-    "worst_index": [0, 0],
-    "worst_got": 1.0,
-    "worst_want": 1.0,
-    "tol": 1e-6,
+    "worst": [{"index": [0, 0], "got": 1.0, "want": 1.0, "abs_diff": 0.0}],
+    "atol": 1e-6,
+    "rtol": 0.0,
+    "min_atol": 0.0,
+    "failing": 0,
     "within_tol": True,
-    "abs_diffs": [[0.0, 0.0]],
 }
 
 
@@ -71,12 +72,14 @@ def test_damaged_file_starts_empty_keeps_a_copy_and_warns_once(tmp_path):
     "field, value",
     [
         ("stages_ms", {"import": "fast"}),
-        ("logits", [[1, 2], [3]]),
-        ("logits", [["x"]]),
+        ("outputs", {"output_0": DIFF}),
+        ("outputs", [{**DIFF, "worst": [{"index": [0]}]}]),
         ("measured_at", 12345),
         ("modules_added", {"torch": "many"}),
         ("within_tol", "yes"),
-        ("diff", {"max_abs": 0}),
+        ("outputs", [{"max_abs": 0}]),
+        ("stage_status", {"run": 1}),
+        ("stage", ["run"]),
         ("exit_codes", "0"),
         ("wall_s", [True]),
         ("peak_rss_bytes", [-5]),
@@ -86,7 +89,7 @@ def test_damaged_file_starts_empty_keeps_a_copy_and_warns_once(tmp_path):
         ("form", None),
         ("argv", "python -c pass"),
         ("cwd", ["/"]),
-        ("diff", {**DIFF, "shape": None}),
+        ("outputs", [{**DIFF, "shape": None}]),
     ],
 )
 def test_a_record_with_a_malformed_field_is_dropped_and_the_rest_kept(tmp_path, field, value):
@@ -100,13 +103,19 @@ def test_a_record_with_a_malformed_field_is_dropped_and_the_rest_kept(tmp_path, 
     assert list(results.load(path).forms) == ["good"]
 
 
-def test_a_diff_that_does_not_fit_its_logits_is_dropped(tmp_path):
+def test_a_verdict_that_its_outputs_contradict_is_dropped(tmp_path):
+    """A verdict edited after the run: the stored ✓ in the list, the report, would lie."""
     path = tmp_path / "results.json"
+    failing = {**DIFF, "max_abs": 0.5, "failing": 1, "within_tol": False}
+    honest = record("honest", outputs=[failing], max_abs_diff=0.5, within_tol=False)
+    edited = record("edited", outputs=[failing], max_abs_diff=0.5, within_tol=True)
+    smaller = record("smaller", outputs=[failing], max_abs_diff=0.0, within_tol=False)
     jsonio.write_atomic(
-        path, {"version": 1, "forms": {"a": record("a", logits=[[1.0], [2.0], [3.0]], diff=DIFF)}}
+        path, {"version": 1, "forms": {"honest": honest, "edited": edited, "smaller": smaller}}
     )
     store = results.load(path)
-    assert store.forms == {} and "does not match its logits" in store.dropped[0]
+    assert list(store.forms) == ["honest"]
+    assert all("do not match its outputs" in d for d in store.dropped[:2]), store.dropped
 
 
 def test_written_files_are_readable_by_others(tmp_path):
@@ -129,23 +138,6 @@ def test_bad_records_are_dropped_one_by_one(tmp_path):
     assert "kept as results.json.damaged-" in store.dropped[-1]
 
 
-def test_a_stored_diff_that_its_logits_contradict_is_dropped(tmp_path):
-    """Logits edited after the run: the stored verdict (✓ in the list, the report) would lie."""
-    from deploytui import numerics
-
-    reference = [[0.5, -0.25], [0.125, 1.0]]
-    jsonio.write_atomic(tmp_path / "reference.json", {"logits": reference})
-    diff = numerics.compare(reference, reference).to_json()
-    honest = record("honest", logits=reference, diff=diff, max_abs_diff=0.0, within_tol=True)
-    edited = record("edited", logits=[[9.0, 9.0], [9.0, 9.0]], diff=diff, max_abs_diff=0.0, within_tol=True)
-    jsonio.write_atomic(
-        tmp_path / "results.json", {"version": 1, "forms": {"honest": honest, "edited": edited}}
-    )
-    store = results.load(tmp_path / "results.json")
-    assert list(store.forms) == ["honest"]
-    assert "does not match its logits against eager's" in store.dropped[0]
-
-
 def test_a_plain_commands_record_is_never_stored(tmp_path):
     with pytest.raises(ValueError, match="plain command"):
         results.load(tmp_path / "results.json").put(RunRecord(None, ["true"], "/"))
@@ -154,11 +146,11 @@ def test_a_plain_commands_record_is_never_stored(tmp_path):
 def test_what_the_store_writes_is_each_records_json(tmp_path):
     """The file keeps its shape: {"version": 1, "forms": {key: the record's JSON object}}."""
     store = results.load(tmp_path / "results.json")
-    rec = run("a", logits=[[1.0, 1.0]], diff=DIFF, max_abs_diff=0.0, within_tol=True, n=1, warmup=1)
+    rec = run("a", outputs=[DIFF], max_abs_diff=0.0, within_tol=True, n=1, warmup=1)
     store.put(rec)
     data = json.loads((tmp_path / "results.json").read_text())
     assert data == {"version": 1, "forms": {"a": rec.to_json()}}
-    assert data["forms"]["a"]["diff"] == DIFF
+    assert data["forms"]["a"]["outputs"] == [DIFF]
 
 
 def test_dropped_messages_name_the_field(tmp_path):
@@ -168,7 +160,7 @@ def test_dropped_messages_name_the_field(tmp_path):
         {
             "version": 1,
             "forms": {
-                "torch-eager": record("torch-eager", logits=[[1, 2], [3]]),
+                "torch-eager": record("torch-eager", outputs=[{**DIFF, "n": "2"}]),
                 "burn-st": record("burn-st", wall_s=[0.1, -1.0]),
                 "burn-file": record("burn-file", n=3),
                 "onnxruntime": {"form": "onnxruntime", "status": "ok", "wall_s": [0.1]},
@@ -176,7 +168,7 @@ def test_dropped_messages_name_the_field(tmp_path):
         },
     )
     assert results.load(path).dropped[:-1] == [
-        "result for 'torch-eager' dropped: field 'logits' is malformed",
+        "result for 'torch-eager' dropped: field 'outputs' is malformed",
         "result for 'burn-st' dropped: non-numeric or negative samples",
         "result for 'burn-file' dropped: holds 1 run times for n=3",
         "result for 'onnxruntime' dropped: field 'peak_rss_bytes' missing or not a list",

@@ -23,7 +23,9 @@ def test_python_form_runs_and_matches_eager(built_artifacts, key):
     if key != "onnxruntime":
         assert rec.max_abs_diff == 0.0  # bit-identical to eager, as on the page
     assert len(rec.wall_s) == 2 and all(b > 10 * 2**20 for b in rec.peak_rss_bytes)
-    assert set(rec.stages_ms) == {"import", "load", "forward"}
+    assert set(rec.stages_ms) == {"import", "load", "first_forward", "steady_forward"}
+    assert rec.stage is None and set(rec.stage_status.values()) == {"ok"}
+    assert rec.outputs[0].shape == [4, 3] and (rec.outputs[0].atol, rec.outputs[0].rtol) == (1e-6, 0.0)
 
 
 @pytest.mark.slow
@@ -53,32 +55,43 @@ def test_package_counts_top_level_and_one_level_down():
 
 
 @pytest.mark.slow
-def test_aoti_lean_package_loads_in_python_with_rtld_global(built_artifacts):
+def test_aoti_lean_package_loads_in_python_with_rtld_global(built_artifacts, tmp_path):
+    from deploytui import numerics, paths
     from deploytui.measure import run_once
 
+    out = tmp_path / "out.safetensors"
     s = run_once(
         [
             bench.paths.python(),
             "-m",
             "deploytui.runners.torch_runner",
             "aoti-lean",
-            str(built_artifacts / "a1_aoti_lean.pt2"),
+            str(built_artifacts / "a1" / "a1_aoti_lean.pt2"),
+            "--inputs",
+            str(paths.inputs_path("a1")),
+            "--outputs",
+            str(out),
+            "--repeat",
+            "0",
         ],
         env=runenv.runner_env(),
         timeout_s=300,
     )
     assert s.ok, s.stderr_tail
-    out = bench.parse_output(s.stdout)
-    assert out["logits"] == bench.reference_logits()
+    assert bench.parse_output(s.stdout)["outputs"] == 1
+    (d,) = numerics.compare_files(out, paths.reference_path("a1"), 0.0, 0.0)
+    assert d.max_abs == 0.0
 
 
 def test_manifest_records_exports_and_deprecation_warnings(built_artifacts):
     from deploytui import manifest
 
     m = manifest.load()
-    ts = m["steps"]["export-torchscript"]["facts"]
+    ts = m["steps"]["export-script"]["facts"]
     assert any("torch.jit.script" in w and "deprecated" in w for w in ts["warnings"])
-    assert m["artifacts"]["a1.safetensors"]["size"] > 0 and len(m["artifacts"]["a1.onnx"]["sha256"]) == 64
+    assert (
+        m["artifacts"]["a1/a1.safetensors"]["size"] > 0 and len(m["artifacts"]["a1/a1.onnx"]["sha256"]) == 64
+    )
     assert m["steps"]["export-onnx"]["facts"]["nodes"] == ["Gemm", "Relu", "Gemm"]
     assert m["tools"]["torch"].startswith("2.15.0")
 
@@ -87,6 +100,16 @@ def test_runner_reports_missing_model_in_one_line(tmp_path):
     from deploytui.measure import run_once
 
     s = run_once(
-        [bench.paths.python(), "-m", "deploytui.runners.torch_runner", "jit", str(tmp_path / "no.pt")]
+        [
+            bench.paths.python(),
+            "-m",
+            "deploytui.runners.torch_runner",
+            "jit",
+            str(tmp_path / "no.pt"),
+            "--inputs",
+            str(tmp_path / "in.safetensors"),
+            "--outputs",
+            str(tmp_path / "out.safetensors"),
+        ]
     )
     assert s.exit_code == 1 and len(s.stderr_tail) == 1 and "not found" in s.stderr_tail[0]

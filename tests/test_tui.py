@@ -110,7 +110,7 @@ def test_live_run_of_a_fast_form_stores_the_record(art, quick_inspect, monkeypat
         assert "OK" in str(app.main.query_one("#diff-summary").content)
 
     with_pilot(body, message_hook=hook, runs=3, warmup=1)
-    stored = json.loads((art / "results.json").read_text())
+    stored = json.loads((art / "a1" / "results.json").read_text())
     assert stored["forms"][FAKE_KEY]["status"] == "ok"
     # progress was live: RSS samples while running, finished runs counted (posted at most 4 times a second)
     assert any(m.progress.sample is None and m.progress.rss_bytes > 0 for m in seen), [
@@ -122,7 +122,7 @@ def test_live_run_of_a_fast_form_stores_the_record(art, quick_inspect, monkeypat
 
 def test_cancel_kills_the_child_and_keeps_the_old_result(art, quick_inspect, monkeypatch):
     install_fake_form(monkeypatch, art, sleep_s=60)
-    (art / "results.json").write_text(
+    (art / "a1" / "results.json").write_text(
         json.dumps({"version": 1, "forms": {FAKE_KEY: FIXED_RESULTS["burn-embed"]}})
     )
 
@@ -162,7 +162,7 @@ def test_quit_mid_run_leaves_no_child(art, quick_inspect, monkeypatch):
 def test_export_key_writes_the_report(art, monkeypatch, tmp_path):
     from deploytui import report
 
-    (art / "results.json").write_text(json.dumps({"version": 1, "forms": FIXED_RESULTS}))
+    (art / "a1" / "results.json").write_text(json.dumps({"version": 1, "forms": FIXED_RESULTS}))
     out = tmp_path / "report.md"
     real = report.write_report
     monkeypatch.setattr(
@@ -181,7 +181,7 @@ def test_export_key_writes_the_report(art, monkeypatch, tmp_path):
 
 
 def test_missing_artifact_is_shown_in_place(art):
-    (art / "a1.onnx").unlink()
+    (art / "a1" / "a1.onnx").unlink()
 
     async def body(app, pilot):
         fl = app.main.query_one("#forms")
@@ -206,7 +206,7 @@ def test_missing_artifact_is_shown_in_place(art):
 
 
 def test_damaged_results_file_is_reported(art):
-    (art / "results.json").write_text('{"version": 1, "forms": {"onnxruntime": {"form": "onnx')
+    (art / "a1" / "results.json").write_text('{"version": 1, "forms": {"onnxruntime": {"form": "onnx')
 
     async def body(app, pilot):
         banner = app.main.query_one("#banner")
@@ -218,7 +218,7 @@ def test_damaged_results_file_is_reported(art):
 
 
 def test_failed_run_shows_error_and_stderr(art):
-    (art / "results.json").write_text(json.dumps({"version": 1, "forms": FIXED_RESULTS}))
+    (art / "a1" / "results.json").write_text(json.dumps({"version": 1, "forms": FIXED_RESULTS}))
 
     async def body(app, pilot):
         app.main.query_one("#forms").select_key("cpp-torchscript")
@@ -231,7 +231,7 @@ def test_failed_run_shows_error_and_stderr(art):
 
 
 def test_compare_screen_sorts(art):
-    (art / "results.json").write_text(json.dumps({"version": 1, "forms": FIXED_RESULTS}))
+    (art / "a1" / "results.json").write_text(json.dumps({"version": 1, "forms": FIXED_RESULTS}))
 
     async def body(app, pilot):
         from deploytui.tui.compare_screen import CompareScreen
@@ -360,17 +360,19 @@ def test_build_screen_shows_progress_and_refreshes_the_list(art, monkeypatch):
     import deploytui.builder as build_mod
     from deploytui.builder import BuildEvent
 
-    (art / "a1.onnx").unlink()
+    (art / "a1" / "a1.onnx").unlink()
 
     def fake_build(ctx=None, only=None, on_event=lambda e: None, cancel=None):
-        on_event(BuildEvent("plan", total=2, text="export-onnx burn-deploy"))
+        on_event(BuildEvent("plan", total=2, text="export-onnx burn-embed"))
         on_event(BuildEvent("start", "export-onnx", "ONNX export", 1, 2))
         on_event(BuildEvent("line", "export-onnx", "ONNX export", 1, 2, text="[torch.onnx] exporting"))
-        (art / "a1.onnx").write_bytes(b"x" * 100)
+        (art / "a1" / "a1.onnx").write_bytes(b"x" * 100)
         on_event(BuildEvent("end", "export-onnx", "ONNX export", 1, 2, status="ok", wall_s=1.5))
-        on_event(BuildEvent("start", "burn-deploy", "burn", 2, 2))
-        on_event(BuildEvent("end", "burn-deploy", "burn", 2, 2, status="unavailable", text="cargo not found"))
-        return json.loads((art / "manifest.json").read_text())
+        on_event(BuildEvent("start", "burn-embed", "burn", 2, 2))
+        on_event(BuildEvent("end", "burn-embed", "burn", 2, 2, status="unavailable", text="cargo not found"))
+        from deploytui import manifest
+
+        return manifest.load()
 
     monkeypatch.setattr(build_mod, "run_build", fake_build)
 
@@ -439,7 +441,7 @@ def test_narrow_terminal_gets_a_compact_form_list_and_footer(art):
 
 
 def test_a_hidden_tab_is_drawn_when_it_is_shown(art):
-    (art / "results.json").write_text(json.dumps({"version": 1, "forms": FIXED_RESULTS}))
+    (art / "a1" / "results.json").write_text(json.dumps({"version": 1, "forms": FIXED_RESULTS}))
 
     async def body(app, pilot):
         status = app.main.query_one("#run-status")
@@ -457,7 +459,7 @@ def test_a_hidden_tab_is_drawn_when_it_is_shown(art):
 
 
 def test_a_burst_of_moves_draws_the_visible_tab_once_for_the_last_form(art, monkeypatch):
-    (art / "results.json").write_text(json.dumps({"version": 1, "forms": FIXED_RESULTS}))
+    (art / "a1" / "results.json").write_text(json.dumps({"version": 1, "forms": FIXED_RESULTS}))
     from deploytui.tui.widgets.run_view import RunView
 
     drawn = []

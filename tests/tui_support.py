@@ -1,5 +1,6 @@
-"""Fixed artifacts folders for the app's tests: a manifest, the eager reference, stored results,
-and one fake but real form (a tiny Python script that prints the reference logits as JSON)."""
+"""Fixed artifacts folders for the app's tests: a1's manifest (and the shared one), the eager
+reference, stored results and outputs, and one fake but real form (a tiny Python script that
+writes the reference outputs and prints the runner protocol's JSON line)."""
 
 from __future__ import annotations
 
@@ -7,16 +8,26 @@ import dataclasses
 import json
 from pathlib import Path
 
-from deploytui import forms, numerics
+from deploytui import forms, numerics, tensorfile, units
 
 REFERENCE = [[-0.132, -0.07, 0.127], [-0.106, 0.002, 0.105], [-0.114, 0.084, 0.072], [-0.127, 0.142, 0.056]]
+FLAT = [units.f32(v) for r in REFERENCE for v in r]
 FAKE_KEY = "burn-embed"  # the registry slot the fake form takes over in live-run tests
 
 FAKE_RUNNER = f"""\
 import json, sys, time
+from deploytui import tensorfile
 time.sleep(float(sys.argv[1]) if len(sys.argv) > 1 else 0.0)
-print(json.dumps({{"logits": {json.dumps(REFERENCE)}}}))
+out = sys.argv[sys.argv.index("--outputs") + 1]
+tensorfile.write(out, {{"output_0": tensorfile.Tensor("F32", (4, 3), {FLAT!r})}})
+stages = {{"load": 0.5, "first_forward": 0.1, "steady_forward": 0.05}}
+print(json.dumps({{"stages_ms": stages, "outputs": 1}}))
 """
+
+
+def _outputs(bump: float) -> list[float]:
+    """The form's output_0 as stored: the reference with element [2, 1] off by `bump`."""
+    return [units.f32(v + (bump if i == 2 * 3 + 1 else 0.0)) for i, v in enumerate(FLAT)]
 
 
 def record(
@@ -30,34 +41,40 @@ def record(
     error: str | None = None,
     stderr: list[str] | None = None,
 ) -> dict:
-    got = [
-        [v + (bump if (i, j) == (2, 1) else 0.0) for j, v in enumerate(r)] for i, r in enumerate(REFERENCE)
-    ]
-    diff = numerics.compare(got, REFERENCE).to_json() if status == "ok" else None  # as a real run stores it
+    diff = (  # as a real run stores it
+        numerics.compare_output("output_0", _outputs(bump), [4, 3], FLAT, [4, 3], 1e-6, 0.0).to_json()
+        if status == "ok"
+        else None
+    )
     return {
         "form": key,
         "argv": [key],
         "cwd": ".",
+        "model": "a1",
         "status": status,
         "error": error
         or (
-            f"logits differ from eager by {bump:.3g} > tolerance 1e-06"
+            f"output_0 differs from eager by {bump:.3g} (1 of 12 elements outside atol 1e-06 + rtol 0·|want|)"
             if diff and not diff["within_tol"]
             else None
         ),
         "wall_s": [w / 1e3 for w in walls_ms],
         "peak_rss_bytes": [int(rss_mb * (1 << 20))] * len(walls_ms),
         "exit_codes": [0] * len(walls_ms),
-        "stages_ms": {"import": 1210.5, "load": 380.2, "forward": 2.4} if stages else None,
+        "stages_ms": {"import": 1210.5, "load": 380.2, "first_forward": 2.4, "steady_forward": 0.9}
+        if stages
+        else {"load": 1.1, "first_forward": 0.2, "steady_forward": 0.1},
         "modules_added": {"sympy": 420, "torch": 353, "numpy": 41} if stages else None,
         "modules_added_torch": {"torch.distributed": 115, "torch._dynamo": 97, "torch.fx": 40}
         if stages
         else None,
         "modules_added_total": 814 if stages else None,
-        "logits": got if status == "ok" else None,
-        "diff": diff,
+        "outputs": [diff] if diff else None,
         "max_abs_diff": diff["max_abs"] if diff else None,
         "within_tol": diff["within_tol"] if diff else None,
+        "stage": None if status == "ok" and diff["within_tol"] else ("numerics" if status == "ok" else "run"),
+        "stage_status": {"export": "ok", "build": "ok", "run": "ok" if status == "ok" else "failed"},
+        "log": None,
         "stderr_tail": stderr or [],
         "n": len(walls_ms),
         "warmup": 1,
@@ -85,45 +102,70 @@ FIXED_RESULTS = {
 
 
 def make_artifacts(root: Path, *, results: dict | None = None, built: tuple[str, ...] | None = None) -> Path:
-    """An artifacts folder where the forms in `built` (default: all) count as built."""
+    """An artifacts root (a1's folder and shared/) where the forms in `built` (default: all)
+    count as built; stored results come with the outputs their runs wrote."""
+    from deploytui import manifest as manifest_file
+    from deploytui.models import parse
+
     art = root / "artifacts"
-    (art / "bin").mkdir(parents=True, exist_ok=True)
+    a1 = art / "a1"
+    (a1 / "outputs").mkdir(parents=True, exist_ok=True)
     keep = set(built if built is not None else [f.key for f in forms.FORMS])
     steps, artifacts = {}, {}
+    shared = {"cpp-build", "burn-tools"}
     for f in forms.FORMS:
         if f.key not in keep:
             continue
         for s in f.steps:
-            steps[s] = {"status": "ok", "reason": "", "wall_s": 1.0, "facts": {}, "log_tail": []}
-        for rel in f.ship_files():
-            (art / rel).parent.mkdir(parents=True, exist_ok=True)
-            (art / rel).write_bytes(b"x" * 100)
-            artifacts[rel] = {"size": 100, "sha256": "0" * 64, "step": f.steps[0]}
+            scope = "shared" if s in shared else "model"
+            steps[s] = {
+                "status": "ok",
+                "reason": "",
+                "wall_s": 1.0,
+                "facts": {},
+                "log_tail": [],
+                "scope": scope,
+            }
+        for key in f.ship_files(parse("a1")):
+            (art / key).parent.mkdir(parents=True, exist_ok=True)
+            (art / key).write_bytes(b"x" * 100)
+            artifacts[key] = {"size": 100, "sha256": "0" * 64, "step": f.steps[0]}
     manifest = {
         "version": 1,
         "tools": {"python": "3.11.7", "torch": "2.15.0+test", "onnx": "1.23.2"},
         "steps": steps,
         "artifacts": artifacts,
+        "model": "a1",
     }
-    (art / "manifest.json").write_text(json.dumps(manifest))
-    (art / "reference.json").write_text(json.dumps({"logits": REFERENCE, "torch": "2.15.0+test"}))
+    manifest_file.write(art, "a1", manifest)
+    tensorfile.write(a1 / "reference.safetensors", {"output_0": tensorfile.Tensor("F32", (4, 3), FLAT)})
     if results:
-        (art / "results.json").write_text(json.dumps({"version": 1, "forms": results}))
+        (a1 / "results.json").write_text(json.dumps({"version": 1, "forms": results}))
+        for key, rec in results.items():
+            for d in rec.get("outputs") or []:
+                values = [e for e in FLAT]
+                for e in d["worst"]:
+                    values[e["index"][0] * 3 + e["index"][1]] = e["got"]
+                tensorfile.write(
+                    a1 / "outputs" / f"{key}.safetensors",
+                    {"output_0": tensorfile.Tensor("F32", (4, 3), values)},
+                )
     return art
 
 
 def install_fake_form(monkeypatch, art: Path, sleep_s: float = 0.15) -> forms.Form:
     """Replace FAKE_KEY in the registry with a form that runs fake_runner.py (prints the reference)."""
-    (art / "fake_runner.py").write_text(FAKE_RUNNER)
+    (art / "a1" / "fake_runner.py").write_text(FAKE_RUNNER)
     fake = dataclasses.replace(
         forms.get(FAKE_KEY),
         title="fake runner (test)",
-        model_files=("fake_runner.py",),
+        model_files=("{m}/fake_runner.py",),
         executable=None,
         runner="fake_runner.py (test script)",
         runtime=forms.NO_RUNTIME,
-        argv=("{python}", "{art}/fake_runner.py", str(sleep_s)),
-        steps=("burn-deploy",),
+        argv=("{python}", "{art}/{m}/fake_runner.py", str(sleep_s)),
+        steps=("burn-embed",),
+        mlp_only=False,
         inspect=(),
     )
     new = tuple(fake if f.key == FAKE_KEY else f for f in forms.FORMS)

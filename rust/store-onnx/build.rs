@@ -1,7 +1,8 @@
 //! Generates Rust code and a .bpk from an ONNX file with burn-onnx's ModelGen, then the glue that
 //! lets one `main` run any model.
 //!
-//! The ONNX file: $DEPLOYTUI_ONNX, else $DEPLOYTUI_ARTIFACTS/a1.onnx, else ../../artifacts/a1.onnx.
+//! The ONNX file: $DEPLOYTUI_ONNX, else $DEPLOYTUI_ARTIFACTS/a1/a1.onnx, else
+//! ../../artifacts/a1/a1.onnx (a1's, for cargo test and clippy).
 //! Its external data (`<name>.onnx.data`, torch.onnx.export's default) is read from beside it.
 //! Feature `embed` selects LoadStrategy::Embedded, otherwise LoadStrategy::File (whose
 //! Model::default() reads the .bpk from the absolute OUT_DIR path baked in here; `from_file`
@@ -26,8 +27,8 @@ fn main() {
     let onnx = match std::env::var_os("DEPLOYTUI_ONNX").filter(|p| !p.is_empty()) {
         Some(p) => PathBuf::from(p),
         None => match std::env::var_os("DEPLOYTUI_ARTIFACTS").filter(|p| !p.is_empty()) {
-            Some(a) => PathBuf::from(a).join("a1.onnx"),
-            None => PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../artifacts/a1.onnx"),
+            Some(a) => PathBuf::from(a).join("a1").join("a1.onnx"),
+            None => PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../artifacts/a1/a1.onnx"),
         },
     };
     let onnx = std::fs::canonicalize(&onnx).unwrap_or_else(|e| {

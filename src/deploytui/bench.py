@@ -1,5 +1,10 @@
 """Run forms through the measuring core and turn each into a RunRecord (deploytui.record), the
 record that results.json stores and `bench --json` prints.
+
+Every runner speaks the runner protocol: bench appends the model's inputs file, where to write
+the outputs (the model's `outputs/<form>.safetensors`: the last run's outputs stay there for
+the Diff view) and K steady-state forwards, then diffs each output against eager's
+(`reference.safetensors`) with the model's tolerance.
 """
 
 from __future__ import annotations
@@ -7,23 +12,20 @@ from __future__ import annotations
 import statistics
 import threading
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from deploytui import jsonio, paths
 from deploytui.forms import Form
-from deploytui.manifest import availability
+from deploytui.manifest import NOT_APPLICABLE, STAGES, availability, load, way
 from deploytui.measure import Measurement, Progress, measure
-from deploytui.numerics import ShapeError, compare
-from deploytui.record import RunRecord, is_matrix
+from deploytui.models import ModelRef, tolerance
+from deploytui.numerics import ShapeError, compare_files
+from deploytui.record import Isolated, RecordError, RunRecord
 from deploytui.runenv import runner_env
-
-
-def reference_logits() -> list[Any]:
-    try:
-        logits: list[Any] = jsonio.read(paths.reference_path())["logits"]
-        return logits
-    except (OSError, ValueError, KeyError, TypeError) as e:
-        raise FileNotFoundError(f"no eager reference ({paths.reference_path().name}): {e}") from None
+from deploytui.runners.protocol import DEFAULT_REPEAT
+from deploytui.ship import store as ship_store
+from deploytui.tensorfile import TensorFileError
 
 
 def parse_output(stdout: str) -> dict[str, Any]:
@@ -32,7 +34,7 @@ def parse_output(stdout: str) -> dict[str, Any]:
     if value is not None:
         return value
     raise ValueError(
-        "printed no JSON line with logits"
+        "printed no JSON line with stages"
         + (
             f" (last line: {stdout.strip().splitlines()[-1][:120]!r})"
             if stdout.strip()
@@ -41,8 +43,26 @@ def parse_output(stdout: str) -> dict[str, Any]:
     )
 
 
-def unavailable(form: Form, why: str) -> RunRecord:
-    return RunRecord(form.key, form.command(), str(paths.ROOT), status="unavailable", error=why)
+def not_run(form: Form, why: str, manifest: dict[str, Any], ref: ModelRef) -> RunRecord:
+    """A form that did not get to run: not applicable, or its export/build did not pass."""
+    stages, first, log, failed = way(form, manifest, ref)
+    if form.applies(ref):
+        status = "not-applicable"
+        stage_status = {s: NOT_APPLICABLE for s in STAGES}
+    else:
+        status = "failed" if first else "unavailable"
+        stage_status = {**stages, "run": "skipped", "numerics": "skipped"}
+    return RunRecord(
+        form.key,
+        form.command(ref),
+        str(paths.ROOT),
+        model=ref.text,
+        status=status,
+        error=failed or why,
+        stage=first or None,
+        stage_status=stage_status,
+        log=log or None,
+    )
 
 
 def bench_form(
@@ -50,20 +70,51 @@ def bench_form(
     *,
     n: int = 20,
     warmup: int = 1,
+    repeat: int = DEFAULT_REPEAT,
     timeout_s: float = 120.0,
     on_progress: Callable[[Progress], None] | None = None,
     cancel: threading.Event | None = None,
     manifest: dict[str, Any] | None = None,
+    ref: ModelRef | None = None,
 ) -> RunRecord:
-    why = availability(form, manifest)
-    if why:
-        return unavailable(form, why)
+    ref = ref or paths.model()
+    manifest = manifest if manifest is not None else load(slug=ref.slug)
+    why = availability(form, manifest, ref)
+    if not why and not paths.reference_path(ref.slug).is_file():
+        why = f"no eager reference ({paths.reference_path(ref.slug).name}): run `deploytui build`"
+    rec = (
+        not_run(form, why, manifest, ref)
+        if why
+        else _run(form, n, warmup, repeat, timeout_s, on_progress, cancel, ref)
+    )
+    rec.isolated = isolated(form, ref)
+    return rec
+
+
+def isolated(form: Form, ref: ModelRef) -> Isolated | None:
+    """The form's last `deploytui ship --check` for the model, or None (never, or unreadable)."""
+    fact = ship_store.load(paths.ship_path(ref.slug)).get(form.key)
     try:
-        want = reference_logits()
-    except FileNotFoundError as e:
-        return unavailable(form, str(e))
+        return Isolated.from_json(fact) if fact else None
+    except RecordError:
+        return None
+
+
+def _run(
+    form: Form,
+    n: int,
+    warmup: int,
+    repeat: int,
+    timeout_s: float,
+    on_progress: Callable[[Progress], None] | None,
+    cancel: threading.Event | None,
+    ref: ModelRef,
+) -> RunRecord:
+    out = paths.outputs_path(form.key, ref.slug)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.unlink(missing_ok=True)
     m = measure(
-        form.command(),
+        form.run_command(out, repeat, ref),
         n=n,
         warmup=warmup,
         timeout_s=timeout_s,
@@ -72,21 +123,28 @@ def bench_form(
         on_progress=on_progress,
         cancel=cancel,
     )
-    return evaluate(form, m, want, n=n, warmup=warmup)
+    return evaluate(form, m, ref, n=n, warmup=warmup)
 
 
-def evaluate(form: Form, m: Measurement, want: list[Any], *, n: int, warmup: int) -> RunRecord:
-    """Turn a measurement into a record: numbers, the runner's own output, the diff."""
+def evaluate(
+    form: Form, m: Measurement, ref: ModelRef, *, n: int, warmup: int, outputs: Path | None = None
+) -> RunRecord:
+    """Turn a measurement into a record: numbers, the runner's stages, the per-output diffs of
+    the outputs file the run wrote (`outputs`, default the model's outputs/<form>.safetensors)."""
     s = m.summary()
+    stage_status = {"export": "ok", "build": "ok", "run": "failed", "numerics": "skipped"}
     rec = RunRecord(
         form.key,
         m.argv,
         m.cwd,
+        model=ref.text,
         wall_s=s["wall_s"],
         peak_rss_bytes=s["peak_rss_bytes"],
         exit_codes=s["exit_codes"],
         n=n,
         warmup=warmup,
+        stage_status=stage_status,
+        stage="run",
     )
     last = (m.runs or m.warmup)[-1] if (m.runs or m.warmup) else None
     if last is not None:
@@ -94,28 +152,45 @@ def evaluate(form: Form, m: Measurement, want: list[Any], *, n: int, warmup: int
     if not m.ok:
         rec.error = m.error
         return rec
-    outputs = []
+    lines = []
     for run in m.runs:
         try:
-            outputs.append(parse_output(run.stdout))
+            lines.append(parse_output(run.stdout))
         except ValueError as e:
             rec.error = str(e)
             return rec
-    out = outputs[-1]
-    logits = out.get("logits")
-    rec.logits = logits if is_matrix(logits) else None  # what cannot be compared is not kept
-    try:
-        diff = compare(logits, want, form.tolerance)
-    except ShapeError as e:
-        rec.error = f"bad logits: {e}"
-        return rec
-    rec.diff, rec.max_abs_diff, rec.within_tol, rec.status = diff, diff.max_abs, diff.within_tol, "ok"
-    if not diff.within_tol:
-        rec.error = f"logits differ from eager by {diff.max_abs:.3g} > tolerance {diff.tol:g}"
-    stage_runs = [o["stages_ms"] for o in outputs if isinstance(o.get("stages_ms"), dict)]
+    line = lines[-1]
+    stage_status["run"] = "ok"
+    rec.stage = "numerics"
+    stage_runs = [o["stages_ms"] for o in lines if isinstance(o.get("stages_ms"), dict)]
     if stage_runs:
-        rec.stages_ms = {k: statistics.median(r[k] for r in stage_runs if k in r) for k in stage_runs[-1]}
-        rec.modules_added = out.get("modules_added")
-        rec.modules_added_torch = out.get("modules_added_torch")
-        rec.modules_added_total = out.get("modules_added_total")
+        rec.stages_ms = {}
+        for k in stage_runs[-1]:
+            vals = [r[k] for r in stage_runs if isinstance(r.get(k), (int, float))]
+            if vals:
+                rec.stages_ms[k] = statistics.median(vals)
+        rec.modules_added = line.get("modules_added")
+        rec.modules_added_torch = line.get("modules_added_torch")
+        rec.modules_added_total = line.get("modules_added_total")
+    atol, rtol = tolerance(ref)
+    got = outputs or paths.outputs_path(form.key, ref.slug)
+    try:
+        diffs = compare_files(got, paths.reference_path(ref.slug), atol, rtol)
+    except (ShapeError, TensorFileError) as e:
+        stage_status["numerics"] = "failed"
+        rec.error = f"bad outputs: {e}"
+        return rec
+    rec.outputs = diffs
+    rec.max_abs_diff = max((d.max_abs for d in diffs), default=0.0)
+    rec.within_tol = all(d.within_tol for d in diffs)
+    rec.status = "ok"
+    if rec.within_tol:
+        stage_status["numerics"], rec.stage = "ok", None
+    else:
+        stage_status["numerics"] = "failed"
+        bad = next(d for d in diffs if not d.within_tol)
+        rec.error = (
+            f"{bad.name} differs from eager by {bad.max_abs:.3g} ({bad.failing} of {bad.n} elements "
+            f"outside atol {atol:g} + rtol {rtol:g}·|want|)"
+        )
     return rec

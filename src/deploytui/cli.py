@@ -1,4 +1,6 @@
-"""Command line: build, bench, measure, inspect, report; bare `deploytui` opens the app."""
+"""Command line: build, bench, measure, inspect, report, models; bare `deploytui` opens the app.
+
+`--model REF` (default a1) names the model on every subcommand and on the bare `deploytui`."""
 
 from __future__ import annotations
 
@@ -50,8 +52,11 @@ def _table_line(rec: RunRecord, label: str | None = None) -> str:
 
     name = label if label is not None else rec.form
     wall, rss = rec.wall_s, rec.peak_rss_bytes
-    if rec.status == "unavailable" or not wall:
-        return f"{name:<20} {_problem(rec)}"
+    if rec.status in ("unavailable", "not-applicable") or not wall:
+        line = f"{name:<20} {_problem(rec)}"
+        if rec.stage:
+            line += f"\n{'':<20} stage {rec.stage} failed" + (f"; full log: {rec.log}" if rec.log else "")
+        return line
     ws = sorted(wall)
     med = ws[len(ws) // 2] if len(ws) % 2 else (ws[len(ws) // 2 - 1] + ws[len(ws) // 2]) / 2
     rs = sorted(rss)
@@ -63,25 +68,36 @@ def _table_line(rec: RunRecord, label: str | None = None) -> str:
         line += f"  max|diff|={rec.max_abs_diff:.3g} {'OK' if rec.within_tol else 'FAIL'}"
     if rec.stages_ms:
         st = rec.stages_ms
-        line += (
-            f"\n{'':<20} import {st.get('import', 0):8.1f} ms  load {st.get('load', 0):8.1f} ms  "
-            f"forward#1 {st.get('forward', 0):7.2f} ms  "
-            f"load added {rec.modules_added_total or 0} modules"
-        )
+
+        def stage(key: str) -> str:
+            v = st.get(key)
+            return f"{v:.3g} ms" if isinstance(v, (int, float)) else "–"
+
+        line += f"\n{'':<20} " + (f"import {stage('import')}  " if "import" in st else "")
+        line += f"load {stage('load')}  forward#1 {stage('first_forward')}  steady {stage('steady_forward')}"
+        if rec.modules_added_total is not None:
+            line += f"  load added {rec.modules_added_total} modules"
         top = list((rec.modules_added or {}).items())[:4]
         if top:
             line += ": " + ", ".join(f"{k} {v}" for k, v in top)
         sub = list((rec.modules_added_torch or {}).items())[:3]
         if sub:
             line += " (" + ", ".join(f"{k} {v}" for k, v in sub) + ")"
+    for d in rec.outputs or []:
+        if len(rec.outputs or []) > 1 or not d.within_tol:
+            line += f"\n{'':<20} {d.line()}"
     if rec.error:
         line += f"\n{'':<20} {_problem(rec)}"
+        if rec.stage:
+            line += f"\n{'':<20} stage {rec.stage} failed" + (f"; full log: {rec.log}" if rec.log else "")
     return line
 
 
 def _problem(rec: RunRecord) -> str:
-    """`failed: exit 1: …`, `unavailable: step …`, or `FAIL: logits differ …` for a run that is ok
-    but beyond tolerance; the status is not repeated when the reason starts with it."""
+    """`failed: exit 1: …`, `unavailable: step …`, or `FAIL: output_0 differs …` for a run that is
+    ok but beyond tolerance; the status is not repeated when the reason starts with it."""
+    if rec.status == "not-applicable":
+        return rec.error or "not applicable"
     label = rec.status if rec.status != "ok" else "FAIL"
     error = rec.error or ""
     return error if error.startswith(label + ":") else f"{label}: {error}"
@@ -96,9 +112,12 @@ def _check_counts(args: argparse.Namespace) -> str:
 def cmd_bench(args: argparse.Namespace) -> int:
     import json
 
-    from deploytui import bench, forms, machine, results
+    from deploytui import bench, forms, machine, paths, results
     from deploytui.manifest import load as load_manifest
 
+    if args.repeat < 0:
+        print("error: need --repeat >= 0", file=sys.stderr)
+        return 2
     if err := _check_counts(args):
         print(f"error: {err}", file=sys.stderr)
         return 2
@@ -115,28 +134,27 @@ def cmd_bench(args: argparse.Namespace) -> int:
     for form in chosen:
         if not args.json and sys.stderr.isatty():
             print(f"{form.key} …", end="\r", file=sys.stderr, flush=True)
-        rec = bench.bench_form(form, n=args.n, warmup=args.warmup, timeout_s=args.timeout, manifest=manifest)
+        rec = bench.bench_form(
+            form, n=args.n, warmup=args.warmup, repeat=args.repeat, timeout_s=args.timeout, manifest=manifest
+        )
         if rec.status != "unavailable" or form.key not in store.forms:  # keep an earlier measurement
             store.put(rec)
         records.append(rec)
         if not args.json:
             print(_table_line(rec), flush=True)
     if args.json:
-        from deploytui.paths import artifacts_dir
-        from deploytui.ship import store as ship_store
-
-        isolated = ship_store.load(artifacts_dir() / ship_store.NAME)
         print(
             json.dumps(
                 {
                     "machine": machine.info(),
                     "tools": manifest.get("tools", {}),
-                    "forms": [{**r.to_json(), "isolated": isolated.get(r.form or "")} for r in records],
+                    "model": paths.model().text,
+                    "forms": [r.to_json() for r in records],
                 },
                 indent=1,
             )
         )
-    bad = [r for r in records if r.status != "ok" or r.within_tol is False]
+    bad = [r for r in records if r.status not in ("ok", "not-applicable") or r.within_tol is False]
     return 1 if bad else 0
 
 
@@ -234,15 +252,16 @@ def cmd_report(args: argparse.Namespace) -> int:
 
 
 def cmd_ship(args: argparse.Namespace) -> int:
-    from deploytui import forms, shipping
+    from deploytui import forms, paths, shipping
     from deploytui.ship.bundler import ShipError
     from deploytui.units import human, ms
 
     form = forms.get(args.form)
-    out = args.output.resolve() if args.output else shipping.default_dir(form)
+    ref = paths.model()
+    out = args.output.resolve() if args.output else shipping.default_dir(form, ref)
     if not args.check:
         try:
-            b = shipping.make(form, out, tar=args.tar)
+            b = shipping.make(form, out, tar=args.tar, ref=ref)
         except (ShipError, OSError) as e:
             print(f"error: {e}", file=sys.stderr)
             return 1
@@ -250,12 +269,13 @@ def cmd_ship(args: argparse.Namespace) -> int:
         return 0
     if not args.json:
         print(
-            f"{form.key}: bundling into {out} and running it isolated "
+            f"{form.key} ({ref.text}): bundling into {out} and running it isolated "
             "(bwrap: the bundle, /usr, no network, no home)"
         )
     fact = shipping.check(
         form,
         out,
+        ref=ref,
         tar=args.tar,
         n=args.n,
         warmup=args.warmup,
@@ -265,7 +285,7 @@ def cmd_ship(args: argparse.Namespace) -> int:
     if args.json:
         import json
 
-        print(json.dumps({"form": form.key, "isolated": fact}, indent=1))
+        print(json.dumps({"form": form.key, "model": ref.text, "isolated": fact}, indent=1))
     else:
         size = (
             f"bundle {human(fact['unpacked_bytes'])} unpacked, {human(fact['compressed_bytes'])} .tar.gz"
@@ -312,9 +332,87 @@ def _bundle_line(key: str, manifest: dict[str, object], root: Path, tarball: Pat
     return line
 
 
+def cmd_models(args: argparse.Namespace) -> int:
+    """The zoo and every model already built under artifacts/, with parameter count and inputs
+    (described by `deploytui.models.describe` in a subprocess: this process never imports torch)."""
+    import json
+    import subprocess
+
+    from deploytui import jsonio, paths
+    from deploytui.models import ZOO
+
+    refs = list(ZOO)
+    built: dict[str, str] = {}
+    art = paths.artifacts_dir()
+    for mf in sorted(art.glob("*/manifest.json")) if art.is_dir() else []:
+        try:
+            text = jsonio.read(mf).get("model")
+        except (OSError, ValueError, AttributeError):
+            continue
+        if isinstance(text, str):
+            built[text] = mf.parent.name
+            if text not in refs:
+                refs.append(text)
+    proc = subprocess.run(
+        [paths.python(), "-m", "deploytui.models.describe", *refs],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    lines = [json.loads(ln) for ln in proc.stdout.splitlines() if ln.startswith("{")]
+    if args.json:
+        print(json.dumps([{**d, "built": d.get("model") in built} for d in lines], indent=1))
+        return 0
+    for d in lines:
+        name = d.get("model", "?")
+        mark = f"built (artifacts/{built[name]})" if name in built else ""
+        if "error" in d:
+            print(f"{name:<24} error: {d['error']}")
+            continue
+        ins = ", ".join(f"{i.get('dtype')}{i.get('shape')}" for i in d.get("inputs", []))
+        print(f"{name:<24} {d.get('params', 0):>10,} params  inputs {ins:<28} {mark}".rstrip())
+        if name in ZOO:
+            print(f"{'':<24} {ZOO[name]}")
+    return 0 if proc.returncode == 0 else 1
+
+
+def check_model(text: str | None) -> str:
+    """Set the current model; "" when it loads, else the one clear message why not (parsed here,
+    loaded in a subprocess: a model that does not import, a factory that raises or returns the
+    wrong thing, an input of an unsupported dtype), before anything is built."""
+    import json
+    import subprocess
+
+    from deploytui import paths
+    from deploytui.models import ModelRefError, parse
+
+    try:
+        ref = parse(text)
+    except ModelRefError as e:
+        return str(e)
+    paths.set_model(ref)
+    if ref.kind == "zoo" and not ref.params:
+        return ""  # the zoo's own factories, without parameters, are tested
+    proc = subprocess.run(
+        [paths.python(), "-m", "deploytui.models.describe", ref.text],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    for ln in proc.stdout.splitlines():
+        if ln.startswith("{"):
+            err = json.loads(ln).get("error")
+            return str(err) if err else ""
+    return f"could not describe {ref.text}: {(proc.stderr.strip().splitlines() or ['no output'])[-1]}"
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="deploytui", description=__doc__)
+    p.add_argument("--model", default=None, metavar="REF", help=MODEL_HELP)
     sub = p.add_subparsers(dest="command")
+
+    def model_opt(q: argparse.ArgumentParser) -> None:
+        q.add_argument("--model", default=argparse.SUPPRESS, metavar="REF", help=MODEL_HELP)
 
     b = sub.add_parser("build", help="build every artifact (incremental)")
     b.add_argument(
@@ -324,6 +422,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="run only this step (repeatable; an unknown name prints the known ones)",
     )
     b.add_argument("-v", "--verbose", action="store_true", help="show every line the steps print")
+    model_opt(b)
     b.set_defaults(func=cmd_build)
 
     def counts(q: argparse.ArgumentParser, n: int) -> None:
@@ -339,6 +438,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     be.add_argument("forms", nargs="*", metavar="FORM", help="form keys (see `deploytui inspect --help`)")
     counts(be, 20)
+    be.add_argument(
+        "--repeat", type=int, default=10, help="steady-state forwards per run after the first (default 10)"
+    )
+    model_opt(be)
     be.set_defaults(func=cmd_bench)
 
     me = sub.add_parser("measure", help="measure any command the same way: deploytui measure -- CMD ARG...")
@@ -351,11 +454,12 @@ def build_parser() -> argparse.ArgumentParser:
     ins = sub.add_parser("inspect", help="what a form ships and what is inside its artifacts")
     ins.add_argument("form", choices=list(BY_KEY), metavar="FORM", help=", ".join(BY_KEY))
     ins.add_argument("--full", action="store_true", help="print long code sections whole")
+    model_opt(ins)
     ins.set_defaults(func=cmd_inspect)
 
     sh = sub.add_parser("ship", help="a self-contained bundle of a form; --check runs it isolated (bwrap)")
     sh.add_argument("form", choices=list(BY_KEY), metavar="FORM", help=", ".join(BY_KEY))
-    sh.add_argument("-o", "--output", type=Path, help="bundle folder (default bundles/FORM)")
+    sh.add_argument("-o", "--output", type=Path, help="bundle folder (default bundles/MODEL/FORM)")
     sh.add_argument("--tar", action="store_true", help="also write FOLDER.tar.gz")
     sh.add_argument(
         "--check",
@@ -364,6 +468,7 @@ def build_parser() -> argparse.ArgumentParser:
         "there from a local wheelhouse first: slow), compare with eager, store the verdict",
     )
     counts(sh, 5)
+    model_opt(sh)
     sh.set_defaults(func=cmd_ship)
 
     rep = sub.add_parser("report", help="write the report from the stored results")
@@ -371,13 +476,30 @@ def build_parser() -> argparse.ArgumentParser:
         "-o", "--output", type=Path, help="file to write (default reports/deploytui-report-DATE.FMT)"
     )
     rep.add_argument("--format", choices=["md", "json", "csv"], default="md")
+    model_opt(rep)
     rep.set_defaults(func=cmd_report)
+
+    mo = sub.add_parser("models", help="the zoo and the models built under artifacts/")
+    mo.add_argument("--json", action="store_true", help="print JSON")
+    mo.set_defaults(func=cmd_models)
     return p
+
+
+MODEL_HELP = (
+    "the model: a zoo name (a1, mlp:hidden=512,depth=4, convnet, tinylm), "
+    "package.module:factory or path/to/file.py:factory (default a1)"
+)
+NEEDS_MODEL = ("build", "bench", "inspect", "report", None)
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    if args.command in NEEDS_MODEL:
+        err = check_model(args.model)
+        if err:
+            print(f"error: {err}", file=sys.stderr)
+            return 2
     if args.command is None:
         if not (sys.stdin.isatty() and sys.stdout.isatty()):
             print(

@@ -1,8 +1,11 @@
-"""The form registry: every way of deploying A1 that deploytui builds, runs and measures.
+"""The form registry: every way of deploying a model that deploytui builds, runs and measures.
 
 A form is data. The UI, the CLI, the report and the inspectors iterate over `FORMS` and read
-its fields; nothing else names a form. `argv` entries may use `{python}` (this venv's
-interpreter) and `{art}` (the artifacts folder).
+its fields; nothing else names a form. Paths are relative to the artifacts root and templated
+per model: `{m}` is the model's slug (its folder, and the stem of its files), `shared/` holds
+the model-independent programs. `argv` entries may also use `{python}` (this venv's
+interpreter), `{art}` (the artifacts root) and `{model}` (the model as `--model` spells it).
+`bench` appends the runner protocol's `--inputs IN --outputs OUT --repeat K`.
 """
 
 from __future__ import annotations
@@ -11,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from deploytui import paths
+from deploytui.models import ModelRef, has_mlp_layout
 
 PY_TORCH = "python-torch"
 PY_ORT = "python-onnxruntime"
@@ -27,7 +31,7 @@ RUNTIME_TITLES = {
 # the installed distributions a Python runtime starts from (its size is their dependency closure)
 RUNTIME_DISTRIBUTIONS: dict[str, tuple[str, ...]] = {
     PY_TORCH: ("torch", "safetensors"),
-    PY_ORT: ("onnxruntime", "numpy"),
+    PY_ORT: ("onnxruntime", "numpy", "safetensors"),  # safetensors: the runner protocol's files
 }
 # the wheel whose shared libraries a compiled runtime loads (its RECORD changes with them)
 RUNTIME_WHEEL: dict[str, str] = {LIBTORCH: "torch"}
@@ -39,7 +43,7 @@ MODEL_SOURCE = "model-source"  # Code: a source file of this project that define
 TORCHSCRIPT_CODE = "torchscript-code"  # Code: the Python code TorchScript stored in its archive
 EXPORT_CODE = "export-code"  # Code: torch.export's graph_module.code, as the build wrote it
 AOTI_SOURCE = "aoti-source"  # Code: the C++ AOTInductor generated, inside the .pt2
-GENERATED_RUST = "generated-rust"  # Code: the Rust burn-onnx generated from a1.onnx
+GENERATED_RUST = "generated-rust"  # Code: the Rust burn-onnx generated from the model's .onnx
 EXPORT_GRAPH = "export-graph"  # Graph: the ATen graph torch.export recorded
 ONNX_GRAPH = "onnx-graph"  # Graph: the ONNX graph (read in a subprocess)
 BURN_GRAPHIR = "burn-graphir"  # Graph: burn's GraphIr captured on Device::capture
@@ -64,12 +68,28 @@ INSPECT_KINDS = (
 CROSS_CHECK = ("onnxruntime", "burn-embed")
 
 
+MLP_ONLY = "not applicable: the hand-written burn Mlp is a twin of a1 and the mlp family only"
+
+
+def _subst(text: str, ref: ModelRef) -> str:
+    return text.replace("{m}", ref.slug)
+
+
+def model_source(ref: ModelRef) -> str:
+    """The source file that defines the model (relative to the project, or absolute)."""
+    if ref.kind == "zoo":
+        return "src/deploytui/models/zoo.py"
+    if ref.kind == "file":
+        return ref.target
+    return ref.target.replace(".", "/") + ".py"
+
+
 @dataclass(frozen=True)
 class Inspect:
     """One thing to look inside: an inspector `kind` (above) applied to `path`.
 
-    `path` is relative to the artifacts folder, except for MODEL_SOURCE (relative to the
-    project). `title` overrides the section's default title.
+    `path` is relative to the artifacts root (templated: `{m}`), except for MODEL_SOURCE (the
+    model's source file; `path` is then ignored). `title` overrides the section's default title.
     """
 
     kind: str
@@ -80,30 +100,37 @@ class Inspect:
         if self.kind not in INSPECT_KINDS:
             raise ValueError(f"unknown inspector kind {self.kind!r}; known: {', '.join(INSPECT_KINDS)}")
 
-    def file(self) -> Path:
-        return (paths.ROOT if self.kind == MODEL_SOURCE else paths.artifacts_dir()) / self.path
+    def rel(self, ref: ModelRef | None = None) -> str:
+        ref = ref or paths.model()
+        return model_source(ref) if self.kind == MODEL_SOURCE else _subst(self.path, ref)
+
+    def file(self, ref: ModelRef | None = None) -> Path:
+        base = paths.ROOT if self.kind == MODEL_SOURCE else paths.artifacts_dir()
+        return base / self.rel(ref)
 
 
 @dataclass(frozen=True)
 class Form:
-    """One way of deploying A1.
+    """One way of deploying a model.
 
-    Exactly one of `executable` (a compiled program: its path relative to artifacts/, shipped)
-    and `runner` (a Python form: the module of this project that loads the model and runs it)
-    says where the program is.
+    Exactly one of `executable` (a compiled program: its path relative to the artifacts root,
+    shipped) and `runner` (a Python form: the module of this project that loads the model and
+    runs it) says where the program is. `optional_files` ship too when the build wrote them
+    (an `.onnx`'s external `.onnx.data`).
     """
 
     key: str
     family: str
     title: str
-    model_files: tuple[str, ...]  # artifact paths (relative to artifacts/) that ship as the model
+    model_files: tuple[str, ...]  # artifact paths (templated) that ship as the model
     runtime: str  # one of the runtime keys above
     argv: tuple[str, ...]
     steps: tuple[str, ...]  # build steps that must have succeeded for the form to exist
-    executable: str | None = None  # compiled forms: the program, relative to artifacts/
+    executable: str | None = None  # compiled forms: the program, relative to the artifacts root
     runner: str | None = None  # Python forms: the runner module (deploytui.runners.*)
     inspect: tuple[Inspect, ...] = ()  # what the Artifact, Code, Graph and Symbols tabs show
-    tolerance: float = 1e-6
+    optional_files: tuple[str, ...] = ()
+    mlp_only: bool = False  # needs the hand-written burn Mlp twin
     note: str = ""
 
     def __post_init__(self) -> None:
@@ -114,21 +141,59 @@ class Form:
     def compiled(self) -> bool:
         return self.executable is not None
 
-    def command(self) -> list[str]:
+    def applies(self, ref: ModelRef | None = None) -> str:
+        """ "" when the form can exist for the model, else why not (not an error)."""
+        ref = ref or paths.model()
+        return MLP_ONLY if self.mlp_only and not has_mlp_layout(ref) else ""
+
+    def command(self, ref: ModelRef | None = None) -> list[str]:
+        ref = ref or paths.model()
         art = str(paths.artifacts_dir())
-        return [a.replace("{python}", paths.python()).replace("{art}", art) for a in self.argv]
+        return [
+            _subst(a, ref)
+            .replace("{python}", paths.python())
+            .replace("{art}", art)
+            .replace("{model}", ref.text)
+            for a in self.argv
+        ]
 
-    def ship_files(self) -> tuple[str, ...]:
-        """What must be copied to the target machine (model files + program), relative to artifacts/."""
-        return (*self.model_files, *((self.executable,) if self.executable else ()))
+    def run_command(self, outputs: Path | str, repeat: int, ref: ModelRef | None = None) -> list[str]:
+        """`command()` plus the runner protocol: the model's inputs file, where to write the
+        outputs, K steady-state forwards."""
+        ref = ref or paths.model()
+        inputs = paths.artifacts_dir() / ref.slug / "inputs.safetensors"
+        return [
+            *self.command(ref),
+            "--inputs",
+            str(inputs),
+            "--outputs",
+            str(outputs),
+            "--repeat",
+            str(repeat),
+        ]
 
-    def ship_paths(self) -> list[Path]:
-        return [paths.artifacts_dir() / f for f in self.ship_files()]
+    def executable_path(self, ref: ModelRef | None = None) -> Path | None:
+        ref = ref or paths.model()
+        return paths.artifacts_dir() / _subst(self.executable, ref) if self.executable else None
+
+    def ship_files(self, ref: ModelRef | None = None) -> tuple[str, ...]:
+        """What must be copied to the target machine (model files + program), relative to the
+        artifacts root."""
+        ref = ref or paths.model()
+        files = [*self.model_files, *((self.executable,) if self.executable else ())]
+        found = [_subst(f, ref) for f in files]
+        art = paths.artifacts_dir()
+        found += [o for o in (_subst(f, ref) for f in self.optional_files) if (art / o).exists()]
+        return tuple(found)
+
+    def ship_paths(self, ref: ModelRef | None = None) -> list[Path]:
+        return [paths.artifacts_dir() / f for f in self.ship_files(ref)]
 
     @property
     def probe_step(self) -> str:
         """The build step that records this form's runtime facts in the manifest: one per Python
-        runtime (the installed distributions), one per compiled form (the libraries it loads)."""
+        runtime (the installed distributions, shared), one per compiled form and model (the
+        libraries it loads)."""
         if self.runtime in RUNTIME_DISTRIBUTIONS:
             return f"probe-{self.runtime}"
         return f"probe-{self.key}"
@@ -137,6 +202,7 @@ class Form:
 def _torch(
     key: str, title: str, mode: str, model_file: str, step: str, inspect: tuple[Inspect, ...], note: str = ""
 ) -> Form:
+    extra = ("--model", "{model}") if mode == "eager" else ()
     return Form(
         key=key,
         family="PyTorch (Python)",
@@ -144,7 +210,7 @@ def _torch(
         model_files=(model_file,),
         runner="deploytui.runners.torch_runner",
         runtime=PY_TORCH,
-        argv=("{python}", "-m", "deploytui.runners.torch_runner", mode, "{art}/" + model_file),
+        argv=("{python}", "-m", "deploytui.runners.torch_runner", mode, "{art}/" + model_file, *extra),
         steps=(step,),
         inspect=inspect,
         note=note,
@@ -155,15 +221,15 @@ def _binary(
     key: str,
     family: str,
     title: str,
-    exe: str,
+    program: str,
     model_files: tuple[str, ...],
     runtime: str,
     steps: tuple[str, ...],
     inspect: tuple[Inspect, ...],
     note: str = "",
+    mlp_only: bool = False,
 ) -> Form:
-    """A compiled program in artifacts/bin/, given its model files as arguments (and `ldd`-ed)."""
-    program = "bin/" + exe
+    """A compiled program (shared/bin/ or {m}/bin/), given its model files as arguments (and `ldd`-ed)."""
     return Form(
         key=key,
         family=family,
@@ -175,6 +241,7 @@ def _binary(
         steps=steps,
         inspect=(Inspect(ELF_LINKAGE, program), *inspect),
         note=note,
+        mlp_only=mlp_only,
     )
 
 
@@ -186,18 +253,18 @@ def _aoti(pt2: str) -> tuple[Inspect, ...]:
     return (
         Inspect(ZIP_MEMBERS, pt2),
         Inspect(AOTI_SOURCE, pt2),
-        Inspect(EXPORT_GRAPH, "a1_export_graph.py"),
+        Inspect(EXPORT_GRAPH, "{m}/{m}_export_graph.py"),
         Inspect(AOTI_SYMBOLS, pt2),
     )
 
 
-_BURN = (Inspect(MODEL_SOURCE, "rust/store-deploy/src/lib.rs"), Inspect(BURN_GRAPHIR, "capture.json"))
+_BURN = (Inspect(MODEL_SOURCE, "rust/store-deploy/src/lib.rs"), Inspect(BURN_GRAPHIR, "{m}/capture.json"))
 
 
 def _burn_onnx(rs: str, strategy: str) -> tuple[Inspect, ...]:
     return (
-        Inspect(GENERATED_RUST, rs, f"a1.rs generated by burn-onnx (LoadStrategy::{strategy})"),
-        Inspect(ONNX_GRAPH, "a1.onnx"),
+        Inspect(GENERATED_RUST, rs, f"generated by burn-onnx (LoadStrategy::{strategy})"),
+        Inspect(ONNX_GRAPH, "{m}/{m}.onnx"),
     )
 
 
@@ -206,149 +273,160 @@ FORMS: tuple[Form, ...] = (
         "torch-eager",
         "torch eager + safetensors",
         "eager",
-        "a1.safetensors",
-        "export-safetensors",
+        "{m}/{m}.safetensors",
+        "export-model",
         (
-            Inspect(SAFETENSORS_HEADER, "a1.safetensors"),
-            Inspect(MODEL_SOURCE, "src/deploytui/model.py", "deploytui/model.py (ships with the weights)"),
+            Inspect(SAFETENSORS_HEADER, "{m}/{m}.safetensors"),
+            Inspect(MODEL_SOURCE, "", "the model's source (ships with the weights)"),
         ),
-        "needs the model's Python source (deploytui.model) next to the weights",
+        "needs the model's Python source next to the weights",
     ),
     _torch(
         "torchscript-script",
         "TorchScript (script)",
         "jit",
-        "a1_script.pt",
-        "export-torchscript",
-        _zip_script("a1_script.pt"),
+        "{m}/{m}_script.pt",
+        "export-script",
+        _zip_script("{m}/{m}_script.pt"),
     ),
     _torch(
         "torchscript-trace",
         "TorchScript (trace)",
         "jit",
-        "a1_trace.pt",
-        "export-torchscript",
-        _zip_script("a1_trace.pt"),
+        "{m}/{m}_trace.pt",
+        "export-trace",
+        _zip_script("{m}/{m}_trace.pt"),
     ),
     _torch(
         "torch-export",
         "torch.export .pt2",
         "export",
-        "a1_export.pt2",
+        "{m}/{m}_export.pt2",
         "export-torch-export",
         (
-            Inspect(ZIP_MEMBERS, "a1_export.pt2"),
-            Inspect(EXPORT_CODE, "a1_export_graph.py"),
-            Inspect(EXPORT_GRAPH, "a1_export_graph.py"),
+            Inspect(ZIP_MEMBERS, "{m}/{m}_export.pt2"),
+            Inspect(EXPORT_CODE, "{m}/{m}_export_graph.py"),
+            Inspect(EXPORT_GRAPH, "{m}/{m}_export_graph.py"),
         ),
     ),
-    _torch("aoti-python", "AOTInductor .pt2", "aoti", "a1_aoti.pt2", "export-aoti", _aoti("a1_aoti.pt2")),
+    _torch(
+        "aoti-python",
+        "AOTInductor .pt2",
+        "aoti",
+        "{m}/{m}_aoti.pt2",
+        "export-aoti",
+        _aoti("{m}/{m}_aoti.pt2"),
+    ),
     _binary(
         "cpp-torchscript",
         "C++ libtorch",
         "C++ libtorch + TorchScript",
-        "cpp-torchscript",
-        ("a1_script.pt",),
+        "shared/bin/cpp-torchscript",
+        ("{m}/{m}_script.pt",),
         LIBTORCH,
-        ("export-torchscript", "cpp-build"),
-        _zip_script("a1_script.pt"),
+        ("export-script", "cpp-build"),
+        _zip_script("{m}/{m}_script.pt"),
     ),
     _binary(
         "cpp-aoti",
         "C++ libtorch",
         "C++ libtorch + AOTInductor",
-        "cpp-aoti",
-        ("a1_aoti.pt2",),
+        "shared/bin/cpp-aoti",
+        ("{m}/{m}_aoti.pt2",),
         LIBTORCH,
         ("export-aoti", "cpp-build"),
-        _aoti("a1_aoti.pt2"),
+        _aoti("{m}/{m}_aoti.pt2"),
         "the package's .so needs libtorch.so, which loads libtorch_cuda and the CUDA stack",
     ),
     _binary(
         "cpp-aoti-lean",
         "C++ libtorch",
         "C++ libtorch + AOTInductor (no libtorch.so)",
-        "cpp-aoti",
-        ("a1_aoti_lean.pt2",),
+        "shared/bin/cpp-aoti",
+        ("{m}/{m}_aoti_lean.pt2",),
         LIBTORCH,
         ("export-aoti-lean", "cpp-build"),
-        _aoti("a1_aoti_lean.pt2"),
+        _aoti("{m}/{m}_aoti_lean.pt2"),
         "exported with aot_inductor.link_libtorch=False: libtorch.so and the CUDA stack stay out",
     ),
     _binary(
         "burn-file",
         "burn",
         "burn infer-file + .bpk",
-        "infer-file",
-        ("a1.bpk",),
+        "shared/bin/infer-file",
+        ("{m}/{m}.bpk",),
         NO_RUNTIME,
-        ("burn-convert", "burn-deploy"),
+        ("burn-convert", "burn-tools"),
         _BURN,
+        mlp_only=True,
     ),
     _binary(
         "burn-embed",
         "burn",
         "burn infer-embed",
-        "infer-embed",
+        "{m}/bin/infer-embed",
         (),
         NO_RUNTIME,
-        ("burn-deploy",),
+        ("burn-embed",),
         _BURN,
         "weights compiled in with include_bytes!: ships as one file",
+        mlp_only=True,
     ),
     _binary(
         "burn-st",
         "burn",
         "burn infer-st + safetensors",
-        "infer-st",
-        ("a1.safetensors",),
+        "shared/bin/infer-st",
+        ("{m}/{m}.safetensors",),
         NO_RUNTIME,
-        ("export-safetensors", "burn-deploy"),
-        (Inspect(SAFETENSORS_HEADER, "a1.safetensors"), *_BURN),
+        ("export-model", "burn-tools"),
+        (Inspect(SAFETENSORS_HEADER, "{m}/{m}.safetensors"), *_BURN),
+        mlp_only=True,
     ),
     _binary(
         "burn-onnx-file",
         "ONNX",
         "burn-onnx generated, File",
-        "burn-onnx-file",
+        "{m}/bin/burn-onnx-file",
         (),
         NO_RUNTIME,
         ("burn-onnx-file",),
-        _burn_onnx("onnx/a1.rs", "File"),
+        _burn_onnx("{m}/onnx/{m}.rs", "File"),
         "Model::default() reads the .bpk at the absolute build-directory path baked in at build time",
     ),
     _binary(
         "burn-onnx-embed",
         "ONNX",
         "burn-onnx generated, Embedded",
-        "burn-onnx-embed",
+        "{m}/bin/burn-onnx-embed",
         (),
         NO_RUNTIME,
         ("burn-onnx-embed",),
-        _burn_onnx("onnx/a1_embed.rs", "Embedded"),
+        _burn_onnx("{m}/onnx/{m}_embed.rs", "Embedded"),
         "LoadStrategy::Embedded: the .bpk is compiled into the binary",
     ),
     _binary(
         "burn-onnx-bpk",
         "ONNX",
         "burn-onnx generated, from_file + .bpk",
-        "burn-onnx-bpk",
-        ("bin/a1_onnx.bpk",),
+        "{m}/bin/burn-onnx-bpk",
+        ("{m}/bin/{m}_onnx.bpk",),
         NO_RUNTIME,
         ("burn-onnx-bpk",),
-        _burn_onnx("onnx/a1.rs", "File"),
+        _burn_onnx("{m}/onnx/{m}.rs", "File"),
         "Model::from_file(MODEL_FILE): the generated .bpk ships beside the binary, so the pair runs anywhere",
     ),
     Form(
         key="onnxruntime",
         family="ONNX",
         title="ONNX Runtime (Python)",
-        model_files=("a1.onnx",),
+        model_files=("{m}/{m}.onnx",),
+        optional_files=("{m}/{m}.onnx.data",),
         runner="deploytui.runners.ort_runner",
         runtime=PY_ORT,
-        argv=("{python}", "-m", "deploytui.runners.ort_runner", "{art}/a1.onnx"),
+        argv=("{python}", "-m", "deploytui.runners.ort_runner", "{art}/{m}/{m}.onnx"),
         steps=("export-onnx",),
-        inspect=(Inspect(ONNX_GRAPH, "a1.onnx"),),
+        inspect=(Inspect(ONNX_GRAPH, "{m}/{m}.onnx"),),
     ),
 )
 

@@ -20,7 +20,7 @@ from typing import Any
 
 
 class RecordError(ValueError):
-    """A record (or its diff) that cannot be used; `field` names the first wrong field."""
+    """A record (or one of its output diffs) that cannot be used; `field` names the first wrong field."""
 
     def __init__(self, field_name: str, message: str) -> None:
         super().__init__(message)
@@ -77,51 +77,136 @@ def stamp() -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%S%z")
 
 
-@dataclass
-class Diff:
-    """A form's logits against eager's, element by element, as f32 values (`numerics.compare`)."""
+def _float(v: object) -> bool:
+    """Any number, infinities and NaN included (a form's output may hold them)."""
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
 
-    shape: list[int] = field(metadata=_doc("`[rows, cols]` of the logits", _ints))
-    n: int = field(metadata=_doc("number of elements compared (rows × cols)", _int))
-    max_abs: float = field(metadata=_doc("largest absolute difference", _num))
-    mean_abs: float = field(metadata=_doc("mean absolute difference", _num))
+
+@dataclass
+class Element:
+    """One element of an output, where it differs most from eager."""
+
+    index: list[int] = field(metadata=_doc("its index in the output (any rank)", _ints))
+    got: float = field(metadata=_doc("the form's value", _float))
+    want: float = field(metadata=_doc("eager's value", _float))
+    abs_diff: float = field(metadata=_doc("their absolute difference (`Infinity` for NaN)", _float))
+
+
+def _elements(v: object) -> bool:
+    return isinstance(v, list) and all(
+        isinstance(e, dict)
+        and all(f.name in e and f.metadata["check"](e[f.name]) for f in dataclasses.fields(Element))
+        for e in v
+    )
+
+
+@dataclass
+class OutputDiff:
+    """One output against eager's, elementwise `|got − want| ≤ atol + rtol·|want|` (Polygraphy's
+    check; `numerics.compare_output`)."""
+
+    name: str = field(
+        metadata=_doc("the output's name (`output_0`, `output_1`, … in the model's order)", _str)
+    )
+    shape: list[int] = field(metadata=_doc("its shape (eager's)", _ints))
+    n: int = field(metadata=_doc("number of elements compared", _int))
+    max_abs: float = field(metadata=_doc("largest absolute difference", _float))
+    mean_abs: float = field(metadata=_doc("mean absolute difference", _float))
     max_rel: float = field(
         metadata=_doc(
             "largest relative difference, absolute difference / eager's absolute value "
             "(`Infinity` where eager's is 0 and they differ)",
-            lambda v: isinstance(v, (int, float)),
+            _float,
         )
     )
-    worst_index: list[int] = field(
-        metadata=_doc("`[row, col]` of the largest absolute difference (the first of equal ones)", _ints)
+    worst: list[Element] = field(
+        metadata=_doc(
+            "the largest absolute differences, worst first (at most 10): `index`, `got`, `want`, `abs_diff`",
+            _elements,
+        )
     )
-    worst_got: float = field(metadata=_doc("the form's value at `worst_index`", _num))
-    worst_want: float = field(metadata=_doc("eager's value at `worst_index`", _num))
-    tol: float = field(metadata=_doc("the form's tolerance on `max_abs`", _num))
-    within_tol: bool = field(metadata=_doc("`max_abs` ≤ `tol`", _bool))
-    abs_diffs: list[list[float]] = field(
-        metadata=_doc("every element's absolute difference, row by row", is_matrix)
-    )
+    atol: float = field(metadata=_doc("absolute tolerance (the model's: 1e-5, a1 1e-6)", _float))
+    rtol: float = field(metadata=_doc("relative tolerance (the model's: 1e-5, a1 0)", _float))
+    min_atol: float = field(metadata=_doc("the smallest `atol` that would pass at this `rtol`", _float))
+    failing: int = field(metadata=_doc("elements outside the tolerance", _int))
+    within_tol: bool = field(metadata=_doc("`failing` is 0", _bool))
 
     def to_json(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
 
     @classmethod
-    def from_json(cls, data: object) -> Diff:
-        """The diff a JSON object holds; RecordError (field `diff.<name>`) when one is missing or wrong."""
+    def from_json(cls, data: object) -> OutputDiff:
+        """The diff a JSON object holds; RecordError (field `outputs.<name>`) when one is wrong."""
         if not isinstance(data, dict):
-            raise RecordError("diff", "field 'diff' is malformed")
+            raise RecordError("outputs", "field 'outputs' is malformed")
         for f in dataclasses.fields(cls):
             if f.name not in data or not f.metadata["check"](data[f.name]):
-                raise RecordError(f"diff.{f.name}", "field 'diff' is malformed")
-        return cls(**{f.name: data[f.name] for f in dataclasses.fields(cls)})
+                raise RecordError(f"outputs.{f.name}", "field 'outputs' is malformed")
+        values = {f.name: data[f.name] for f in dataclasses.fields(cls)}
+        values["worst"] = [
+            Element(**{k: e[k] for k in ("index", "got", "want", "abs_diff")}) for e in values["worst"]
+        ]
+        return cls(**values)
 
     def line(self) -> str:
-        verdict = "OK" if self.within_tol else "FAIL"
+        verdict = "OK" if self.within_tol else f"FAIL ({self.failing} of {self.n} outside)"
+        where = tuple(self.worst[0].index) if self.worst else ()
         return (
-            f"logits n={self.n} max|diff|={self.max_abs:.3g} worst={tuple(self.worst_index)} "
-            f"tol={self.tol:g} {verdict}"
+            f"{self.name} {self.shape} max|diff|={self.max_abs:.3g} max rel={self.max_rel:.3g} "
+            f"worst={where} atol={self.atol:g} rtol={self.rtol:g} {verdict}"
         )
+
+
+def _opt(check: Callable[[object], bool]) -> Callable[[object], bool]:
+    return lambda v: v is None or check(v)
+
+
+@dataclass
+class Isolated:
+    """The form's last `deploytui ship FORM --check` for the model (its `ship.json` entry): the
+    bundle run under bubblewrap seeing only itself and the OS's /usr."""
+
+    verdict: str = field(metadata=_doc("`✓` (ran isolated, outputs within tolerance) or `✗`", _str))
+    reason: str | None = field(
+        metadata=_doc("why not: the loader's or the program's own line (`null` or empty when ✓)", _opt(_str)),
+        default=None,
+    )
+    unpacked_bytes: int | None = field(
+        metadata=_doc("the bundle folder's size, bytes (`null` when no bundle was made)", _opt(_int)),
+        default=None,
+    )
+    compressed_bytes: int | None = field(
+        metadata=_doc("the bundle as `.tar.gz` (gzip -6), bytes: what ships", _opt(_int)), default=None
+    )
+    venv_bytes: int | None = field(
+        metadata=_doc("Python forms: the venv its `setup` made on the target, bytes", _opt(_int)),
+        default=None,
+    )
+    startup_median_s: float | None = field(
+        metadata=_doc("median wall time of the isolated runs, spawn to exit, seconds (when ✓)", _opt(_num)),
+        default=None,
+    )
+    peak_rss_median_bytes: int | None = field(
+        metadata=_doc("median peak RSS of the isolated runs, bytes (when ✓)", _opt(_num)), default=None
+    )
+    max_abs_diff: float | None = field(
+        metadata=_doc("the isolated run's largest absolute difference from eager", _opt(_float)),
+        default=None,
+    )
+    checked_at: str | None = field(
+        metadata=_doc("when it was checked (as `measured_at`)", _opt(_str)), default=None
+    )
+
+    @classmethod
+    def from_json(cls, data: object) -> Isolated:
+        """The fields of a ship.json entry (other keys ignored); RecordError names a wrong one."""
+        if not isinstance(data, dict) or not _str(data.get("verdict")):
+            raise RecordError("isolated.verdict", "field 'isolated' is malformed")
+        for f in dataclasses.fields(cls):
+            if not f.metadata["check"](data.get(f.name)) and f.name != "verdict":
+                raise RecordError(f"isolated.{f.name}", "field 'isolated' is malformed")
+        values: dict[str, Any] = {f.name: data.get(f.name) for f in dataclasses.fields(cls)}
+        return cls(**values)
 
 
 def _samples(v: object) -> bool:
@@ -131,17 +216,21 @@ def _samples(v: object) -> bool:
 @dataclass
 class RunRecord:
     """Warm-up runs (not counted) then `n` counted runs of one command, each in a fresh process,
-    and what the last run printed, compared with eager. Lists hold one entry per counted run."""
+    and what the last run wrote, compared with eager. Lists hold one entry per counted run."""
 
     form: str | None = field(
         metadata=_doc("form key (`null` for `measure`)", lambda v: v is None or isinstance(v, str))
     )
     argv: list[str] = field(metadata=_doc("the exact command measured", _strs), default_factory=list)
     cwd: str = field(metadata=_doc("where it ran", _str), default="")
+    model: str | None = field(
+        metadata=_doc("the model, as `--model` spells it (`null` for `measure`)", _str), default=None
+    )
     status: str = field(
         metadata=_doc(
-            "`ok` (ran, printed logits), `failed` (non-zero exit, signal, timeout, bad output), "
-            "`unavailable` (not built, tool missing)",
+            "`ok` (ran, wrote its outputs), `failed` (its export or build failed, non-zero exit, "
+            "signal, timeout, bad outputs), `unavailable` (not built, tool missing), "
+            "`not-applicable` (the form cannot exist for this model, `error` says why)",
             _str,
         ),
         default="failed",
@@ -164,7 +253,9 @@ class RunRecord:
     )
     stages_ms: dict[str, float] | None = field(
         metadata=_doc(
-            "Python forms: median `import`, `load`, `forward` (first forward) in ms; else `null`",
+            "median over the counted runs, in ms, of the runner's `load`, `first_forward` and "
+            "`steady_forward` (itself the median of `--repeat` further forwards; `null` when 0), "
+            "and `import` for Python forms",
             lambda v: isinstance(v, dict) and all(isinstance(k, str) and _num(x) for k, x in v.items()),
         ),
         default=None,
@@ -185,29 +276,52 @@ class RunRecord:
         metadata=_doc("Python forms: how many modules the load step imported in all; else `null`", _int),
         default=None,
     )
-    logits: list[list[float]] | None = field(
+    outputs: list[OutputDiff] | None = field(
         metadata=_doc(
-            "the logits the last counted run printed, row by row (`null` when there are none)", is_matrix
-        ),
-        default=None,
-    )
-    diff: Diff | None = field(
-        metadata=_doc(
-            "those logits against eager's, as f32 (below); `null` when there are none or they do not fit",
-            lambda v: isinstance(v, dict),  # and Diff.from_json checks each of its fields
+            "each output the last counted run wrote against eager's (below); `null` when there are none",
+            lambda v: isinstance(v, list),  # and OutputDiff.from_json checks each
         ),
         default=None,
     )
     max_abs_diff: float | None = field(
         metadata=_doc(
-            "`diff.max_abs`: the largest absolute difference from eager (`null` without a diff)",
-            _num,
+            "the largest absolute difference from eager over all outputs (`null` without outputs)", _float
         ),
         default=None,
     )
     within_tol: bool | None = field(
+        metadata=_doc("every output within the model's tolerance (`null` without outputs)", _bool),
+        default=None,
+    )
+    stage: str | None = field(
         metadata=_doc(
-            "`diff.within_tol`: `max_abs_diff` ≤ the form's tolerance (`null` without a diff)", _bool
+            "the first stage of `export` → `build` → `run` → `numerics` that did not pass "
+            "(`null` when all did)",
+            _str,
+        ),
+        default=None,
+    )
+    stage_status: dict[str, str] | None = field(
+        metadata=_doc(
+            "each stage's status: `ok`, `failed`, `skipped` or `not-applicable`",
+            lambda v: (
+                isinstance(v, dict) and all(isinstance(k, str) and isinstance(x, str) for k, x in v.items())
+            ),
+        ),
+        default=None,
+    )
+    log: str | None = field(
+        metadata=_doc(
+            "the full log of the failing export or build step, relative to the artifacts root "
+            "(`null` otherwise)",
+            _str,
+        ),
+        default=None,
+    )
+    isolated: Isolated | None = field(
+        metadata=_doc(
+            "the form's last isolated check (`deploytui ship FORM --check`, below); `null` if never",
+            lambda v: isinstance(v, dict),  # and Isolated.from_json checks it
         ),
         default=None,
     )
@@ -227,7 +341,7 @@ class RunRecord:
     )
 
     def to_json(self) -> dict[str, Any]:
-        """The JSON object: every field, in this order, the diff as an object."""
+        """The JSON object: every field, in this order, each output diff as an object."""
         return dataclasses.asdict(self)
 
     @classmethod
@@ -252,8 +366,10 @@ class RunRecord:
             if not f.metadata["check"](v):
                 raise RecordError(f.name, f"field {f.name!r} is malformed")
             values[f.name] = v
-        if "diff" in values:
-            values["diff"] = Diff.from_json(values["diff"])
+        if "outputs" in values:
+            values["outputs"] = [OutputDiff.from_json(o) for o in values["outputs"]]
+        if "isolated" in values:
+            values["isolated"] = Isolated.from_json(values["isolated"])
         walls = values["wall_s"]
         n = data.get("n", len(walls))
         if values["status"] == "ok" and (not walls or len(walls) != n):
@@ -271,4 +387,4 @@ def field_table(cls: type = RunRecord) -> str:
 
 
 if __name__ == "__main__":  # python -m deploytui.record: the tables for README.md
-    print(field_table(RunRecord), field_table(Diff), sep="\n\n")
+    print(field_table(RunRecord), field_table(OutputDiff), field_table(Isolated), sep="\n\n")

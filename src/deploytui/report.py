@@ -95,7 +95,7 @@ def isolated_fields(fact: dict[str, Any] | None) -> dict[str, Any]:
 def rows(store: Store, manifest: dict[str, Any]) -> list[dict[str, Any]]:
     """One flat row per form that has a result, in registry order."""
     out = []
-    shipped = ship_store.load(paths.artifacts_dir() / ship_store.NAME)
+    shipped = ship_store.load(paths.ship_path())
     for form in F.FORMS:
         rec = store.forms.get(form.key)
         if rec is None:
@@ -128,10 +128,13 @@ def rows(store: Store, manifest: dict[str, Any]) -> list[dict[str, Any]]:
                 **runtime_fields(form, manifest),
                 **isolated_fields(shipped.get(form.key)),
                 "max_abs_diff": rec.max_abs_diff,
-                "max_rel_diff": rec.diff.max_rel if rec.diff else None,
-                "worst_index": rec.diff.worst_index if rec.diff else None,
-                "tolerance": form.tolerance,
+                "max_rel_diff": max((d.max_rel for d in rec.outputs), default=None) if rec.outputs else None,
+                "worst": _worst(rec),
+                "tolerance": _tol(rec),
                 "within_tol": rec.within_tol,
+                "stage": rec.stage,
+                "stage_status": rec.stage_status,
+                "log": rec.log,
                 "stages_ms": rec.stages_ms,
                 "modules_added": rec.modules_added,
                 "modules_added_torch": rec.modules_added_torch,
@@ -140,6 +143,21 @@ def rows(store: Store, manifest: dict[str, Any]) -> list[dict[str, Any]]:
             }
         )
     return out
+
+
+def _worst(rec: Any) -> str | None:
+    """`output_0[1, 2]`: where the largest difference over all outputs is."""
+    if not rec.outputs:
+        return None
+    d = max(rec.outputs, key=lambda o: o.max_abs)
+    return f"{d.name}{d.worst[0].index}" if d.worst else d.name
+
+
+def _tol(rec: Any) -> str | None:
+    if not rec.outputs:
+        return None
+    o = rec.outputs[0]
+    return f"atol {o.atol:g}, rtol {o.rtol:g}"
 
 
 def _md_table(header: list[str], body: list[list[str]]) -> str:
@@ -159,7 +177,7 @@ def markdown(store: Store, manifest: dict[str, Any]) -> str:
     m = machine.info()
     tools = manifest.get("tools", {})
     parts = [
-        "# deploytui report: A1 MLP 4→8→3",
+        f"# deploytui report: {manifest.get('model') or paths.model().text}",
         f"Generated {time.strftime('%Y-%m-%d %H:%M %Z')}. Machine: {m['os']} {m['arch']}, {m['cpu']}, "
         f"{m['cores']} cores, {human(m['memory_bytes'])}. Tools: "
         + ", ".join(v if str(v).startswith(k) else f"{k} {v}" for k, v in sorted(tools.items()))
@@ -170,33 +188,35 @@ def markdown(store: Store, manifest: dict[str, Any]) -> str:
             [
                 "form",
                 "ships",
-                "bytes",
-                "runtime",
-                "runtime size",
                 "bundle (.tar.gz)",
                 "runs isolated",
+                "files + program",
+                "runtime",
+                "runtime size",
                 "probed",
             ],
             [
                 [
                     r["form"],
                     r["ships"],
+                    _bundle(r),
+                    _isolated(r),
                     str(r["ship_bytes"] or "–"),
                     r["runtime"],
                     human(r["runtime_bytes"]) if r["runtime_bytes"] is not None else r["runtime_note"],
-                    _bundle(r),
-                    _isolated(r),
                     str(r["runtime_probed_at"] or "–"),
                 ]
                 for r in rs
             ],
         ),
-        "Runtime sizes are what `deploytui build` probed: for a Python form the installed size of its "
-        "runtime's distributions, for a compiled one the non-system libraries one run loaded. "
-        "The bundle is what `deploytui ship FORM` writes (model files, program and every non-system "
-        "library a run loads; for a Python form its script and exact pins, the venv made on the target), "
-        "compressed; runs isolated is `deploytui ship FORM --check`: the bundle run under bubblewrap "
-        "seeing only itself and the OS's /usr, no network, no home (– when not checked).",
+        "The bundle is what ships: what `deploytui ship FORM` writes (model files, inputs, program and "
+        "every non-system library a run loads; for a Python form its script, the model's source where "
+        "it needs it and the exact pins, the venv made on the target), as .tar.gz; runs isolated is "
+        "`deploytui ship FORM --check`: the bundle run under bubblewrap seeing only itself and the OS's "
+        "/usr, no network, no home, compared with eager (– when not checked). Files + program count the "
+        "model files and the program alone; runtime sizes are what `deploytui build` probed: for a "
+        "Python form the installed size of its runtime's distributions, for a compiled one the "
+        "non-system libraries one run loaded.",
         "## Start-up (spawn to exit)",
         _md_table(
             ["form", "n", "min", "median", "max", "mean ± σ"],
@@ -226,27 +246,40 @@ def markdown(store: Store, manifest: dict[str, Any]) -> str:
         ),
         "## Numerics against eager PyTorch",
         _md_table(
-            ["form", "max abs diff", "max rel diff", "worst [row, col]", "tolerance", "verdict"],
+            ["form", "max abs diff", "max rel diff", "worst", "tolerance", "verdict"],
             [
                 [
                     r["form"],
                     f"{r['max_abs_diff']:.3g}" if r["max_abs_diff"] is not None else "–",
                     f"{r['max_rel_diff']:.3g}" if r["max_rel_diff"] is not None else "–",
-                    str(r["worst_index"]) if r["max_abs_diff"] else "–",
-                    f"{r['tolerance']:g}",
+                    str(r["worst"]) if r["max_abs_diff"] else "–",
+                    r["tolerance"] or "–",
                     _verdict(r),
                 ]
                 for r in rs
             ],
         ),
-        "## Python stages (medians)",
+        "## Stages (medians)",
         _md_table(
-            ["form", "import", "load", "first forward", "modules added by load", "of them torch's"],
+            [
+                "form",
+                "import",
+                "load",
+                "first forward",
+                "steady forward",
+                "modules added by load",
+                "of them torch's",
+            ],
             [
                 [r["form"]]
-                + [f"{r['stages_ms'].get(k, 0):.2f} ms" for k in ("import", "load", "forward")]
                 + [
-                    f"{r['modules_added_total']}: " + _top(r["modules_added"], 5),
+                    _stage_ms(r["stages_ms"], k)
+                    for k in ("import", "load", "first_forward", "steady_forward")
+                ]
+                + [
+                    f"{r['modules_added_total']}: " + _top(r["modules_added"], 5)
+                    if r["modules_added_total"]
+                    else "–",
                     _top(r["modules_added_torch"], 3),
                 ]
                 for r in rs
@@ -257,8 +290,11 @@ def markdown(store: Store, manifest: dict[str, Any]) -> str:
     failed = [r for r in rs if r["error"]]
     if failed:
         parts += [
-            "## Failures",
-            _md_table(["form", "status", "error"], [[r["form"], r["status"], r["error"]] for r in failed]),
+            "## Failures, by stage",
+            _md_table(
+                ["form", "status", "stage", "why", "log"],
+                [[r["form"], r["status"], r["stage"] or "–", r["error"], r["log"] or "–"] for r in failed],
+            ),
         ]
     return "\n\n".join(parts) + "\n"
 
@@ -277,6 +313,11 @@ def _isolated(r: dict[str, Any]) -> str:
         start, rss = r["isolated_start_median_s"], r["isolated_peak_rss_bytes"]
         return f"✓ ({ms(start)}, {human(rss)})" if start is not None and rss is not None else "✓"
     return f"✗ {r['isolated_reason']}"
+
+
+def _stage_ms(stages: dict[str, Any], key: str) -> str:
+    v = stages.get(key)
+    return f"{v:.2f} ms" if isinstance(v, (int, float)) else "–"
 
 
 def _top(counts: dict[str, Any] | None, n: int) -> str:
@@ -304,13 +345,13 @@ def as_csv(store: Store, manifest: dict[str, Any]) -> str:
         for k in (rs[0].keys() if rs else ["form"])
         if k not in ("stages_ms", "modules_added", "modules_added_torch", "runtime_parts")
     ]
-    w = csv.DictWriter(buf, fieldnames=[*cols, "import_ms", "load_ms", "forward_ms"], extrasaction="ignore")
+    cols = [c for c in cols if c != "stage_status"]
+    stage_cols = ["import_ms", "load_ms", "first_forward_ms", "steady_forward_ms"]
+    w = csv.DictWriter(buf, fieldnames=[*cols, *stage_cols], extrasaction="ignore")
     w.writeheader()
     for r in rs:
         st = r["stages_ms"] or {}
-        w.writerow(
-            {**r, "import_ms": st.get("import"), "load_ms": st.get("load"), "forward_ms": st.get("forward")}
-        )
+        w.writerow({**r, **{c: st.get(c.removesuffix("_ms")) for c in stage_cols}})
     return buf.getvalue()
 
 

@@ -1,4 +1,5 @@
-"""The results store: one JSON file under artifacts/, replaced atomically after every form.
+"""The results store: one JSON file per model (artifacts/<slug>/results.json), replaced atomically
+after every form.
 
 The app, the CLI and the report all read it. Each record is a RunRecord (deploytui.record), whose
 `from_json` checks every field. A damaged file never stops anything: `load` returns what it could
@@ -11,10 +12,9 @@ import shutil
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from deploytui import jsonio, paths
-from deploytui.record import RecordError, RunRecord, is_matrix
+from deploytui.record import RecordError, RunRecord
 
 VERSION = 1
 
@@ -58,9 +58,8 @@ def load(path: Path | None = None) -> Store:
     if why:
         store.dropped.append(why + ", starting empty")
     else:
-        reference = _reference(path.with_name("reference.json"))
         for key, value in data["forms"].items():
-            rec, problem = _read(key, value, reference)
+            rec, problem = _read(key, value)
             if rec is None:
                 store.dropped.append(f"result for {key!r} dropped: {problem}")
             else:
@@ -80,16 +79,7 @@ def _set_aside(store: Store) -> str:
     return f"the file as it was is kept as {backup.name}"
 
 
-def _reference(path: Path) -> list[Any] | None:
-    """Eager's logits beside the results, to check stored diffs against; None when unreadable."""
-    try:
-        logits = jsonio.read(path)["logits"]
-    except (OSError, ValueError, KeyError, TypeError):
-        return None
-    return logits if is_matrix(logits) else None
-
-
-def _read(key: str, value: object, reference: list[Any] | None) -> tuple[RunRecord | None, str]:
+def _read(key: str, value: object) -> tuple[RunRecord | None, str]:
     """The stored record, or None and why it cannot be used."""
     if isinstance(value, dict) and not isinstance(value.get("form"), str):
         return None, "field 'form' missing or not a str"  # a plain command's record is never stored
@@ -99,27 +89,8 @@ def _read(key: str, value: object, reference: list[Any] | None) -> tuple[RunReco
         return None, str(e)
     if rec.form != key:
         return None, f"names form {rec.form!r}"
-    if rec.logits and rec.diff:
-        problem = _diff_problem(rec, reference)
-        if problem:
-            return None, problem
+    if rec.outputs:
+        fresh = (max(d.max_abs for d in rec.outputs), all(d.within_tol for d in rec.outputs))
+        if fresh != (rec.max_abs_diff, rec.within_tol):
+            return None, "its max_abs_diff / within_tol do not match its outputs"
     return rec, ""
-
-
-def _diff_problem(rec: RunRecord, reference: list[Any] | None) -> str:
-    """The stored diff must be what the stored logits give against eager's (exactly: same code)."""
-    logits, diff = rec.logits, rec.diff
-    assert logits and diff
-    if reference is None:
-        shape_ok = len(diff.abs_diffs) * len(diff.abs_diffs[0]) == len(logits) * len(logits[0])
-        return "" if shape_ok else "its diff does not match its logits"
-    from deploytui import numerics
-
-    try:
-        d = numerics.compare(logits, reference, diff.tol)
-    except numerics.ShapeError as e:
-        return f"its logits do not fit eager's: {e}"
-    fresh = (d.max_abs, d.within_tol)
-    if fresh != (diff.max_abs, diff.within_tol) or fresh != (rec.max_abs_diff, rec.within_tol):
-        return "its stored diff does not match its logits against eager's (reference.json)"
-    return ""

@@ -2,7 +2,7 @@
 
 - `Settings`: how a measurement runs (`DeployApp(runs=, warmup=)`); views read their words here.
 - `Session`: the manifest and which forms can run, the stored results, the highlighted form, the
-  run in flight (`LiveRun`), the inspector sections and eager's logits (both cached), the job lane.
+  run in flight (`LiveRun`), the inspector sections (cached), the job lane.
 - `JobLane`: runs, builds, exports and inspections go one at a time, in the order asked, so an
   export or an inspection (which runs a compiled form once) never overlaps a measurement. Its
   methods are called on the app's thread only; a worker gets nothing but its `Job` (keys and a
@@ -178,7 +178,6 @@ class Session:
         self.sections: dict[str, list[Any]] = {}  # inspector sections, per form
         self.ready = False  # the first frame is up: inspection may start
         self.quitting = False
-        self._reference: tuple[list[Any] | None, str] | None = None
         self.load_state()
 
     def load_state(self) -> None:
@@ -191,24 +190,12 @@ class Session:
             except Exception as e:  # never die on a strange manifest
                 self.status[f.key] = f"cannot tell: {type(e).__name__}: {e}"
         self.sections.clear()
-        self._reference = None
 
     def live_run(self, form: str, total: int) -> LiveRun:
         return LiveRun(form, total, self.settings.warmup)
 
     def runnable(self) -> list[str]:
         return [f.key for f in forms.FORMS if not self.status.get(f.key)]
-
-    def reference(self) -> tuple[list[Any] | None, str]:
-        """Eager's logits (or why there are none), read once."""
-        if self._reference is None:
-            from deploytui import bench
-
-            try:
-                self._reference = (bench.reference_logits(), "")
-            except Exception as e:
-                self._reference = (None, str(e))
-        return self._reference
 
     @property
     def job(self) -> str:

@@ -1,6 +1,14 @@
 """The glue between the form registry and the generic bundle machinery (`deploytui.ship`):
-`spec(form)` says what a form ships as plain data; `check(form)` bundles it, runs it isolated,
-judges it with the bench's own evaluate path and stores the verdict in artifacts/ship.json.
+`spec(form, ref)` says what a form ships for a model as plain data; `check(form, ref)` bundles it,
+runs it isolated, judges it with the bench's own evaluate path (numerics.compare_files against
+the model's reference.safetensors) and stores the verdict in artifacts/<slug>/ship.json.
+
+A new form needs nothing here when it is compiled (its program, model files and the non-system
+libraries its probe step found ship, `argv` becomes the run entry); a new Python form needs its
+runner's standalone counterpart in ship/scripts/, named in RUNNER_SCRIPTS.
+
+`python -m deploytui.shipping wheelhouse` fills the wheelhouse the Python checks install from
+(the exact pins of every Python runtime the build probed; `make wheelhouse`).
 """
 
 from __future__ import annotations
@@ -13,28 +21,32 @@ import time
 from pathlib import Path
 from typing import Any
 
-from deploytui import a1, forms, paths
+from deploytui import forms, paths
+from deploytui.manifest import availability, runtime_facts
 from deploytui.manifest import load as load_manifest
-from deploytui.manifest import runtime_facts
+from deploytui.models import ModelRef
+from deploytui.runners import protocol
 from deploytui.ship import store
 from deploytui.ship.bundler import Bundle, ShipError, bundle, verify
+from deploytui.ship.pysource import plain_modules
 from deploytui.ship.spec import BIN_DIR, MODEL_DIR, VENV, BundleSpec, Library
 
 SCRIPTS = Path(__file__).with_name("ship") / "scripts"
-# each Python runner's standalone counterpart (imports only its runtime, never deploytui)
+# each Python runner's standalone counterpart (imports only its runtime and protocol.py, never deploytui)
 RUNNER_SCRIPTS = {
     "deploytui.runners.torch_runner": "torch_load.py",
     "deploytui.runners.ort_runner": "ort_load.py",
 }
 LOAD_SCRIPT = "load.py"
+PY_DIR = "py"  # a Python bundle's modules: protocol.py, the model's source, model.json
 
 
-def store_path() -> Path:
-    return paths.artifacts_dir() / store.NAME
+def store_path(ref: ModelRef | None = None) -> Path:
+    return paths.ship_path((ref or paths.model()).slug)
 
 
-def default_dir(form: forms.Form) -> Path:
-    return paths.ROOT / "bundles" / form.key
+def default_dir(form: forms.Form, ref: ModelRef | None = None) -> Path:
+    return paths.bundles_dir((ref or paths.model()).slug) / form.key
 
 
 def wheelhouse() -> Path:
@@ -45,52 +57,90 @@ def _bundle_path(rel: str, program: str | None) -> str:
     return f"{BIN_DIR}/{Path(rel).name}" if rel == program else f"{MODEL_DIR}/{Path(rel).name}"
 
 
-def spec(form: forms.Form, manifest: dict[str, Any] | None = None) -> BundleSpec:
-    """What `form` ships, from the registry and the runtime facts the build probed."""
-    manifest = manifest if manifest is not None else load_manifest()
-    facts, why = runtime_facts(form, manifest)
+def _model_source(ref: ModelRef) -> list[tuple[str, str]]:
+    """The model's Python source as plain modules under py/, and py/model.json naming its factory."""
+    if ref.kind == "file":
+        module = Path(ref.target).stem
+        texts = {f"{module}.py": Path(ref.target).read_text()}
+    else:
+        dotted = "deploytui.models.zoo" if ref.kind == "zoo" else ref.target
+        module = dotted.rsplit(".", 1)[-1]
+        package = "deploytui" if ref.kind == "zoo" else dotted.split(".")[0]
+        try:
+            texts = plain_modules(dotted, package)
+        except (ImportError, OSError) as e:
+            raise ShipError(f"cannot copy the source of {ref.text}: {e}") from None
+    where = {"module": module, "factory": ref.factory or ref.target, "kwargs": ref.kwargs}
+    texts["model.json"] = json.dumps(where) + "\n"
+    return [(f"{PY_DIR}/{name}", text) for name, text in sorted(texts.items())]
+
+
+def spec(form: forms.Form, manifest: dict[str, Any] | None = None, ref: ModelRef | None = None) -> BundleSpec:
+    """What `form` ships for the model, from the registry and the runtime facts the build probed."""
+    ref = ref or paths.model()
+    manifest = manifest if manifest is not None else load_manifest(slug=ref.slug)
+    why = availability(form, manifest, ref)
+    if why:
+        raise ShipError(f"{form.key}: {why}")
+    facts, why = runtime_facts(form, manifest, ref)
     if facts is None:
         raise ShipError(f"{form.key}: {why}")
     art = paths.artifacts_dir()
-    where = {f: _bundle_path(f, form.executable) for f in form.ship_files()}
-    files = tuple((art / f, where[f]) for f in form.ship_files())
+    program = form.executable.replace("{m}", ref.slug) if form.executable else None
+    where = {f: _bundle_path(f, program) for f in form.ship_files(ref)}
+    inputs = f"{MODEL_DIR}/{paths.inputs_path(ref.slug).name}"
+    files = (*((art / f, where[f]) for f in where), (paths.inputs_path(ref.slug), inputs))
+    prefix = f"{art}/"
 
-    def word(w: str) -> str:
-        return where.get(w[len("{art}/") :], w) if w.startswith("{art}/") else w
+    def word(w: str) -> str:  # an artifact path of the command -> its path in the bundle
+        return where.get(w[len(prefix) :], w) if w.startswith(prefix) else w
 
+    command = form.command(ref)
     if form.compiled:
         libs = [lib for lib in facts.get("libraries", []) if lib.get("exists")]
         bundled = [lib for lib in libs if not lib.get("system")]
         return BundleSpec(
             name=form.key,
-            entry=tuple(word(w) for w in form.argv),
+            entry=tuple(word(w) for w in command),
+            inputs=inputs,
             files=files,
-            programs=(where[form.executable or ""],),
+            programs=(where[program or ""],),
             libraries=tuple(Library(lib["name"], Path(lib["path"])) for lib in bundled),
             system_libraries=tuple(lib["name"] for lib in libs if lib.get("system")),
             note=form.note,
-            extra={"cuda_libraries": [lib["name"] for lib in bundled if is_cuda(lib["name"], lib["path"])]},
+            extra={
+                "model": ref.text,
+                "cuda_libraries": [lib["name"] for lib in bundled if is_cuda(lib["name"], lib["path"])],
+            },
         )
     runner = form.runner or ""
     if runner not in RUNNER_SCRIPTS:
-        raise ShipError(f"{form.key}: no standalone script for the runner {runner}")
-    rest = list(form.argv[form.argv.index(runner) + 1 :])
-    texts = [("input.json", json.dumps({"input": a1.input_values()}) + "\n")]
-    from deploytui.ship.pysource import plain_modules
-
-    for ins in form.inspect:
-        if ins.kind == forms.MODEL_SOURCE and ins.path.startswith("src/") and ins.path.endswith(".py"):
-            module = ins.path[len("src/") : -len(".py")].replace("/", ".")
-            texts += sorted(plain_modules(module).items())
+        raise ShipError(f"{form.key}: no standalone script for the runner {runner} (shipping.RUNNER_SCRIPTS)")
+    rest = command[command.index(runner) + 1 :]
+    if "--model" in rest:  # the bundle names its model in py/model.json
+        i = rest.index("--model")
+        del rest[i : i + 2]
+    texts = _model_source(ref) if any(i.kind == forms.MODEL_SOURCE for i in form.inspect) else []
     return BundleSpec(
         name=form.key,
         entry=(f"{VENV}/bin/python", LOAD_SCRIPT, *(word(w) for w in rest)),
-        files=(*files, (SCRIPTS / RUNNER_SCRIPTS[runner], LOAD_SCRIPT)),
+        inputs=inputs,
+        files=(
+            *files,
+            (SCRIPTS / RUNNER_SCRIPTS[runner], LOAD_SCRIPT),
+            (Path(protocol.__file__), f"{PY_DIR}/protocol.py"),
+        ),
         texts=tuple(texts),
-        requirements=tuple(f"{d['name']}=={d['version']}" for d in facts.get("distributions", [])),
+        requirements=requirements(facts),
         python=f"{sys.version_info.major}.{sys.version_info.minor}",
         note=form.note,
+        extra={"model": ref.text},
     )
+
+
+def requirements(facts: dict[str, Any]) -> tuple[str, ...]:
+    """A Python runtime's exact pins: every distribution of its probed closure."""
+    return tuple(f"{d['name']}=={d['version']}" for d in facts.get("distributions", []))
 
 
 def is_cuda(name: str, path: str) -> bool:
@@ -98,8 +148,8 @@ def is_cuda(name: str, path: str) -> bool:
     return "/nvidia/" in path or "_cuda" in name or "nvshmem" in name
 
 
-def make(form: forms.Form, out: Path | None = None, tar: bool = False) -> Bundle:
-    return bundle(spec(form), out or default_dir(form), tar=tar)
+def make(form: forms.Form, out: Path | None = None, tar: bool = False, ref: ModelRef | None = None) -> Bundle:
+    return bundle(spec(form, ref=ref), out or default_dir(form, ref), tar=tar)
 
 
 def reason(error: str, stderr_tail: list[str]) -> str:
@@ -112,65 +162,83 @@ def reason(error: str, stderr_tail: list[str]) -> str:
     return error
 
 
+def _sizes(manifest: dict[str, Any]) -> dict[str, Any]:
+    """What a bundle's manifest says of its size, and CUDA's share of it."""
+    out = {
+        "unpacked_bytes": manifest["unpacked_bytes"],
+        "compressed_bytes": manifest["compressed_bytes"],
+        "files": len(manifest["files"]),
+        "libraries": manifest.get("libraries", []),
+    }
+    cuda = [f"lib/{n}" for n in manifest.get("cuda_libraries", [])]
+    if cuda:
+        out["cuda_bytes"] = sum(manifest["files"][f]["bytes"] for f in cuda)
+        out["cuda_compressed_bytes"] = sum(manifest["files"][f]["gz_bytes"] for f in cuda)
+    return out
+
+
+def _venv(root: Path, manifest: dict[str, Any], fact: dict[str, Any], say: Any) -> None:
+    """Make the bundle's venv inside the sandbox (offline, from the wheelhouse) unless it is there."""
+    from deploytui.ship import sandbox
+
+    if not (root / VENV / "bin" / "python").exists():
+        say(f"filling the wheelhouse {wheelhouse()} (pip download of the exact pins, once)")
+        err = sandbox.fill_wheelhouse(manifest["requirements"], wheelhouse(), _pip_env())
+        if err:
+            raise ShipError(err)
+        say("making the venv inside the sandbox (pip --no-index from the wheelhouse)")
+        setup = sandbox.setup_venv(root, wheelhouse())
+        fact["setup_s"] = round(setup.wall_s, 1)
+        if not setup.ok:
+            shutil.rmtree(root / VENV, ignore_errors=True)
+            raise ShipError(setup.error)
+    venv = root / VENV
+    fact["venv_bytes"] = sum(p.stat().st_size for p in venv.rglob("*") if p.is_file() and not p.is_symlink())
+
+
 def check(
     form: forms.Form,
     out: Path | None = None,
     *,
+    ref: ModelRef | None = None,
     tar: bool = False,
     n: int = 5,
     warmup: int = 1,
+    repeat: int = protocol.DEFAULT_REPEAT,
     timeout_s: float = 120.0,
     rebuild: bool = True,
     save: bool = True,
     cancel: threading.Event | None = None,
     on_step: Any = None,
 ) -> dict[str, Any]:
-    """Bundle `form` (unless `rebuild` is False and the folder is there), run it in the sandbox
-    and judge it like `bench` does. The isolated fact, also stored in artifacts/ship.json."""
+    """Bundle `form` for the model (unless `rebuild` is False and the folder is there), run it in
+    the sandbox and judge it like `bench` does. The isolated fact, also stored in ship.json."""
     from deploytui import bench
     from deploytui.ship import sandbox
 
+    ref = ref or paths.model()
     say = on_step or (lambda _msg: None)
-    root = (out or default_dir(form)).resolve()
-    fact: dict[str, Any] = {"verdict": store.FAIL, "checked_at": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
+    root = (out or default_dir(form, ref)).resolve()
+    fact: dict[str, Any] = {
+        "verdict": store.FAIL,
+        "model": ref.text,
+        "checked_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+    }
     try:
         if rebuild or not (root / "manifest.json").exists():
-            say(f"bundling {form.key} → {root}")
-            b = bundle(spec(form), root, tar=tar)
-            manifest = b.manifest
+            say(f"bundling {form.key} ({ref.text}) → {root}")
+            manifest = bundle(spec(form, ref=ref), root, tar=tar).manifest
         else:
             manifest = json.loads((root / "manifest.json").read_text())
-        fact.update(
-            unpacked_bytes=manifest["unpacked_bytes"],
-            compressed_bytes=manifest["compressed_bytes"],
-            files=len(manifest["files"]),
-            libraries=manifest.get("libraries", []),
-        )
-        cuda = [f"lib/{n}" for n in manifest.get("cuda_libraries", [])]
-        if cuda:
-            fact["cuda_bytes"] = sum(manifest["files"][f]["bytes"] for f in cuda)
-            fact["cuda_compressed_bytes"] = sum(manifest["files"][f]["gz_bytes"] for f in cuda)
+        fact.update(_sizes(manifest))
         python = bool(manifest.get("requirements"))
-        if python and not (root / VENV / "bin" / "python").exists():
-            say(f"filling the wheelhouse {wheelhouse()} (pip download of the exact pins, once)")
-            err = sandbox.fill_wheelhouse(manifest["requirements"], wheelhouse(), _pip_env())
-            if err:
-                raise ShipError(err)
-            say("making the venv inside the sandbox (pip --no-index from the wheelhouse)")
-            setup = sandbox.setup_venv(root, wheelhouse())
-            fact["setup_s"] = round(setup.wall_s, 1)
-            if not setup.ok:
-                shutil.rmtree(root / VENV, ignore_errors=True)
-                raise ShipError(setup.error)
         if python:
-            venv = root / VENV
-            fact["venv_bytes"] = sum(
-                p.stat().st_size for p in venv.rglob("*") if p.is_file() and not p.is_symlink()
-            )
-        want = bench.reference_logits()
+            _venv(root, manifest, fact, say)
         say(f"running {form.key} in the sandbox ({warmup} warm-up + {n})")
-        m = sandbox.run_checked(root, n=n, warmup=warmup, timeout_s=timeout_s, python=python, cancel=cancel)
-        rec = bench.evaluate(form, m, want, n=n, warmup=warmup)
+        m = sandbox.run_checked(
+            root, n=n, warmup=warmup, repeat=repeat, timeout_s=timeout_s, python=python, cancel=cancel
+        )
+        rec = bench.evaluate(form, m, ref, n=n, warmup=warmup, outputs=sandbox.outputs_path(root))
         floor = sandbox.floor(root, n=n, warmup=warmup)
         passed = rec.status == "ok" and bool(rec.within_tol)
         why = "" if passed else reason(rec.error or rec.status, rec.stderr_tail)
@@ -183,14 +251,15 @@ def check(
             startup_median_s=_median(rec.wall_s) if passed else None,
             peak_rss_median_bytes=_median(rec.peak_rss_bytes) if passed else None,
             max_abs_diff=rec.max_abs_diff,
+            stages_ms=rec.stages_ms,
             sandbox_floor_s=floor,
             n=len(rec.wall_s),
             stderr_tail=rec.stderr_tail[-4:],
         )
-    except (ShipError, OSError, FileNotFoundError, KeyError, ValueError) as e:
+    except (ShipError, OSError, KeyError, ValueError) as e:
         fact["reason"] = str(e)
     if save:
-        store.put(store_path(), form.key, fact)
+        store.put(store_path(ref), form.key, fact)
     return fact
 
 
@@ -204,6 +273,33 @@ def _pip_env() -> dict[str, str]:
     return {"PIP_CACHE_DIR": str(paths.cache_dir() / "pip")}
 
 
-def facts() -> dict[str, dict[str, Any]]:
-    """form key → its last isolated check (artifacts/ship.json)."""
-    return store.load(store_path())
+def facts(ref: ModelRef | None = None) -> dict[str, dict[str, Any]]:
+    """form key → its last isolated check for the model (artifacts/<slug>/ship.json)."""
+    return store.load(store_path(ref))
+
+
+def fill_wheelhouse() -> int:
+    """Download every probed Python runtime's exact pins into the wheelhouse; prints what it did."""
+    from deploytui.ship import sandbox
+
+    manifest = load_manifest()
+    status = 0
+    for runtime in forms.RUNTIME_DISTRIBUTIONS:
+        form = next(f for f in forms.FORMS if f.runtime == runtime)
+        got, why = runtime_facts(form, manifest)
+        if got is None:
+            print(f"{runtime}: {why}", file=sys.stderr)
+            status = 1
+            continue
+        t0 = time.monotonic()
+        err = sandbox.fill_wheelhouse(list(requirements(got)), wheelhouse(), _pip_env())
+        done = err or f"{len(requirements(got))} pins in {wheelhouse()}"
+        print(f"{runtime}: {done} ({time.monotonic() - t0:.1f} s)")
+        status = status or (1 if err else 0)
+    return status
+
+
+if __name__ == "__main__":
+    if sys.argv[1:] != ["wheelhouse"]:
+        sys.exit("usage: python -m deploytui.shipping wheelhouse")
+    sys.exit(fill_wheelhouse())

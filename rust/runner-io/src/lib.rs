@@ -15,8 +15,7 @@
 //!   "outputs": N}`.
 //! - Any failure: one line `error: ...` on stderr, exit 1 (panics included, see [`quiet_panics`]).
 //!
-//! Without `--inputs` a binary runs its legacy mode (the A1 formula input, a `{"logits": ..}`
-//! line) until the Python side has switched over; see each binary's `legacy_main`.
+//! `--inputs` and `--outputs` are required (the legacy A1 mode without them is gone).
 
 use std::collections::BTreeMap;
 use std::fmt::Display;
@@ -85,11 +84,11 @@ pub struct Protocol {
     pub repeat: usize,
 }
 
-/// A parsed command line. `protocol` is None in legacy mode (no `--inputs`).
+/// A parsed command line.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Cli {
     pub model: Option<String>,
-    pub protocol: Option<Protocol>,
+    pub protocol: Protocol,
 }
 
 pub fn usage(prog: &str, model: ModelArg) -> String {
@@ -143,7 +142,6 @@ pub fn parse_args(args: impl IntoIterator<Item = String>, model: ModelArg) -> Re
         }
     };
     let protocol = match (inputs, outputs) {
-        (None, None) if repeat.is_none() => None,
         (Some(i), Some(o)) => {
             let repeat = match repeat {
                 None => DEFAULT_REPEAT,
@@ -151,11 +149,11 @@ pub fn parse_args(args: impl IntoIterator<Item = String>, model: ModelArg) -> Re
                     .parse::<usize>()
                     .map_err(|_| format!("--repeat wants a count >= 0, got {k:?}"))?,
             };
-            Some(Protocol {
+            Protocol {
                 inputs: i.into(),
                 outputs: o.into(),
                 repeat,
-            })
+            }
         }
         (Some(_), None) | (None, None) => return Err("--outputs is required".into()),
         (None, Some(_)) => return Err("--inputs is required".into()),
@@ -517,16 +515,13 @@ mod tests {
         let m = ModelArg::Required("MODEL.BPK");
         let cli = parse_args(s(&["m.bpk", "--inputs", "i.st", "--outputs=o.st"]), m).unwrap();
         assert_eq!(cli.model.as_deref(), Some("m.bpk"));
-        let p = cli.protocol.unwrap();
+        let p = cli.protocol;
         assert_eq!((p.inputs, p.outputs, p.repeat), ("i.st".into(), "o.st".into(), 10));
         let cli = parse_args(s(&["--repeat", "0", "--inputs", "a", "--outputs", "b"]), ModelArg::None);
-        assert_eq!(cli.unwrap().protocol.unwrap().repeat, 0);
-        // legacy: no --inputs
-        assert_eq!(
-            parse_args(s(&["m.bpk"]), m).unwrap(),
-            Cli { model: Some("m.bpk".into()), protocol: None }
-        );
-        assert_eq!(parse_args(s(&[]), ModelArg::None).unwrap().protocol, None);
+        assert_eq!(cli.unwrap().protocol.repeat, 0);
+        // no --inputs: an error (the legacy A1 mode is gone)
+        assert!(parse_args(s(&["m.bpk"]), m).is_err());
+        assert!(parse_args(s(&[]), ModelArg::None).is_err());
         for bad in [
             &["--inputs", "a"][..],
             &["--outputs", "b"],

@@ -1,6 +1,6 @@
 //! A configurable MLP in burn (Linear layers with ReLU between; A1 is [4, 8, 3]) and what every
 //! store-deploy binary shares: loading it from a .bpk or PyTorch safetensors with the layer sizes
-//! read from the weights' shapes, the protocol forward, and (legacy) the A1 formula input.
+//! read from the weights' shapes, and the protocol forward.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -277,56 +277,31 @@ pub fn forward_data(
     Ok(vec![out])
 }
 
-// ---------------------------------------------------------------------------------------------
-// LEGACY (delete with the binaries' `legacy_main` once the Python side speaks the protocol):
-// the A1 formula input and the `{"logits": ..}` line.
-
-/// The reference input, row-major: element k is 0.1*k - 0.5 computed in f64, stored as f32.
-pub fn input_values() -> Vec<f32> {
-    (0..BATCH * D_IN)
-        .map(|k| (0.1 * k as f64 - 0.5) as f32)
-        .collect()
-}
-
-pub fn input(device: &Device) -> Tensor<2> {
-    Tensor::<2>::from_data(TensorData::new(input_values(), [BATCH, D_IN]), device)
-}
-
-/// Runs the forward on the reference input and returns the logits as rows.
-pub fn logits(model: &Mlp, device: &Device) -> Result<Vec<Vec<f32>>, String> {
-    if model.d_in() != D_IN {
-        return Err(format!(
-            "the formula input is [{BATCH}, {D_IN}]; this MLP takes {} features (use --inputs)",
-            model.d_in()
-        ));
-    }
-    let out = model.forward(input(device));
-    let [rows, cols] = out.dims();
-    let flat = out
-        .try_into_vec_as::<f32>()
-        .map_err(|e| one_line(format!("{e:?}")))?;
-    Ok(flat.chunks(cols).take(rows).map(<[f32]>::to_vec).collect())
-}
-
-/// The JSON line every legacy runner prints: {"logits":[[..],..]} with f32 round-trip precision.
-pub fn logits_json(rows: &[Vec<f32>]) -> String {
-    let mut obj = BTreeMap::new();
-    obj.insert("logits", rows);
-    serde_json::to_string(&obj).expect("a map of f32 rows serialises")
-}
-
-/// Forward + print the JSON line, or exit with a one-line error.
-pub fn run(model: &Mlp, device: &Device) {
-    match logits(model, device) {
-        Ok(rows) => println!("{}", logits_json(&rows)),
-        Err(e) => fail(format!("forward failed: {e}")),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use burn::module::Param;
+
+    /// A1's input as deploytui/a1.py builds it: element k is 0.1*k - 0.5 in f64, stored as f32.
+    fn input_values() -> Vec<f32> {
+        (0..BATCH * D_IN)
+            .map(|k| (0.1 * k as f64 - 0.5) as f32)
+            .collect()
+    }
+
+    /// The forward on A1's input as rows (an error for an MLP that does not take 4 features).
+    fn logits(model: &Mlp, device: &Device) -> Result<Vec<Vec<f32>>, String> {
+        if model.d_in() != D_IN {
+            return Err(format!("A1's input is [{BATCH}, {D_IN}]; this MLP takes {}", model.d_in()));
+        }
+        let x = Tensor::<2>::from_data(TensorData::new(input_values(), [BATCH, D_IN]), device);
+        let out = model.forward(x);
+        let [rows, cols] = out.dims();
+        let flat = out
+            .try_into_vec_as::<f32>()
+            .map_err(|e| one_line(format!("{e:?}")))?;
+        Ok(flat.chunks(cols).take(rows).map(<[f32]>::to_vec).collect())
+    }
 
     /// PyTorch-layout ([out, in]) closed-form weights of A1, as in deploytui/a1.py.
     fn torch_weights() -> (Vec<f32>, Vec<f32>, Vec<f32>, Vec<f32>) {
@@ -552,11 +527,5 @@ mod tests {
         std::fs::write(&path, &bytes[..4]).unwrap();
         assert!(load_safetensors(path.to_str().unwrap(), &device).is_err());
         std::fs::remove_dir_all(&dir).ok();
-    }
-
-    #[test]
-    fn json_keeps_f32_round_trip() {
-        let s = logits_json(&[vec![0.1f32, -0.132, 1.0]]);
-        assert_eq!(s, r#"{"logits":[[0.1,-0.132,1.0]]}"#);
     }
 }

@@ -5,8 +5,6 @@
 //!   purpose); with feature `embed` (LoadStrategy::Embedded) the .bpk is compiled in.
 //! - `store-onnx-bpk`: `Model::from_file(MODEL_FILE)`, a .bpk shipped next to the binary.
 
-use burn::prelude::*;
-
 /// The generated code (`model/<stem>.rs`) and its glue (`run_forward`, `FORWARD_INPUTS`, ...).
 /// Warnings in it are burn-onnx's, e.g. the File variant's "associated function `from_bytes` is
 /// never used": kept visible in builds, silenced for clippy.
@@ -24,27 +22,11 @@ mod glue;
 /// The ONNX file's stem: the generated code is `model/<stem>.rs`, its weights `<stem>.bpk`.
 pub const MODEL_STEM: &str = env!("DEPLOYTUI_MODEL_STEM");
 
-/// LEGACY (delete with the binaries' `legacy_main` once the Python side speaks the protocol):
-/// the forward on the A1 formula input ([4, 4], element k = 0.1*k - 0.5) as the old
-/// `{"logits":[[..],..]}` line (the first output, split into rows by its last dimension).
-pub fn legacy_logits_line(model: &model::Model, device: &Device) -> Result<String, String> {
-    let xs: Vec<f32> = (0..16).map(|k| (0.1 * k as f64 - 0.5) as f32).collect();
-    let outputs = model::run_forward(model, vec![TensorData::new(xs, [4, 4])], device)?;
-    let first = outputs.into_iter().next().ok_or("the model has no outputs")?;
-    let cols = first.shape().as_slice().last().copied().unwrap_or(1).max(1);
-    let flat = first
-        .try_into_vec_as::<f32>()
-        .map_err(|e| format!("cannot read the logits: {e:?}"))?;
-    let rows: Vec<&[f32]> = flat.chunks(cols).collect();
-    let mut out = std::collections::BTreeMap::new();
-    out.insert("logits", rows);
-    Ok(serde_json::to_string(&out).expect("f32 rows serialise"))
-}
-
 #[cfg(test)]
 mod tests {
     use super::glue::{Signature, glue_code, parse_forward};
     use super::*;
+    use burn::prelude::*;
 
     fn sig(inputs: &[(&str, &str)], outputs: &[&str]) -> Signature {
         Signature {
@@ -166,6 +148,5 @@ impl Default for Model { fn default() -> Self { Self::from_file("x", &Default::d
         assert!(model::run_forward(&model, vec![], &device).is_err());
         let bad = TensorData::new(vec![0i64; 16], [4, 4]);
         assert!(model::run_forward(&model, vec![bad], &device).is_err());
-        assert!(legacy_logits_line(&model, &device).unwrap().starts_with("{\"logits\":[[-0.13"));
     }
 }

@@ -1,7 +1,7 @@
 //! store-onnx: runs the model burn-onnx generated at build time, loaded as the reference page
 //! does with `model::Model::default()`. With LoadStrategy::File that reads the .bpk from the
 //! absolute OUT_DIR path baked in at build time and panics if it is gone (the page's lesson, kept
-//! on purpose: in protocol mode the panic hook turns it into one `error: panic: Failed to load
+//! on purpose: the panic hook turns it into one `error: panic: Failed to load
 //! burnpack file ...` line); with feature `embed` (LoadStrategy::Embedded) the .bpk is compiled in.
 //!
 //! `store-onnx --inputs IN.safetensors --outputs OUT.safetensors [--repeat K]` (runner-io).
@@ -12,9 +12,7 @@ use store_onnx::model::{Model, run_forward};
 
 fn main() {
     let cli = runner_io::cli(ModelArg::None);
-    let Some(protocol) = cli.protocol else {
-        return legacy_main();
-    };
+    let protocol = cli.protocol;
     quiet_panics();
     let device = Device::default();
     protocol_main(
@@ -22,16 +20,4 @@ fn main() {
         || Ok(Model::default()),
         |model, inputs| run_forward(model, inputs, &device),
     );
-}
-
-/// LEGACY (delete once the Python side speaks the protocol): no `--inputs`: the A1 formula input,
-/// one `{"logits":..}` line; no panic hook, so a missing File-strategy .bpk is burn's own panic
-/// (exit 101), as the app's fault test expects today.
-fn legacy_main() {
-    let device = Device::default();
-    let model = Model::default();
-    match store_onnx::legacy_logits_line(&model, &device) {
-        Ok(line) => println!("{line}"),
-        Err(e) => runner_io::fail(e),
-    }
 }

@@ -1,11 +1,14 @@
 """`deploytui build`: every step in order, incremental, with progress events.
 
-The plan is the concatenation of each family's `steps(ctx)`. A step is up to date when its last
-run was ok, its fingerprint (command + input contents) is the same and its outputs are still what
-that run wrote (size and mtime, else sha256, against the manifest); otherwise it runs, and the log
-says why. A step that has to run but whose tool is missing is marked unavailable with the reason,
-and steps after it that need it are skipped with that reason. The manifest
-(artifacts/manifest.json) is rewritten after every step.
+The plan is the concatenation of each family's `steps(ctx)` for the context's model. A step is
+up to date when its last run was ok, its fingerprint (command + input contents) is the same and
+its outputs are still what that run wrote (size and mtime, else sha256, against the manifest);
+otherwise it runs, and the log says why. A step that has to run but whose tool is missing is
+marked unavailable with the reason, and steps after it that need it are skipped with that
+reason. Model steps are recorded in artifacts/<slug>/manifest.json, the model-independent ones
+(scope "shared") in artifacts/shared/manifest.json; both are rewritten after every step. Each
+step that runs writes its full output to <its folder>/logs/<step>.log; its reason is the
+decisive line of that output (`decisive_line`).
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ import functools
 import importlib
 import os
 import platform
+import re
 import shutil
 import subprocess
 import threading
@@ -81,11 +85,12 @@ def run_build(
 ) -> dict[str, Any]:
     """Run the plan (or the steps named in `only` and nothing else); returns the manifest."""
     ctx = ctx or BuildContext.default()
-    ctx.art.mkdir(parents=True, exist_ok=True)
-    ctx.cache.mkdir(parents=True, exist_ok=True)
+    for d in (ctx.art, ctx.mdir, ctx.shared, ctx.cache):
+        d.mkdir(parents=True, exist_ok=True)
     paths.scratch_dir().mkdir(parents=True, exist_ok=True)
-    manifest = manifest_file.load(ctx.art)
+    manifest = manifest_file.load(ctx.art, ctx.slug)
     manifest["tools"].update(tool_versions(ctx))
+    manifest["model"] = ctx.model.text
     steps = plan(ctx)
     if only:
         known = {s.name for s in steps}
@@ -109,6 +114,7 @@ def run_build(
                 wall_s=round(wall, 3),
                 finished_at=time.strftime("%Y-%m-%dT%H:%M:%S%z"),
             )
+            record["scope"], record["stage"] = step.scope, step.stage
             manifest["steps"][step.name] = record
             for out in step.outputs:
                 if status == "ok" and out.is_file():
@@ -116,13 +122,13 @@ def run_build(
                 else:
                     manifest["artifacts"].pop(_artifact_key(ctx, out), None)
             facts = record.get("facts") or {}
-            if step.name == "export-safetensors" and "torch" in facts:
+            if step.name == "export-model" and "torch" in facts:
                 manifest["tools"]["torch"] = facts["torch"]
             if step.name == "export-onnx" and "onnx" in facts:
                 manifest["tools"]["onnx"] = facts["onnx"]
-            jsonio.write_atomic(ctx.art / manifest_file.NAME, manifest)
+            manifest_file.write(ctx.art, ctx.slug, manifest)
         elif _refresh_mtimes(ctx, step, manifest):
-            jsonio.write_atomic(ctx.art / manifest_file.NAME, manifest)
+            manifest_file.write(ctx.art, ctx.slug, manifest)
         on_event(
             BuildEvent("end", step.name, step.title, i, len(steps), text=reason, status=status, wall_s=wall)
         )
@@ -154,6 +160,11 @@ def _run_step(
     on_line(f"stale: {stale}")
     env = {**os.environ, **step.env}
     tail: deque[str] = deque(maxlen=40)
+    log_path = (ctx.shared if step.scope == "shared" else ctx.mdir) / "logs" / f"{step.name}.log"
+    log_path.parent.mkdir(parents=True, exist_ok=True)
+    log = log_path.open("w", encoding="utf-8", errors="replace")
+    log.write("$ " + " ".join(step.argv) + "\n")
+    log_lines: list[str] = []
     try:
         proc = subprocess.Popen(
             step.argv,
@@ -173,7 +184,12 @@ def _run_step(
     deadline = time.monotonic() + step.timeout_s
     killed = ""
     assert proc.stderr is not None
-    stderr_thread = threading.Thread(target=_pump, args=(proc.stderr, tail, on_line), daemon=True)
+
+    def on_err(line: str) -> None:
+        log_lines.append(line)
+        on_line(line)
+
+    stderr_thread = threading.Thread(target=_pump, args=(proc.stderr, tail, on_err), daemon=True)
     stderr_thread.start()
     while proc.poll() is None:
         if cancel is not None and cancel.is_set():
@@ -189,20 +205,47 @@ def _run_step(
     stderr_thread.join(5)
     for line in stdout_lines:
         tail.append(line.rstrip("\n"))
+        log_lines.append(line.rstrip("\n"))
+    log.write("\n".join(log_lines) + "\n")
+    log.close()
     record = {
         "fingerprint": fingerprint,
         "log_tail": list(tail)[-20:],
+        "log": str(log_path.relative_to(ctx.art)),
         "facts": jsonio.last_object(stdout_lines) or {},
     }
     if killed:
         return "failed", killed, record
     if proc.returncode != 0:
-        last = next((ln for ln in reversed(tail) if ln.strip()), "")
-        return "failed", f"exit {proc.returncode}: {last[:300]}", record
+        return "failed", f"exit {proc.returncode}: {decisive_line(log_lines)[:300]}", record
     absent = [str(o) for o in step.outputs if not o.exists()]
     if absent:
         return "failed", f"finished but did not write {', '.join(absent)}", record
     return "ok", "", record
+
+
+COMPILER_ERROR = re.compile(r"^(error(\[E\d+\])?: |.*:\d+:\d+: (fatal )?error: )")
+OWN_ERROR = re.compile(r"^error: (cargo build .* failed|.* failed \(exit \d+\))")
+
+
+def decisive_line(lines: list[str]) -> str:
+    """The line that says why a step failed: a build script's panic message (burn-onnx's
+    "Unsupported ONNX operation(s)"), else the compiler's first error (g++, rustc), else the
+    step's last `error:` line (the exporter's own words), else its last line."""
+    clean = [ln.rstrip() for ln in lines if ln.strip()]
+    for i, ln in enumerate(clean):
+        if "panicked at" in ln and i + 1 < len(clean):
+            return clean[i + 1].strip()
+    compiler = [
+        ln.strip() for ln in clean if COMPILER_ERROR.match(ln.strip()) and not OWN_ERROR.match(ln.strip())
+    ]
+    compiler = [ln for ln in compiler if not ln.startswith("error: could not compile")]
+    if compiler:
+        return compiler[0]
+    own = [ln.strip() for ln in clean if ln.strip().startswith("error:")]
+    if own:
+        return own[-1]
+    return clean[-1].strip() if clean else ""
 
 
 def _stale_reason(ctx: BuildContext, step: Step, manifest: dict[str, Any], fingerprint: str) -> str:

@@ -7,22 +7,48 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from deploytui import paths, runenv
+from deploytui.models import ModelRef
 
 
 @dataclass(frozen=True)
 class BuildContext:
     root: Path  # the project checkout
-    art: Path  # artifacts folder (outputs)
+    art: Path  # artifacts root: <slug>/ per model, shared/ for the model-independent programs
     cache: Path  # caches outside the clone (cargo target, inductor)
     python: str  # this venv's interpreter
+    model: ModelRef  # the model this build is for
 
     @classmethod
-    def default(cls) -> BuildContext:
-        return cls(root=paths.ROOT, art=paths.artifacts_dir(), cache=paths.cache_dir(), python=paths.python())
+    def default(cls, model: ModelRef | None = None) -> BuildContext:
+        return cls(
+            root=paths.ROOT,
+            art=paths.artifacts_dir(),
+            cache=paths.cache_dir(),
+            python=paths.python(),
+            model=model or paths.model(),
+        )
+
+    @property
+    def slug(self) -> str:
+        return self.model.slug
+
+    @property
+    def mdir(self) -> Path:
+        """This model's folder: its exports, per-model binaries, manifest, results, logs."""
+        return self.art / self.model.slug
+
+    @property
+    def shared(self) -> Path:
+        """The model-independent programs (C++ loaders, burn tools), built once for every model."""
+        return self.art / paths.SHARED
 
     @property
     def bin(self) -> Path:
-        return self.art / "bin"
+        return self.shared / "bin"
+
+    @property
+    def mbin(self) -> Path:
+        return self.mdir / "bin"
 
     @property
     def cargo_target(self) -> Path:

@@ -50,6 +50,7 @@ def steps(ctx: BuildContext) -> list[Step]:
                 t / "include" / "torch" / "csrc" / "api" / "include" / "torch" / "version.h",
             ),
             outputs=(ctx.bin / "cpp-torchscript", ctx.bin / "cpp-aoti"),
+            scope="shared",
             needs=("g++",),
             cwd=ctx.root,
             timeout_s=1800.0,

@@ -1,7 +1,8 @@
 """Record a form's runtime facts at build time, so that no reader has to run anything:
 `python -m deploytui.builder.probe_cmd runtime RUNTIME` (a Python runtime: its installed
 distributions and their size) or `... form KEY ART` (a compiled form: run once under
-LD_DEBUG=libs, the shared libraries it loads and their size).
+LD_DEBUG=libs, the shared libraries it loads and their size; `... form KEY ART MODEL` runs it on
+that model's inputs).
 
 Prints one JSON object as its last stdout line; the build keeps it as the probe step's `facts`
 in the manifest (`manifest.runtime_facts` reads it back). A compiled form's facts name the
@@ -31,17 +32,23 @@ def probe_runtime(runtime: str) -> dict[str, Any]:
     }
 
 
-def probe_form(key: str, art: Path) -> dict[str, Any]:
+def probe_form(key: str, art: Path, model_text: str | None = None) -> dict[str, Any]:
     os.environ["DEPLOYTUI_ARTIFACTS"] = str(art)  # form.command() and ship_paths() resolve here
+    import tempfile
+
     from deploytui import forms
     from deploytui.hashing import file_record
     from deploytui.inspectors import InspectError, elf
+    from deploytui.models import parse
     from deploytui.runenv import runner_env
 
     form = forms.get(key)
-    files = {str(p.relative_to(art)): file_record(p) for p in form.ship_paths()}
+    ref = parse(model_text)
+    files = {str(p.relative_to(art)): file_record(p) for p in form.ship_paths(ref)}
     # in this step's process group: the build kills the group (program included) on cancel/timeout
-    run = elf.loaded_libraries(form.command(), env=runner_env(), timeout_s=120, own_group=False)
+    with tempfile.TemporaryDirectory() as tmp:
+        argv = form.run_command(Path(tmp) / "outputs.safetensors", 0, ref)
+        run = elf.loaded_libraries(argv, env=runner_env(), timeout_s=120, own_group=False)
     if run.returncode != 0:
         tail = (run.stderr.strip().splitlines() or [""])[-1]
         raise InspectError(
@@ -66,10 +73,10 @@ def main(argv: list[str]) -> int:
     try:
         if argv[:1] == ["runtime"] and len(argv) == 2:
             facts = probe_runtime(argv[1])
-        elif argv[:1] == ["form"] and len(argv) == 3:
-            facts = probe_form(argv[1], Path(argv[2]))
+        elif argv[:1] == ["form"] and len(argv) in (3, 4):
+            facts = probe_form(argv[1], Path(argv[2]), argv[3] if len(argv) == 4 else None)
         else:
-            print("usage: probe_cmd runtime RUNTIME | probe_cmd form KEY ART", file=sys.stderr)
+            print("usage: probe_cmd runtime RUNTIME | probe_cmd form KEY ART [MODEL]", file=sys.stderr)
             return 2
     except (InspectError, OSError, KeyError) as e:
         print(f"error: {e}", file=sys.stderr)

@@ -39,22 +39,23 @@ def steps(ctx: BuildContext) -> list[Step]:
             inputs=(*CODE, PKG / "inspectors" / "python_runtime.py", *_installed(roots)),
             outputs=(),
             timeout_s=300.0,
+            scope="shared",
         )
         for runtime, roots in forms.RUNTIME_DISTRIBUTIONS.items()
     ]
     for form in forms.FORMS:
-        if not form.compiled or form.probe_step in {s.name for s in out}:
+        if not form.compiled or form.probe_step in {s.name for s in out} or form.applies(ctx.model):
             continue
         wheel = forms.RUNTIME_WHEEL.get(form.runtime)
         out.append(
             Step(
                 name=form.probe_step,
                 title=f"probe: the libraries {form.key} loads (one run under LD_DEBUG)",
-                argv=(*argv, "form", form.key, str(ctx.art)),
+                argv=(*argv, "form", form.key, str(ctx.art), ctx.model.text),
                 inputs=(
                     *CODE,
                     PKG / "inspectors" / "elf.py",
-                    *(ctx.art / f for f in form.ship_files()),
+                    *(ctx.art / f for f in form.ship_files(ctx.model)),
                     *(_installed((wheel,)) if wheel else ()),
                 ),
                 outputs=(),

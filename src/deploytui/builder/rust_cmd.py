@@ -1,10 +1,11 @@
 """Runs one Rust (burn) build step: cargo build, copy the results into artifacts, run a tool.
 
-Usage: python -m deploytui.builder.rust_cmd STEP --art ART --rust RUST_DIR --target CARGO_TARGET
-       [--onnx MODEL.onnx]
-STEP is one of burn-convert, burn-deploy, burn-onnx-file, burn-onnx-embed, burn-onnx-bpk,
-burn-capture (the build step names in deploytui.builder.rust_plan). --onnx (default ART/a1.onnx)
-is the model the burn-onnx steps generate code from; their outputs are named after its stem.
+Usage: python -m deploytui.builder.rust_cmd STEP --out DIR --rust RUST_DIR --target CARGO_TARGET
+       [--stem SLUG --tools SHARED_BIN]
+STEP is one of the build step names in deploytui.builder.rust_plan. burn-tools builds the
+model-independent programs into DIR/bin (artifacts/shared); the other steps work on one model:
+DIR is its folder, SLUG the stem of its files (DIR/SLUG.safetensors, DIR/SLUG.onnx, ...), and
+SHARED_BIN holds the `convert` that burn-tools built.
 cargo's progress and diagnostics go to stderr as they come; the last stdout line is one JSON
 object of facts (binary sizes, tool versions, warnings).
 """
@@ -20,6 +21,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -38,8 +40,8 @@ class StepError(Exception):
 class Cargo:
     rust: Path
     target: Path
-    art: Path
-    onnx: Path
+    out: Path
+    stem: str | None = None
     warnings: list[str] = field(default_factory=list)
     seconds: float = 0.0
 
@@ -65,15 +67,14 @@ class Cargo:
             argv += ["--bin", b]
         if features:
             argv += ["--features", ",".join(features)]
-        # the same build-script inputs for every build, so that switching steps does not rerun
-        # build scripts: store-deploy embeds a1.bpk (when present), store-onnx generates from a1.onnx
-        full_env = {
-            **os.environ,
-            "CARGO_TARGET_DIR": str(self.target),
-            "DEPLOYTUI_BPK": str(self.art / "a1.bpk"),
-            "DEPLOYTUI_ONNX": str(self.onnx),
-            **(env or {}),
-        }
+        # the same build-script inputs for every build of one model, so that switching steps
+        # does not rerun build scripts: store-deploy embeds <m>.bpk, store-onnx generates from <m>.onnx
+        full_env = {**os.environ, "CARGO_TARGET_DIR": str(self.target), **(env or {})}
+        full_env.pop("DEPLOYTUI_BPK", None)
+        full_env.pop("DEPLOYTUI_ONNX", None)
+        if self.stem is not None:
+            full_env["DEPLOYTUI_BPK"] = str(self.out / f"{self.stem}.bpk")
+            full_env["DEPLOYTUI_ONNX"] = str(self.onnx)
         print("$ " + " ".join(argv), file=sys.stderr, flush=True)
         t0 = time.monotonic()
         proc = subprocess.Popen(
@@ -122,6 +123,10 @@ class Cargo:
                 raise StepError(f"cargo did not report binary {b}")
         return found
 
+    @property
+    def onnx(self) -> Path:
+        return self.out / f"{self.stem}.onnx"
+
 
 def _package_name(package_id: str) -> str:
     # "path+file:///.../store-onnx#0.1.0" or "registry+...#burn-core@0.22.1"
@@ -161,31 +166,37 @@ def _locked_versions(rust: Path) -> dict[str, str]:
     return {p["name"]: p["version"] for p in lock.get("package", []) if p["name"] in wanted}
 
 
-def burn_convert(cargo: Cargo, art: Path) -> dict[str, Any]:
-    found = cargo.build("store-deploy", bins=("convert",), features=("st",))
-    size = _copy(found["bins"]["convert"], art / "bin" / "convert")
-    bpk, tmp = art / "a1.bpk", art / "a1.bpk.tmp.bpk"
-    _run([str(art / "bin" / "convert"), str(art / "a1.safetensors"), str(tmp)])
+def burn_tools(cargo: Cargo, out: Path, tools: Path | None) -> dict[str, Any]:
+    """convert, infer-file (without the store/safetensors features) and infer-st (with them)."""
+    found = cargo.build("store-deploy", bins=("convert", "infer-st"), features=("st",))
+    sizes = {f"bin/{b}": _copy(found["bins"][b], out / "bin" / b) for b in ("convert", "infer-st")}
+    found = cargo.build("store-deploy", bins=("infer-file",))
+    sizes["bin/infer-file"] = _copy(found["bins"]["infer-file"], out / "bin" / "infer-file")
+    return {"sizes": sizes}
+
+
+def burn_convert(cargo: Cargo, out: Path, tools: Path | None) -> dict[str, Any]:
+    stem = cargo.stem
+    if tools is None:
+        raise StepError("--tools SHARED_BIN is needed (the convert that burn-tools built)")
+    bpk, tmp = out / f"{stem}.bpk", out / f"{stem}.bpk.tmp.bpk"
+    _run([str(tools / "convert"), str(out / f"{stem}.safetensors"), str(tmp)])
     # written aside, then moved: never half-written. convert numbers the parameters (burnpack
-    # stores their ids), so the bytes are reproducible; an identical a1.bpk is left untouched,
+    # stores their ids), so the bytes are reproducible; an identical .bpk is left untouched,
     # as infer-embed's build script watches its mtime.
     if bpk.is_file() and bpk.read_bytes() == tmp.read_bytes():
         tmp.unlink()
     else:
         os.replace(tmp, bpk)
-    return {"sizes": {"bin/convert": size, "a1.bpk": (art / "a1.bpk").stat().st_size}}
+    return {"sizes": {f"{stem}.bpk": bpk.stat().st_size}}
 
 
-def burn_deploy(cargo: Cargo, art: Path) -> dict[str, Any]:
-    bpk = art / "a1.bpk"
+def burn_embed(cargo: Cargo, out: Path, tools: Path | None) -> dict[str, Any]:
+    bpk = out / f"{cargo.stem}.bpk"
     if not bpk.is_file():
         raise StepError(f"{bpk} is missing: run burn-convert first")
-    # infer-file and infer-embed without the store/safetensors features, infer-st with them
-    found = cargo.build("store-deploy", bins=("infer-file", "infer-embed"))
-    sizes = {f"bin/{b}": _copy(found["bins"][b], art / "bin" / b) for b in ("infer-file", "infer-embed")}
-    found = cargo.build("store-deploy", bins=("infer-st",), features=("st",))
-    sizes["bin/infer-st"] = _copy(found["bins"]["infer-st"], art / "bin" / "infer-st")
-    return {"sizes": sizes}
+    found = cargo.build("store-deploy", bins=("infer-embed",))
+    return {"sizes": {"bin/infer-embed": _copy(found["bins"]["infer-embed"], out / "bin" / "infer-embed")}}
 
 
 def _onnx_build(cargo: Cargo, bin_name: str, embed: bool) -> tuple[Path, Path]:
@@ -230,7 +241,7 @@ def burn_capture(cargo: Cargo, art: Path) -> dict[str, Any]:
     found = cargo.build("store-capture", bins=("store-capture",))
     exe = art / "bin" / "store-capture"
     size = _copy(found["bins"]["store-capture"], exe)
-    out = _run([str(exe), str(art / "a1.bpk"), str(art / "capture.json")])
+    out = _run([str(exe), str(art / f"{cargo.stem}.bpk"), str(art / "capture.json")])
     summary = jsonio.last_object(out)
     if summary is None and out.strip():
         last = out.strip().splitlines()[-1][:120]
@@ -238,29 +249,34 @@ def burn_capture(cargo: Cargo, art: Path) -> dict[str, Any]:
     return {"sizes": {"bin/store-capture": size}, "capture": summary or {}}
 
 
-STEPS = {
+STEPS: dict[str, Callable[[Cargo, Path, Path | None], dict[str, Any]]] = {
+    "burn-tools": burn_tools,
     "burn-convert": burn_convert,
-    "burn-deploy": burn_deploy,
-    "burn-onnx-file": lambda c, a: burn_onnx(c, a, embed=False),
-    "burn-onnx-embed": lambda c, a: burn_onnx(c, a, embed=True),
-    "burn-onnx-bpk": burn_onnx_bpk,
-    "burn-capture": burn_capture,
+    "burn-embed": burn_embed,
+    "burn-onnx-file": lambda c, a, t: burn_onnx(c, a, embed=False),
+    "burn-onnx-embed": lambda c, a, t: burn_onnx(c, a, embed=True),
+    "burn-onnx-bpk": lambda c, a, t: burn_onnx_bpk(c, a),
+    "burn-capture": lambda c, a, t: burn_capture(c, a),
 }
+MODEL_STEPS = set(STEPS) - {"burn-tools"}
 
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="deploytui.builder.rust_cmd")
     p.add_argument("step", choices=sorted(STEPS))
-    p.add_argument("--art", type=Path, required=True)
+    p.add_argument("--out", type=Path, required=True)
     p.add_argument("--rust", type=Path, required=True)
     p.add_argument("--target", type=Path, required=True)
-    p.add_argument("--onnx", type=Path, default=None, help="default: ART/a1.onnx")
+    p.add_argument("--stem", default=None, help="the model's slug (every step but burn-tools)")
+    p.add_argument("--tools", type=Path, default=None, help="shared/bin (burn-convert's convert)")
     args = p.parse_args(argv)
-    art = args.art.resolve()
-    onnx = (args.onnx or art / "a1.onnx").resolve()
-    cargo = Cargo(rust=args.rust, target=args.target, art=art, onnx=onnx)
+    out = args.out.resolve()
+    if args.step in MODEL_STEPS and not args.stem:
+        print(f"error: {args.step} needs --stem SLUG", file=sys.stderr)
+        return 2
+    cargo = Cargo(rust=args.rust, target=args.target, out=out, stem=args.stem)
     try:
-        facts = STEPS[args.step](cargo, art)
+        facts = STEPS[args.step](cargo, out, args.tools)
     except StepError as e:
         print(f"error: {e}", file=sys.stderr)
         return 1

@@ -1,13 +1,17 @@
 """Build steps of the Rust (burn) forms: the cargo workspace in rust/, driven by rust_cmd.
 
 Step names are fixed (forms.py refers to them):
-  burn-convert     a1.safetensors -> a1.bpk with the `convert` binary
-  burn-deploy      infer-file, infer-embed (a1.bpk compiled in), infer-st
-  burn-onnx-file   store-onnx built from a1.onnx with LoadStrategy::File
+  burn-tools       shared: convert, infer-file, infer-st (model-independent: an Mlp of any
+                   layout, sizes read from the weights) into shared/bin/
+  burn-convert     <m>.safetensors -> <m>.bpk with the shared `convert` binary
+  burn-embed       infer-embed with <m>.bpk compiled in (<m>/bin/)
+  burn-onnx-file   store-onnx built from <m>.onnx with LoadStrategy::File
   burn-onnx-embed  store-onnx built with --features embed (LoadStrategy::Embedded)
   burn-onnx-bpk    store-onnx-bpk (LoadStrategy::File, Model::from_file(MODEL_FILE)) + its .bpk
-                   copied next to it (bin/a1_onnx.bpk)
+                   copied next to it (<m>/bin/<m>_onnx.bpk)
   burn-capture     store-capture: the Mlp forward recorded on Device::capture -> capture.json
+The hand-written Mlp steps (burn-convert, burn-embed, burn-capture) exist only for models with
+the Mlp layout (a1, the mlp family); their forms are not applicable to the others.
 """
 
 from __future__ import annotations
@@ -16,85 +20,106 @@ from pathlib import Path
 
 from deploytui.builder.context import BuildContext
 from deploytui.builder.steps import Step
+from deploytui.models import has_mlp_layout
 
 CARGO = ("cargo",)
 
 
-def _argv(ctx: BuildContext, name: str) -> tuple[str, ...]:
-    return (
+def _argv(ctx: BuildContext, name: str, out: Path, stem: str | None) -> tuple[str, ...]:
+    argv: tuple[str, ...] = (
         ctx.python,
         "-m",
         "deploytui.builder.rust_cmd",
         name,
-        "--art",
-        str(ctx.art),
+        "--out",
+        str(out),
         "--rust",
         str(ctx.root / "rust"),
         "--target",
         str(ctx.cargo_target),
     )
+    if stem is not None:
+        argv += ("--stem", stem, "--tools", str(ctx.bin))
+    return argv
 
 
 def steps(ctx: BuildContext) -> list[Step]:
     rust = ctx.root / "rust"
     driver = Path(__file__).resolve().parent / "rust_cmd.py"
     workspace = (rust / "Cargo.toml", rust / "Cargo.lock", driver)
-    art, b = ctx.art, ctx.bin
+    d, m, b, mb = ctx.mdir, ctx.slug, ctx.bin, ctx.mbin
     deploy_src = (rust / "runner-io", rust / "store-deploy")
-    onnx_src = (rust / "runner-io", rust / "store-onnx", art / "a1.onnx", art / "a1.onnx.data")
-    return [
+    onnx_src = (rust / "runner-io", rust / "store-onnx", d / f"{m}.onnx", d / f"{m}.onnx.data")
+    out = [
         Step(
-            name="burn-convert",
-            title="burn: convert a1.safetensors to a1.bpk",
-            argv=_argv(ctx, "burn-convert"),
-            inputs=(*workspace, *deploy_src, art / "a1.safetensors"),
-            outputs=(b / "convert", art / "a1.bpk"),
+            name="burn-tools",
+            title="burn: build convert, infer-file, infer-st (shared by every model)",
+            argv=_argv(ctx, "burn-tools", ctx.shared, None),
+            inputs=(*workspace, *deploy_src),
+            outputs=(b / "convert", b / "infer-file", b / "infer-st"),
             needs=CARGO,
-            after=("export-safetensors",),
-        ),
-        Step(
-            name="burn-deploy",
-            title="burn: build infer-file, infer-embed, infer-st",
-            argv=_argv(ctx, "burn-deploy"),
-            inputs=(*workspace, *deploy_src, art / "a1.bpk"),
-            outputs=(b / "infer-file", b / "infer-embed", b / "infer-st"),
-            needs=CARGO,
-            after=("burn-convert",),
-        ),
+            scope="shared",
+        )
+    ]
+    if has_mlp_layout(ctx.model):
+        out += [
+            Step(
+                name="burn-convert",
+                title=f"burn: convert {m}.safetensors to {m}.bpk",
+                argv=_argv(ctx, "burn-convert", d, m),
+                inputs=(driver, b / "convert", d / f"{m}.safetensors"),
+                outputs=(d / f"{m}.bpk",),
+                after=("export-model", "burn-tools"),
+            ),
+            Step(
+                name="burn-embed",
+                title=f"burn: build infer-embed with {m}.bpk compiled in",
+                argv=_argv(ctx, "burn-embed", d, m),
+                inputs=(*workspace, *deploy_src, d / f"{m}.bpk"),
+                outputs=(mb / "infer-embed",),
+                needs=CARGO,
+                after=("burn-convert",),
+            ),
+        ]
+    out += [
         Step(
             name="burn-onnx-file",
-            title="burn-onnx: generate code from a1.onnx (File) and build",
-            argv=_argv(ctx, "burn-onnx-file"),
+            title=f"burn-onnx: generate code from {m}.onnx (File) and build",
+            argv=_argv(ctx, "burn-onnx-file", d, m),
             inputs=(*workspace, *onnx_src),
-            outputs=(b / "burn-onnx-file", art / "onnx" / "a1.rs", art / "onnx" / "a1.bpk"),
+            outputs=(mb / "burn-onnx-file", d / "onnx" / f"{m}.rs", d / "onnx" / f"{m}.bpk"),
             needs=CARGO,
             after=("export-onnx",),
         ),
         Step(
             name="burn-onnx-embed",
-            title="burn-onnx: generate code from a1.onnx (Embedded) and build",
-            argv=_argv(ctx, "burn-onnx-embed"),
+            title=f"burn-onnx: generate code from {m}.onnx (Embedded) and build",
+            argv=_argv(ctx, "burn-onnx-embed", d, m),
             inputs=(*workspace, *onnx_src),
-            outputs=(b / "burn-onnx-embed", art / "onnx" / "a1_embed.rs"),
+            outputs=(mb / "burn-onnx-embed", d / "onnx" / f"{m}_embed.rs"),
             needs=CARGO,
             after=("export-onnx",),
         ),
         Step(
             name="burn-onnx-bpk",
             title="burn-onnx: build store-onnx-bpk (Model::from_file) and ship its .bpk beside it",
-            argv=_argv(ctx, "burn-onnx-bpk"),
+            argv=_argv(ctx, "burn-onnx-bpk", d, m),
             inputs=(*workspace, *onnx_src),
-            outputs=(b / "burn-onnx-bpk", b / "a1_onnx.bpk"),
+            outputs=(mb / "burn-onnx-bpk", mb / f"{m}_onnx.bpk"),
             needs=CARGO,
             after=("export-onnx",),
         ),
-        Step(
-            name="burn-capture",
-            title="burn: capture the forward as GraphIr JSON",
-            argv=_argv(ctx, "burn-capture"),
-            inputs=(*workspace, *deploy_src, rust / "store-capture", art / "a1.bpk"),
-            outputs=(art / "capture.json",),
-            needs=CARGO,
-            after=("burn-convert",),
-        ),
     ]
+    if has_mlp_layout(ctx.model):
+        out.append(
+            Step(
+                name="burn-capture",
+                title="burn: capture the forward as GraphIr JSON",
+                argv=_argv(ctx, "burn-capture", d, m),
+                inputs=(*workspace, *deploy_src, rust / "store-capture", d / f"{m}.bpk"),
+                outputs=(d / "capture.json",),
+                needs=CARGO,
+                after=("burn-convert",),
+            )
+        )
+    return out

@@ -27,6 +27,9 @@ class Step:
                 failing the build
     after    -- names of steps that must have succeeded first
     env      -- extra environment for the command
+    scope    -- "model" (recorded in artifacts/<slug>/manifest.json) or "shared" (built once for
+                every model, artifacts/shared/manifest.json)
+    stage    -- "export" or "build": the stage of a form's way through that this step is
     A command may print one JSON object as its last stdout line: it is kept in the manifest as
     the step's `facts` (warnings seen, timings, tool versions).
     """
@@ -41,6 +44,8 @@ class Step:
     env: dict[str, str] = field(default_factory=dict)
     cwd: Path | None = None
     timeout_s: float = 3600.0
+    scope: str = "model"
+    stage: str = "build"
 
     def fingerprint(self) -> str:
         """Hash of the command, its environment and the content of every input."""

@@ -43,8 +43,6 @@ def export_model(m: Any, out: Path, stem: str) -> dict[str, Any]:
         {"dtype": str(t.dtype).removeprefix("torch."), "shape": list(t.shape)} for t in outputs.values()
     ]
     (out / "model.json").write_text(json.dumps(info, indent=1) + "\n")
-    if m.ref.text == "a1":  # the legacy reference until every form speaks the runner protocol
-        (out / "reference.json").write_text(json.dumps({"logits": y.tolist(), "torch": torch.__version__}))
     return {"params": info["params"]}
 
 
@@ -110,15 +108,8 @@ def export_onnx(m: Any, out: Path, stem: str) -> dict[str, Any]:
     }
 
 
-def export_torchscript(m: Any, out: Path, stem: str) -> dict[str, Any]:
-    """Script and trace in one step (the a1 plan's export-torchscript)."""
-    return {**export_script(m, out, stem), **export_trace(m, out, stem)}
-
-
 EXPORTS = {
     "model": export_model,
-    "safetensors": export_model,
-    "torchscript": export_torchscript,
     "script": export_script,
     "trace": export_trace,
     "torch-export": export_torch_export,

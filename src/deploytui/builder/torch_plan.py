@@ -1,4 +1,4 @@
-"""The PyTorch and ONNX exports, one step (and one process) each."""
+"""The PyTorch and ONNX exports of the model, one step (and one process) each."""
 
 from __future__ import annotations
 
@@ -9,39 +9,57 @@ from deploytui.builder.steps import Step
 
 PKG = Path(__file__).resolve().parents[1]
 
-# step name, export name, outputs (relative to artifacts/), title
+# step name, export name, outputs (relative to the model's folder; {m} = slug), title
 EXPORTS: tuple[tuple[str, str, tuple[str, ...], str], ...] = (
     (
-        "export-safetensors",
-        "safetensors",
-        ("a1.safetensors", "reference.json"),
-        "safetensors weights + eager reference logits",
+        "export-model",
+        "model",
+        ("{m}.safetensors", "inputs.safetensors", "reference.safetensors", "model.json"),
+        "weights, example inputs, eager's outputs",
     ),
-    ("export-torchscript", "torchscript", ("a1_script.pt", "a1_trace.pt"), "TorchScript script + trace"),
-    ("export-torch-export", "torch-export", ("a1_export.pt2", "a1_export_graph.py"), "torch.export .pt2"),
-    ("export-aoti", "aoti", ("a1_aoti.pt2",), "AOTInductor package (compiles C++, ~30 s cold)"),
+    ("export-script", "script", ("{m}_script.pt",), "TorchScript (script)"),
+    ("export-trace", "trace", ("{m}_trace.pt",), "TorchScript (trace)"),
+    ("export-torch-export", "torch-export", ("{m}_export.pt2", "{m}_export_graph.py"), "torch.export .pt2"),
+    ("export-aoti", "aoti", ("{m}_aoti.pt2",), "AOTInductor package (compiles C++, ~30 s cold)"),
     (
         "export-aoti-lean",
         "aoti-lean",
-        ("a1_aoti_lean.pt2",),
+        ("{m}_aoti_lean.pt2",),
         "AOTInductor package, link_libtorch=False (~20 s cold)",
     ),
-    ("export-onnx", "onnx", ("a1.onnx",), "ONNX (torch.onnx.export, dynamo exporter)"),
+    ("export-onnx", "onnx", ("{m}.onnx",), "ONNX (torch.onnx.export, dynamo exporter)"),
 )
 
 
+def _model_inputs(ctx: BuildContext) -> tuple[Path, ...]:
+    """The model's source: the zoo, or the user's file (a module's is found by import)."""
+    if ctx.model.kind == "file":
+        return (Path(ctx.model.target),)
+    return (PKG / "models" / "zoo.py", PKG / "models" / "load.py")
+
+
 def steps(ctx: BuildContext) -> list[Step]:
-    inputs = (PKG / "a1.py", PKG / "model.py", PKG / "builder" / "torch_cmd.py")
+    inputs = (*_model_inputs(ctx), PKG / "builder" / "torch_cmd.py")
     needs_cc = {"aoti", "aoti-lean"}
     return [
         Step(
             name=name,
             title=title,
-            argv=(ctx.python, "-m", "deploytui.builder.torch_cmd", what, str(ctx.art)),
+            argv=(
+                ctx.python,
+                "-m",
+                "deploytui.builder.torch_cmd",
+                what,
+                str(ctx.mdir),
+                "--model",
+                ctx.model.text,
+            ),
             inputs=inputs,
-            outputs=tuple(ctx.art / o for o in outputs),
+            outputs=tuple(ctx.mdir / o.replace("{m}", ctx.slug) for o in outputs),
             needs=("g++",) if what in needs_cc else (),
             env=ctx.torch_env(),
+            stage="export",
+            after=() if what == "model" else ("export-model",),
         )
         for name, what, outputs, title in EXPORTS
     ]

@@ -1,7 +1,7 @@
-"""Runners: tiny programs that load one form in a fresh process, run one forward and print JSON.
+"""Runners: tiny programs that load one form in a fresh process and run its forwards.
 
-Output contract, shared with the Rust and C++ runners: the last stdout line is one JSON object
-`{"logits": [[...], ...]}` (f32 values printed round-trip); Python runners add `stages_ms`
-(import / load / forward) and `modules_added` (top-level package -> count, for the load step).
-Failures: one line `error: ...` on stderr and a non-zero exit.
+They speak the runner protocol (`protocol.py`, shared with the Rust and C++ runners): inputs
+from a safetensors file, outputs written to another, one JSON line of `stages_ms` (import /
+load / first_forward / steady_forward) and, in Python, `modules_added` (top-level package ->
+count, for the load step). Failures: one line `error: ...` on stderr and a non-zero exit.
 """

@@ -1,7 +1,7 @@
 """Load an .onnx with ONNX Runtime (CPU, one thread) in this fresh process and run its forwards.
 
 usage: python -m deploytui.runners.ort_runner PATH --inputs IN --outputs OUT [--repeat K]
-(the runner protocol; session creation is the load stage). Without --inputs: the legacy A1 mode.
+(the runner protocol; session creation is the load stage).
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import os
 import sys
 from typing import Any
 
-from deploytui.runners.protocol import Stages, emit, emit_stages, fail, parse_args, timed_forwards
+from deploytui.runners.protocol import Stages, emit_stages, fail, parse_args, timed_forwards
 
 
 def _session(path: str) -> Any:
@@ -59,35 +59,7 @@ def run_protocol(argv: list[str], stages: Stages) -> None:
 
 
 def main(argv: list[str]) -> None:
-    stages = Stages()
-    if "--inputs" in argv:
-        run_protocol(argv, stages)
-        return
-    if len(argv) != 1:
-        fail("usage: ort_runner PATH", 2)
-    path = argv[0]
-    if not os.path.isfile(path):
-        fail(f"model file not found: {path}")
-    os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
-    import numpy as np
-
-    from deploytui import a1
-
-    stages.mark("import")
-    before = set(sys.modules)
-    try:
-        session = _session(path)
-    except Exception as e:
-        fail(f"could not load {path}: {type(e).__name__}: {e}")
-    stages.mark("load")
-    added = set(sys.modules) - before
-    x = np.array(a1.input_values(), dtype=np.float32)
-    try:
-        (y,) = session.run(None, {session.get_inputs()[0].name: x})
-    except Exception as e:
-        fail(f"forward failed: {type(e).__name__}: {e}")
-    stages.mark("forward")
-    emit(y.tolist(), stages, added)
+    run_protocol(argv, Stages())
 
 
 if __name__ == "__main__":

@@ -36,21 +36,6 @@ def package_counts(names: set[str], parent: str = "") -> dict[str, int]:
     )
 
 
-def emit(logits: list[Any], stages: Stages, modules_added: set[str]) -> None:
-    print(
-        json.dumps(
-            {
-                "logits": logits,
-                "stages_ms": stages.ms,
-                "modules_added": package_counts(modules_added),
-                "modules_added_torch": package_counts(modules_added, "torch"),
-                "modules_added_total": len(modules_added),
-            }
-        ),
-        flush=True,
-    )
-
-
 def fail(message: str, code: int = 1) -> NoReturn:
     print(f"error: {message}".replace("\n", " ")[:500], file=sys.stderr, flush=True)
     sys.exit(code)

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from deploytui.hashing import sha256_file
-from deploytui.ship.spec import LIB_DIR, MANIFEST, RUN, SETUP, VENV, BundleSpec
+from deploytui.ship.spec import CHECK_DIR, LIB_DIR, MANIFEST, REPEAT, RUN, SETUP, VENV, BundleSpec
 
 
 class ShipError(Exception):
@@ -54,12 +54,16 @@ def _word(word: str, root: Path) -> str:
 
 
 def run_script(spec: BundleSpec, root: Path) -> str:
-    """One exec line. With bundled libraries the line also puts lib/ on LD_LIBRARY_PATH: RUNPATH
-    finds them for the program and the libraries, but not for a shared object made at run time
-    (an AOTInductor package's .so, extracted from the .pt2 and dlopen'ed, asks for libtorch.so)."""
+    """One exec line: the program on the bundled model files and inputs (the runner protocol).
+    With bundled libraries the line also puts lib/ on LD_LIBRARY_PATH: RUNPATH finds them for the
+    program and the libraries, but not for a shared object made at run time (an AOTInductor
+    package's .so, extracted from the .pt2 and dlopen'ed, asks for libtorch.so)."""
     env = 'LD_LIBRARY_PATH="$B/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" ' if spec.libraries else ""
-    return HEADER.format(what=f"run {spec.name}: ./run [ARG ...]") + (
-        f"{env}exec " + " ".join(_word(w, root) for w in spec.entry) + ' "$@"\n'
+    protocol = f'--inputs "$B/{spec.inputs}" --outputs "${{1:-outputs.safetensors}}"'
+    protocol += f' --repeat "${{2:-{REPEAT}}}"'
+    what = f"run {spec.name}: ./run [OUTPUTS.safetensors [K]] (K more forwards after the first)"
+    return HEADER.format(what=what) + (
+        f"{env}exec " + " ".join(_word(w, root) for w in spec.entry) + f" {protocol}\n"
     )
 
 
@@ -111,11 +115,12 @@ def _write(dest: Path, text: str, executable: bool = False) -> None:
 
 
 def payload(root: Path) -> list[Path]:
-    """The bundle's files (relative, sorted), without its manifest and a venv made in it."""
+    """The bundle's files (relative, sorted), without its manifest, a venv made in it and a
+    check's outputs."""
     out = []
     for p in sorted(root.rglob("*")):
         rel = p.relative_to(root)
-        if rel.parts[0] == VENV or rel == Path(MANIFEST) or not p.is_file():
+        if rel.parts[0] in (VENV, CHECK_DIR) or rel == Path(MANIFEST) or not p.is_file():
             continue
         out.append(rel)
     return out

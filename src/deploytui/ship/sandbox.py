@@ -20,10 +20,11 @@ from pathlib import Path
 
 from deploytui.measure import Measurement, measure
 from deploytui.ship.bundler import ShipError
-from deploytui.ship.spec import RUN, SETUP, VENV
+from deploytui.ship.spec import CHECK_DIR, REPEAT, RUN, SETUP, VENV
 
 INSIDE = "/bundle"
 WHEELS = "/wheels"
+OUT = "/out"  # the only writable folder of a check's run (the bundle's check/ outside)
 OS_LINKS = ("bin", "lib", "lib64", "sbin")
 
 
@@ -48,6 +49,7 @@ def sandbox_argv(
     writable: bool = False,
     wheelhouse: Path | None = None,
     python: bool = False,
+    out: Path | None = None,
 ) -> list[str]:
     # every namespace but the PID one: in a PID namespace bwrap's monitor does not reap the
     # program, so wait4 would report bwrap's own 1.7 MiB as the peak RSS, not the program's
@@ -75,6 +77,8 @@ def sandbox_argv(
             argv += ["--ro-bind", str(base), str(base)]
     if wheelhouse is not None:
         argv += ["--ro-bind", str(wheelhouse.resolve()), WHEELS]
+    if out is not None:
+        argv += ["--bind", str(out.resolve()), OUT]
     argv += ["--setenv", "PATH", "/usr/local/bin:/usr/bin:/bin", "--setenv", "TMPDIR", "/tmp"]
     argv += ["--setenv", "HOME", "/tmp", "--setenv", "LANG", "C.UTF-8", "--chdir", INSIDE]
     return [*argv, *command]
@@ -135,20 +139,34 @@ def fill_wheelhouse(requirements: list[str], wheelhouse: Path, pip_env: dict[str
     return ""
 
 
+OUTPUTS = "outputs.safetensors"
+
+
+def outputs_path(root: Path) -> Path:
+    """Where a check's run leaves its outputs, seen from outside the sandbox."""
+    return root / CHECK_DIR / OUTPUTS
+
+
 def run_checked(
     root: Path,
     *,
     n: int = 5,
     warmup: int = 1,
+    repeat: int = REPEAT,
     timeout_s: float = 120.0,
     python: bool = False,
     cancel: threading.Event | None = None,
 ) -> Measurement:
-    """Measure the bundle's `run` entry inside the sandbox (read-only bundle). It runs even when
-    the bundle no longer matches its manifest (`bundler.verify` says how): what fails is shown."""
+    """Measure the bundle's `run` entry inside the sandbox (read-only bundle; its outputs to
+    /out, the bundle's check/ folder). It runs even when the bundle no longer matches its
+    manifest (`bundler.verify` says how): what fails is shown."""
     if python and not (root / VENV / "bin" / "python").exists():
         raise ShipError("the bundle has no venv yet (run its setup)")
-    argv = sandbox_argv(root, [f"{INSIDE}/{RUN}"], python=python)
+    out = outputs_path(root)
+    out.parent.mkdir(exist_ok=True)
+    out.unlink(missing_ok=True)
+    command = [f"{INSIDE}/{RUN}", f"{OUT}/{OUTPUTS}", str(repeat)]
+    argv = sandbox_argv(root, command, python=python, out=out.parent)
     return measure(
         argv, n=n, warmup=warmup, timeout_s=timeout_s, cwd=root, env={"PATH": "/usr/bin:/bin"}, cancel=cancel
     )

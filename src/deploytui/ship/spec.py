@@ -12,6 +12,8 @@ MANIFEST = "manifest.json"
 RUN = "run"  # the entry: runs the program on the bundled model files, "$@" passed through
 SETUP = "setup"  # Python bundles: makes ./venv from requirements.txt
 VENV = "venv"
+CHECK_DIR = "check"  # where a check's run writes its outputs (mounted writable at /out); not shipped
+REPEAT = 10  # the run entry's default K (steady-state forwards after the first)
 
 
 @dataclass(frozen=True)
@@ -28,13 +30,16 @@ class BundleSpec:
 
     `files` are copied (source, path inside the bundle); `texts` are written (path, content).
     `entry` is the run entry's command, its words relative to the bundle root (the first one is
-    the program: a bundled file, or `venv/bin/python` for a Python bundle). Compiled bundles list
+    the program: a bundled file, or `venv/bin/python` for a Python bundle); the run entry adds the
+    runner protocol's flags: `--inputs` the bundled `inputs` file, `--outputs` its first argument
+    (default ./outputs.safetensors), `--repeat` its second (default REPEAT). Compiled bundles list
     the `libraries` to copy into lib/ and the `programs` whose RUNPATH is set to find them;
     Python bundles give `requirements` (exact pins) and the `python` the target must provide.
     """
 
     name: str
     entry: tuple[str, ...]
+    inputs: str  # the model's example inputs (inputs.safetensors), as a path in the bundle
     files: tuple[tuple[Path, str], ...] = ()
     texts: tuple[tuple[str, str], ...] = ()
     programs: tuple[str, ...] = ()

@@ -1,5 +1,6 @@
-"""artifacts/ship.json: each form's isolated check (verdict, reason, bundle sizes, the sandboxed
-run's start-up and peak RSS), kept next to results.json. Plain JSON, nothing run: the report and
+"""A model's ship.json (artifacts/<slug>/ship.json, `paths.ship_path`): each form's isolated
+check (verdict, reason, bundle sizes, the sandboxed run's start-up and peak RSS), kept next to
+its results.json. Plain JSON, nothing run: the report and
 the app read it."""
 
 from __future__ import annotations
@@ -9,7 +10,6 @@ from typing import Any
 
 from deploytui import jsonio
 
-NAME = "ship.json"
 VERSION = 1
 
 PASS, FAIL = "✓", "✗"

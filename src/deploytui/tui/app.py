@@ -358,7 +358,7 @@ class DeployApp(App):
         elif rec.status != "ok" or rec.error:
             self.notify(
                 f"{m.form}: {rec.error}",
-                title="Run failed" if rec.status != "ok" else "Logits differ",
+                title="Run failed" if rec.status != "ok" else "Outputs differ",
                 severity="error",
                 timeout=10,
             )

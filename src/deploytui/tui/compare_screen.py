@@ -157,7 +157,7 @@ class CompareScreen(Screen):
         for key, label in COLUMNS:
             table.add_column(label, key=key)
         app = self.app
-        shipped = ship_store.load(paths.artifacts_dir() / ship_store.NAME)
+        shipped = ship_store.load(paths.ship_path())
         for f in forms.FORMS:
             table.add_row(
                 *row_cells(

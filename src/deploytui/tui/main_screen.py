@@ -12,7 +12,7 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
 from textual.widgets import Footer, OptionList, Static
 
-from deploytui import forms
+from deploytui import forms, manifest, paths
 from deploytui.tui import fmt
 from deploytui.tui.widgets.form_list import WIDE_AT, FormList
 
@@ -131,10 +131,9 @@ class MainScreen(Screen):
         s = self.app.session
         tools = s.manifest.get("tools", {})
         t = Text("deploytui", style="bold")
-        t.append(" — A1 MLP 4→8→3")
+        model = paths.model()
+        t.append(" — A1 MLP 4→8→3" if model.text == "a1" else f" — {model.text}")
         t.append(f" · torch {tools.get('torch', '?')}")
-        if tools.get("burn"):
-            t.append(f" · burn {tools['burn']}")
         self.query_one("#header", Static).update(t)
         self.query_one("#forms", FormList).border_subtitle = f"{len(s.runnable())}/{len(forms.FORMS)} built"
 
@@ -186,6 +185,9 @@ class MainScreen(Screen):
         if why:
             t.append("\n○ ", style="grey50")
             t.append(why, style="yellow")
+            _, stage, log, _ = manifest.way(form, s.manifest)
+            if stage:
+                t.append(f"  (stage {stage} failed" + (f"; full log: {log})" if log else ")"), style="yellow")
         rec = s.store.forms.get(key)
         if rec and rec.error:
             t.append(f"\n{fmt.verdict_mark(rec)} last run: {rec.error}", style="red")
@@ -244,12 +246,9 @@ class MainScreen(Screen):
 
             self.query_one("#run-view", RunView).show(key, rec, s.live, why, s.settings)
         elif tab == "diff":
-            ref, err = s.reference()
             from deploytui.tui.widgets.diff_view import DiffView
 
-            self.query_one("#diff-view", DiffView).show(
-                key, rec, ref, err, tolerance=forms.get(key).tolerance, unavailable=why
-            )
+            self.query_one("#diff-view", DiffView).show(key, rec, unavailable=why)
         else:
             from deploytui.tui.widgets.sections_view import SectionsView
 

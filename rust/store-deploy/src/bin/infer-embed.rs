@@ -1,12 +1,12 @@
 //! infer-embed: the .bpk is compiled into the binary with include_bytes! (path chosen at build
-//! time through DEPLOYTUI_BPK, see build.rs; A1's by default) and loaded from memory (sizes from
+//! time through DEPLOYTUI_BPK, see build.rs: the model's own .bpk) and loaded from memory (sizes from
 //! its tensors' shapes, then ModuleRecord::from_bytes).
 //!
 //! `infer-embed --inputs IN.safetensors --outputs OUT.safetensors [--repeat K]`
 
 use burn::prelude::*;
 use runner_io::{ModelArg, protocol_main};
-use store_deploy::{Mlp, fail, forward_data, load_bpk_bytes, quiet_panics, run};
+use store_deploy::{Mlp, forward_data, load_bpk_bytes, quiet_panics};
 
 static WEIGHTS: &[u8] = include_bytes!(env!("DEPLOYTUI_EMBED_BPK"));
 
@@ -21,15 +21,5 @@ fn main() {
     quiet_panics();
     let cli = runner_io::cli(ModelArg::None);
     let device = Device::flex();
-    match cli.protocol {
-        Some(p) => protocol_main(&p, || load(&device), |m, xs| forward_data(m, xs, &device)),
-        None => legacy_main(&device),
-    }
-}
-
-/// LEGACY (delete once the Python side speaks the protocol): the A1 formula input, one
-/// `{"logits":..}` line.
-fn legacy_main(device: &Device) {
-    let model = load(device).unwrap_or_else(|e| fail(e));
-    run(&model, device);
+    protocol_main(&cli.protocol, || load(&device), |m, xs| forward_data(m, xs, &device));
 }

@@ -5,7 +5,7 @@
 
 use burn::prelude::*;
 use runner_io::{ModelArg, protocol_main};
-use store_deploy::{Mlp, fail, forward_data, load_safetensors, quiet_panics, run};
+use store_deploy::{fail, forward_data, load_safetensors, quiet_panics};
 
 fn main() {
     quiet_panics();
@@ -13,14 +13,5 @@ fn main() {
     let path = cli.model.unwrap_or_else(|| fail("no MODEL.SAFETENSORS"));
     let device = Device::flex();
     let load = || load_safetensors(&path, &device);
-    match cli.protocol {
-        Some(p) => protocol_main(&p, load, |m, xs| forward_data(m, xs, &device)),
-        None => legacy_main(load().unwrap_or_else(|e| fail(e)), &device),
-    }
-}
-
-/// LEGACY (delete once the Python side speaks the protocol): the A1 formula input, one
-/// `{"logits":..}` line.
-fn legacy_main(model: Mlp, device: &Device) {
-    run(&model, device);
+    protocol_main(&cli.protocol, load, |m, xs| forward_data(m, xs, &device));
 }

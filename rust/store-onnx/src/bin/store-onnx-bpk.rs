@@ -16,23 +16,8 @@ fn main() {
     let path = cli.model.unwrap_or_else(|| fail("no MODEL.BPK"));
     let device = Device::default();
     // burn-onnx's from_file panics ("Failed to load burnpack file ..."); the hook makes it one line
-    let load = || Ok(Model::from_file(&path, &device));
-    match cli.protocol {
-        Some(protocol) => {
-            runner_io::protocol_main(&protocol, load, |m, xs| run_forward(m, xs, &device))
-        }
-        None => legacy_main(load().unwrap_or_else(|e: String| fail(e)), &device),
-    }
-}
-
-/// LEGACY (delete once the Python side speaks the protocol): no `--inputs`: the A1 formula
-/// input, one `{"logits":..}` line.
-#[cfg(not(feature = "embed"))]
-fn legacy_main(model: store_onnx::model::Model, device: &burn::prelude::Device) {
-    match store_onnx::legacy_logits_line(&model, device) {
-        Ok(line) => println!("{line}"),
-        Err(e) => fail(e),
-    }
+    let load = || Ok::<_, String>(Model::from_file(&path, &device));
+    runner_io::protocol_main(&cli.protocol, load, |m, xs| run_forward(m, xs, &device));
 }
 
 #[cfg(feature = "embed")]

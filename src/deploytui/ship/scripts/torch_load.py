@@ -1,18 +1,25 @@
-"""Load this bundle's PyTorch model and run it once (a standalone script: torch, safetensors).
+"""Load this bundle's PyTorch model and run its forwards (a standalone script: torch,
+safetensors; the runner protocol of protocol.py beside it).
 
-usage: python load.py MODE MODEL_FILE   MODE: eager (model.py's Mlp + safetensors weights), jit
-(TorchScript), export (torch.export .pt2), aoti (AOTInductor .pt2). The input is input.json
-beside this script; prints one JSON line {"logits": [[...]]}.
+usage: python load.py MODE MODEL_FILE --inputs IN --outputs OUT [--repeat K]
+MODE: eager (the model's source in py/, named by py/model.json, + its safetensors weights), jit
+(TorchScript), export (torch.export .pt2), aoti (AOTInductor .pt2).
 """
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
 import sys
 from typing import Any
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "py"))
+
+from protocol import Stages, emit_stages, fail, parse_args, timed_forwards  # type: ignore[import-not-found]  # noqa: E402
+
+MODES = ("eager", "jit", "export", "aoti")
 
 
 def load(mode: str, path: str) -> Any:
@@ -21,42 +28,53 @@ def load(mode: str, path: str) -> Any:
     if mode == "eager":
         from safetensors.torch import load_file
 
-        sys.path.insert(0, HERE)
-        from model import Mlp  # type: ignore[import-not-found]
-
-        model = Mlp().eval()
+        with open(os.path.join(HERE, "py", "model.json")) as f:
+            where = json.load(f)
+        factory = getattr(importlib.import_module(where["module"]), where["factory"])
+        model = factory(**where["kwargs"])[0].eval()
         model.load_state_dict(load_file(path))
         return model
     if mode == "jit":
         return torch.jit.load(path)
     if mode == "export":
         return torch.export.load(path).module()
-    if mode == "aoti":
-        return torch._inductor.aoti_load_package(path)
-    raise SystemExit(f"error: unknown mode {mode!r}")
+    return torch._inductor.aoti_load_package(path)
 
 
-def main(argv: list[str]) -> int:
-    if len(argv) != 2:
-        print("usage: load.py MODE MODEL_FILE", file=sys.stderr)
-        return 2
+def flat(y: Any) -> list[Any]:
+    return [t for item in y for t in flat(item)] if isinstance(y, (list, tuple)) else [y]
+
+
+def main(argv: list[str]) -> None:
+    stages = Stages()
+    usage = f"load.py {{{'|'.join(MODES)}}} MODEL_FILE --inputs IN --outputs OUT [--repeat K]"
+    args = parse_args(argv, usage)
+    if len(args.positional) != 2 or args.positional[0] not in MODES:
+        fail(f"usage: {usage}", 2)
+    mode, path = args.positional
     import torch
+    from safetensors.torch import load_file, save_file
 
     torch.set_num_threads(1)
-    with open(os.path.join(HERE, "input.json")) as f:
-        x = torch.tensor(json.load(f)["input"], dtype=torch.float32)
+    stages.mark("import")
     try:
-        model = load(*argv)
+        inputs = [t.clone() for _, t in sorted((int(k[6:]), t) for k, t in load_file(args.inputs).items())]
     except Exception as e:
-        print(f"error: could not load {argv[1]} ({argv[0]}): {type(e).__name__}: {e}", file=sys.stderr)
-        return 1
-    with torch.inference_mode():
-        y = model(x)
-    if isinstance(y, (list, tuple)):
-        y = y[0]
-    print(json.dumps({"logits": y.tolist()}))
-    return 0
+        fail(f"could not read inputs {args.inputs}: {type(e).__name__}: {e}")
+    try:
+        model = load(mode, path)
+    except Exception as e:
+        fail(f"could not load {path} ({mode}): {type(e).__name__}: {e}")
+    stages.mark("load")
+    try:
+        with torch.inference_mode():
+            y = timed_forwards(lambda: model(*inputs), args.repeat, stages)
+        outputs = {f"output_{i}": t.detach().contiguous() for i, t in enumerate(flat(y))}
+        save_file(outputs, args.outputs)
+    except Exception as e:
+        fail(f"forward failed: {type(e).__name__}: {e}")
+    emit_stages(stages, len(outputs))
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    main(sys.argv[1:])

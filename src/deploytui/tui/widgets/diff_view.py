@@ -1,4 +1,8 @@
-"""The Diff tab: the form's logits beside eager's, element by element, and the verdict."""
+"""The Diff tab: each output of the form's last run against eager's, its worst elements and the
+verdict, recomputed from the stored outputs (`outputs/<form>.safetensors`) and the reference
+(`reference.safetensors`) with tensorfile and numerics.compare_output: what is shown is what is
+judged. No numpy: a million-element output is read as Python floats, and only its worst
+elements are shown."""
 
 from __future__ import annotations
 
@@ -7,8 +11,10 @@ from textual.app import ComposeResult
 from textual.containers import VerticalScroll
 from textual.widgets import DataTable, Static
 
-from deploytui import numerics, units
+from deploytui import numerics, paths
+from deploytui.models import tolerance
 from deploytui.record import RunRecord
+from deploytui.tensorfile import TensorFileError
 
 
 class DiffView(VerticalScroll):
@@ -22,70 +28,51 @@ class DiffView(VerticalScroll):
         yield Static(id="diff-summary")
         yield DataTable(show_cursor=False, zebra_stripes=True, id="diff-table")
 
-    def show(
-        self,
-        form_key: str,
-        rec: RunRecord | None,
-        reference: list | None,
-        ref_error: str = "",
-        tolerance: float = numerics.DEFAULT_TOL,
-        unavailable: str = "",
-    ) -> None:
-        """Compare the stored logits with eager's afresh: what the table shows is what is judged."""
+    def show(self, form_key: str, rec: RunRecord | None, unavailable: str = "") -> None:
         summary = self.query_one("#diff-summary", Static)
         table = self.query_one("#diff-table", DataTable)
         table.clear(columns=True)
         table.display = False
-        got = rec.logits if rec else None
         if rec is None:
             hint = f"it cannot run: {unavailable}" if unavailable else "press r"
             summary.update(Text(f"{form_key} has not been run: nothing to compare yet ({hint})."))
             return
-        if not got:
-            why = rec.error or "the run printed no logits"
+        if not rec.outputs:
+            why = rec.error or "the run wrote no outputs"
             summary.update(Text(f"No comparison for {form_key}: {why}", style="red"))
             return
-        if reference is None:
-            summary.update(Text(f"No comparison for {form_key}: {ref_error}", style="red"))
-            return
+        ref = paths.model()
+        atol, rtol = tolerance(ref)
         try:
-            d = numerics.compare(got, reference, tolerance)
-        except numerics.ShapeError as e:
+            diffs = numerics.compare_files(paths.outputs_path(form_key), paths.reference_path(), atol, rtol)
+        except (numerics.ShapeError, TensorFileError) as e:
             summary.update(Text(f"No comparison for {form_key}: {e}", style="red"))
             return
+        ok = all(d.within_tol for d in diffs)
         t = Text("verdict ", style="bold")
-        if d.within_tol:
-            t.append(f"OK (max|diff| {d.max_abs:.3g} ≤ {d.tol:g})", style="bold green")
-        else:
-            t.append(f"FAIL (max|diff| {d.max_abs:.3g} > {d.tol:g})", style="bold red")
         t.append(
-            f"\nmax |diff| {d.max_abs:.3g}   mean |diff| {d.mean_abs:.3g}   max rel {d.max_rel:.3g}   "
-            f"tolerance {d.tol:g}"
+            f"OK: every output within atol {atol:g} + rtol {rtol:g}·|eager|" if ok else "FAIL",
+            style="bold green" if ok else "bold red",
         )
-        worst = None
-        if d.max_abs == 0:
-            t.append("\nbit-identical to eager: every element equal as f32")
-        else:
-            worst = d.worst_index
+        for d in diffs:
+            t.append(f"\n{d.name} {d.shape} n={d.n}: ", style="bold")
             t.append(
-                f"\nworst element {tuple(worst)}: got {d.worst_got:.9g}, eager {d.worst_want:.9g}   "
-                f"shape {d.shape}  n={d.n}"
+                f"max |diff| {d.max_abs:.3g}   mean |diff| {d.mean_abs:.3g}   max rel {d.max_rel:.3g}   "
+                f"min atol to pass {d.min_atol:.3g}   "
             )
+            if d.within_tol:
+                t.append("OK", style="green")
+            else:
+                t.append(f"FAIL ({d.failing} outside)", style="red")
+            if d.max_abs == 0:
+                t.append("   bit-identical to eager")
         summary.update(t)
         table.display = True
-        table.add_columns("index", "this form", "eager", "|diff|", "")
-        for i, row in enumerate(d.abs_diffs):
-            for j, diff in enumerate(row):
-                mark = "◀ worst" if worst == [i, j] else ""
-                table.add_row(
-                    f"[{i},{j}]",
-                    _f32(got[i][j]),
-                    _f32(reference[i][j]),
-                    f"{diff:.3g}",
-                    Text(mark, style="bold yellow"),
-                )
+        table.add_columns("output", "index", "this form", "eager", "|diff|")
+        for d in diffs:
+            for el in d.worst if d.max_abs else []:
+                table.add_row(d.name, str(el.index), _num(el.got), _num(el.want), f"{el.abs_diff:.3g}")
 
 
-def _f32(v: float) -> str:
-    """As the comparison sees it: rounded to f32, then printed with 9 digits."""
-    return f"{units.f32(float(v)):+.9f}"
+def _num(v: float) -> str:
+    return f"{v:+.9g}" if isinstance(v, float) else str(v)

@@ -17,7 +17,7 @@ from deploytui.tui.widgets.chart import PlotextChart, series
 from deploytui.tui.widgets.gauge import Gauge
 
 LIVE_CHART_EVERY_S = 1.0  # a drawing costs ~15 ms: fast forms finish runs 4 times a second
-STAGE_STYLES = {"import": "blue", "load": "magenta", "forward": "green"}
+STAGE_STYLES = {"import": "blue", "load": "magenta", "first_forward": "green", "steady_forward": "cyan"}
 
 
 class RunView(VerticalScroll):
@@ -103,7 +103,12 @@ class RunView(VerticalScroll):
             )
             bar.update(total=settings.total, progress=0)
         else:
-            state = {"ok": "ok", "failed": "FAILED", "unavailable": "unavailable"}.get(rec.status, "?")
+            state = {
+                "ok": "ok",
+                "failed": "FAILED",
+                "unavailable": "unavailable",
+                "not-applicable": "not applicable",
+            }.get(rec.status, "?")
             walls = rec.wall_s or []
             status.update(
                 Text(
@@ -121,6 +126,8 @@ class RunView(VerticalScroll):
         problem = ""
         if rec and rec.error:
             problem = f"⚠ {rec.error}"
+            if rec.stage:
+                problem += f"\nstage {rec.stage} failed" + (f"; full log: {rec.log}" if rec.log else "")
             tail = rec.stderr_tail or []
             if tail:
                 problem += "\nstderr (last lines):\n" + "\n".join(f"  {ln}" for ln in tail)
@@ -178,7 +185,7 @@ def stage_bar(stages: dict, width: int) -> Text:
     """import / load / forward as one stacked bar, then the numbers."""
     vals = {k: float(v) for k, v in stages.items() if isinstance(v, (int, float))}
     total = sum(vals.values()) or 1.0
-    t = Text("Python stages (median) ", style="bold")
+    t = Text("Stages (median; steady_forward is one forward of a warm process) ", style="bold")
     t.append("\n")
     bar_w = max(width, 10)
     used = 0

@@ -1,0 +1,188 @@
+"""Every form for models other than a1, on real builds: the zoo (convnet, tinylm) and the fixture
+models (two_outputs, int_input, data_dependent).
+
+Each model is built ONCE per session (`built_model`, session-scoped and incremental: a no-op
+when its artifacts are up to date; the probe steps are left out) under the real artifacts root,
+next to a1, then every form runs once (n=1, no warm-up, K=2). What works must match eager
+within the model's tolerance; what cannot must say why, at its stage, in the tool's own words;
+the hand-written burn forms are *not applicable* to models without the Mlp layout.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from deploytui import bench, forms, manifest, paths
+from deploytui.models import parse
+
+HERE = Path(__file__).resolve().parent
+MODELS = {
+    "convnet": "convnet",
+    "tinylm": "tinylm",
+    "two_outputs": str(HERE / "models" / "two_outputs.py") + ":make",
+    "int_input": str(HERE / "models" / "int_input.py") + ":make",
+    "data_dependent": str(HERE / "models" / "data_dependent.py") + ":make",
+}
+GUARD = "GuardOnDataDependentSymNode"
+# (model, form) -> (the stage that fails, words of the tool that stops it)
+FAILS = {
+    ("data_dependent", "torch-export"): ("export", GUARD),
+    ("data_dependent", "aoti-python"): ("export", GUARD),
+    ("data_dependent", "cpp-aoti"): ("export", GUARD),
+    ("data_dependent", "cpp-aoti-lean"): ("export", GUARD),
+    ("data_dependent", "onnxruntime"): ("export", GUARD),  # torch.onnx.export goes through torch.export
+    ("data_dependent", "burn-onnx-file"): ("export", GUARD),
+    ("data_dependent", "burn-onnx-embed"): ("export", GUARD),
+    ("data_dependent", "burn-onnx-bpk"): ("export", GUARD),
+    ("tinylm", "torchscript-trace"): ("export", "TracingCheckError"),
+}
+MLP_ONLY = {f.key for f in forms.FORMS if f.mlp_only}
+
+pytestmark = pytest.mark.slow
+
+_built: dict[str, dict] = {}
+
+
+@pytest.fixture(scope="session")
+def built_model(built_artifacts):
+    """name -> that model's manifest, built once per session (the shared programs come with a1)."""
+    from deploytui.builder import plan, run_build
+    from deploytui.builder.context import BuildContext
+
+    def build(name: str) -> dict:
+        if name not in _built:
+            ctx = BuildContext.default(parse(MODELS[name]))
+            only = [s.name for s in plan(ctx) if not s.name.startswith("probe-")]
+            run_build(ctx, only=only)
+            _built[name] = manifest.load(slug=ctx.slug)
+        return _built[name]
+
+    return build
+
+
+@pytest.mark.parametrize("name", list(MODELS))
+def test_every_form_works_or_says_why_at_its_stage(built_model, name):
+    ref = parse(MODELS[name])
+    m = built_model(name)
+    records = {
+        f.key: bench.bench_form(f, n=1, warmup=0, repeat=2, timeout_s=300, manifest=m, ref=ref)
+        for f in forms.FORMS
+    }
+    matrix = {k: r.stage or ("n/a" if r.status == "not-applicable" else "ok") for k, r in records.items()}
+    for key, rec in records.items():
+        where = (name, key, rec.status, rec.stage, rec.error)
+        if key in MLP_ONLY:
+            assert rec.status == "not-applicable" and rec.error == forms.MLP_ONLY, where
+            assert set(rec.stage_status.values()) == {"not-applicable"}, where
+        elif (name, key) in FAILS:
+            stage, words = FAILS[(name, key)]
+            assert rec.status == "failed" and rec.stage == stage and words in rec.error, where
+            assert rec.stage_status[stage] == "failed" and rec.stage_status["run"] == "skipped", where
+            log = paths.artifacts_dir() / rec.log
+            assert log.is_file() and words in log.read_text(), where  # the full log, one key away
+        else:
+            assert rec.status == "ok" and rec.within_tol is True, (where, matrix)
+            assert rec.stage is None and set(rec.stage_status.values()) == {"ok"}, where
+            assert set(rec.stages_ms) >= {"load", "first_forward", "steady_forward"}, where
+            assert paths.outputs_path(key, ref.slug).is_file()  # the Diff view recomputes from it
+    print(name, json.dumps(matrix))
+
+
+def test_outputs_are_compared_one_by_one_whatever_their_rank_and_dtype(built_model):
+    two = parse(MODELS["two_outputs"])
+    rec = bench.bench_form(
+        forms.get("burn-onnx-embed"), n=1, warmup=0, repeat=0, manifest=built_model("two_outputs"), ref=two
+    )
+    assert rec.status == "ok", rec.error
+    assert [(o.name, o.shape) for o in rec.outputs] == [("output_0", [2, 2]), ("output_1", [2, 3])]
+    assert (rec.outputs[0].atol, rec.outputs[0].rtol) == (1e-5, 1e-5)
+    assert "steady_forward" not in rec.stages_ms  # K=0: no steady forward to take the median of
+    lm = parse(MODELS["tinylm"])
+    rec = bench.bench_form(
+        forms.get("onnxruntime"), n=1, warmup=0, repeat=1, manifest=built_model("tinylm"), ref=lm
+    )
+    assert rec.status == "ok" and rec.outputs[0].shape[:2] == [1, 16], rec.error
+    assert len(rec.outputs[0].worst) == 10 and rec.outputs[0].worst[0].abs_diff == rec.outputs[0].max_abs
+
+
+def test_building_a_model_leaves_the_others_as_they_are(built_model):
+    before = json.loads((paths.artifacts_dir() / "a1" / "manifest.json").read_text())
+    built_model("convnet")
+    from deploytui.builder import run_build
+    from deploytui.builder.context import BuildContext
+
+    events = []
+    run_build(BuildContext.default(parse("a1")), on_event=events.append)
+    ends = [e for e in events if e.kind == "end"]
+    assert ends and all(e.status in ("up-to-date", "unavailable", "skipped") for e in ends), [
+        (e.step, e.status, e.text) for e in ends if e.status not in ("up-to-date",)
+    ]
+    after = json.loads((paths.artifacts_dir() / "a1" / "manifest.json").read_text())
+    assert {k: v.get("fingerprint") for k, v in after["steps"].items()} == {
+        k: v.get("fingerprint") for k, v in before["steps"].items()
+    }
+
+
+def _cli(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "deploytui", *args],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env={**os.environ},
+        cwd=paths.ROOT,
+        check=False,
+    )
+
+
+def test_cli_bench_of_a_model_prints_its_records(built_model):
+    built_model("two_outputs")
+    res = _cli(
+        "bench",
+        "--model",
+        MODELS["two_outputs"],
+        "torch-eager",
+        "burn-file",
+        "-n",
+        "1",
+        "--warmup",
+        "0",
+        "--json",
+    )
+    assert res.returncode == 0, res.stderr
+    doc = json.loads(res.stdout)
+    assert doc["model"].endswith("two_outputs.py:make")
+    eager, burn = doc["forms"]
+    assert eager["status"] == "ok" and [o["name"] for o in eager["outputs"]] == ["output_0", "output_1"]
+    assert burn["status"] == "not-applicable" and "Mlp" in burn["error"]
+    res = _cli("models")
+    assert res.returncode == 0 and "convnet" in res.stdout and "two_outputs.py:make" in res.stdout, res.stdout
+
+
+@pytest.mark.parametrize(
+    "ref", ["broken_import.py:make", "broken_factory.py:raises", "broken_factory.py:bad_dtype"]
+)
+def test_a_broken_model_gives_one_message_before_any_build(ref, tmp_path):
+    model = str(HERE / "models" / ref)
+    slug = parse(model).slug
+    env = {**os.environ, "DEPLOYTUI_ARTIFACTS": str(tmp_path / "art")}
+    for command in ("build", "bench"):
+        res = subprocess.run(
+            [sys.executable, "-m", "deploytui", command, "--model", model],
+            capture_output=True,
+            text=True,
+            timeout=300,
+            env=env,
+            cwd=paths.ROOT,
+            check=False,
+        )
+        assert res.returncode == 2 and res.stdout == "", res.stdout
+        (line,) = res.stderr.strip().splitlines()
+        assert line.startswith("error: ") and "Traceback" not in res.stderr
+    assert not (tmp_path / "art" / slug).exists()  # nothing was built
