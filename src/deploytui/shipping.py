@@ -222,6 +222,7 @@ def check(
     fact: dict[str, Any] = {
         "verdict": store.FAIL,
         "model": ref.text,
+        "bundle": str(root),
         "checked_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
     }
     try:

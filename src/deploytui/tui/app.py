@@ -24,7 +24,19 @@ from textual.binding import Binding
 from textual.screen import Screen
 
 from deploytui import forms
-from deploytui.session import BUILD, EXPORT, INSPECT, RUN, RUNS, WARMUP, Job, ProgressGate, Session, Settings
+from deploytui.session import (
+    BUILD,
+    EXPORT,
+    INSPECT,
+    RUN,
+    RUNS,
+    SHIP,
+    WARMUP,
+    Job,
+    ProgressGate,
+    Session,
+    Settings,
+)
 from deploytui.tui import _start  # first: the start-up clock
 from deploytui.tui import messages as msg
 
@@ -42,6 +54,7 @@ class DeployApp(App):
         Binding("b", "build", "Build", id="build"),
         Binding("c", "compare", "Compare", id="compare"),
         Binding("e", "export", "Export report", id="export"),
+        Binding("s", "ship", "Ship check", id="ship"),
         Binding("escape,x", "cancel", "Cancel run", id="cancel", show=False),
         Binding("question_mark", "help", "Help", key_display="?", id="help"),
         Binding("q", "quit", "Quit", id="quit"),
@@ -150,8 +163,18 @@ class DeployApp(App):
         self.main.show_tab("run")
         self.submit(Job(RUN, tuple(keys)))
 
+    def action_ship(self, key: str | None = None) -> None:
+        """Bundle the highlighted form and run the bundle isolated: a job of the lane, like a run."""
+        key = key or self.main.current
+        if self.status.get(key):
+            self.notify(f"{key} cannot ship: {self.status[key]}", severity="warning")
+            return
+        if self.session.lane.find(RUN, BUILD, SHIP):
+            self.notify(f"The ship check of {key} starts once the job in flight ends", title="Queued")
+        self.submit(Job(SHIP, (key,)))
+
     def action_cancel(self) -> None:
-        job = self.session.lane.find(RUN, BUILD)
+        job = self.session.lane.find(RUN, BUILD, SHIP)
         if job is not None:
             if self.session.lane.cancel(job):  # it had not started: nothing of it to wait for
                 self.notify(f"The {job.kind} waiting is cancelled")
@@ -212,6 +235,11 @@ class DeployApp(App):
         yield SystemCommand(
             "Export report", "Write the Markdown report from stored results (e)", self.action_export
         )
+        yield SystemCommand(
+            "Ship check",
+            "Bundle the highlighted form and run it where only the bundle and /usr exist (s)",
+            self.action_ship,
+        )
         yield SystemCommand("Help", "deploytui's keys, on every screen (?)", self.action_help)
         if screen is self.main:
             from deploytui.tui.main_screen import TAB_KEYS
@@ -243,7 +271,13 @@ class DeployApp(App):
 
     def _job_thread(self, job: Job) -> None:
         """A worker's whole life: the job's body, then JobEnded (always, also on error)."""
-        body = {RUN: self._measure, BUILD: self._build, EXPORT: self._export, INSPECT: self._inspect}
+        body = {
+            RUN: self._measure,
+            BUILD: self._build,
+            EXPORT: self._export,
+            INSPECT: self._inspect,
+            SHIP: self._ship,
+        }
         try:
             result, error = body[job.kind](job), ""
         except Exception as e:  # shown by the app, in one place
@@ -291,6 +325,11 @@ class DeployApp(App):
             self.post_message(msg.BuildLine(e))
 
         return run_build(on_event=on_event, cancel=job.cancel)
+
+    def _ship(self, job: Job) -> dict[str, Any]:
+        from deploytui import shipping
+
+        return shipping.check(forms.get(job.keys[0]), cancel=job.cancel)
 
     def _export(self, job: Job) -> Path:
         from deploytui import report
@@ -395,6 +434,8 @@ class DeployApp(App):
                 or f"Build {'cancelled' if cancelled else 'done'}: {built}/{len(forms.FORMS)} forms built",
                 severity="error" if m.error else "information",
             )
+        elif job.kind == SHIP:
+            self._shipped(job, m.result, m.error)
         elif job.kind == EXPORT:
             if m.error:
                 self._job_failed(job, m.error)
@@ -409,6 +450,32 @@ class DeployApp(App):
         self._launch(nxt)
         if job.kind == INSPECT and job.keys[0] != s.current:
             self.load_sections(s.current)  # the highlight moved on meanwhile
+
+    def _shipped(self, job: Job, fact: dict[str, Any] | None, error: str) -> None:
+        """A ship check ended: its verdict on the form's record (stored), the Artifact tab's
+        bundle section read again."""
+        from deploytui import bench, paths
+
+        key, s = job.keys[0], self.session
+        if error or not fact:
+            self._job_failed(job, error or "no verdict")
+            return
+        rec = s.store.forms.get(key)
+        if rec is not None:
+            rec.isolated = bench.isolated(forms.get(key), paths.model())
+            s.store.put(rec)
+        s.sections.pop(key, None)
+        self.main.refresh_all()
+        size = fact.get("compressed_bytes")
+        from deploytui.units import human
+
+        what = f" — bundle {human(size)} .tar.gz" if size else ""
+        if fact.get("verdict") == "✓":
+            self.notify(f"{key} runs isolated{what}", title="Ship check ✓")
+        else:
+            self.notify(
+                f"{key}: {fact.get('reason')}{what}", title="Ship check ✗", severity="error", timeout=15
+            )
 
     def _job_failed(self, job: Job, error: str) -> None:
         self.notify(f"{job.kind} failed: {error}", title="Error", severity="error", timeout=15)

@@ -14,6 +14,7 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static
 
 from deploytui import forms, paths, units
+from deploytui.manifest import runtime_facts
 from deploytui.record import RunRecord
 from deploytui.ship import store as ship_store
 from deploytui.tui import fmt
@@ -27,6 +28,7 @@ COLUMNS = [
     ("runtime", "Runtime"),
     ("ships", "What ships"),
     ("size", "Ship size"),
+    ("runtime_size", "Runtime size"),
     ("isolated", "Isolated"),
     ("start_min", "Start min"),
     ("start_med", "Start median"),
@@ -69,6 +71,17 @@ def ship_size(form: forms.Form, manifest: dict) -> int | None:
     return total if known else None
 
 
+def runtime_size(form: forms.Form, manifest: dict) -> int | None:
+    """The runtime's size as the build probed it (Python: its distributions; compiled: the
+    non-system libraries a run loads), None when not probed."""
+    try:
+        facts, _why = runtime_facts(form, manifest)
+    except (OSError, ValueError):
+        return None
+    value = (facts or {}).get("runtime_bytes")
+    return value if isinstance(value, int) else None
+
+
 def isolated_cell(fact: dict | None) -> Cell:
     """`deploytui ship FORM --check`'s verdict: ✓ with the bundle's .tar.gz size, or ✗ and why."""
     if not fact:
@@ -88,6 +101,7 @@ def row_cells(
     walls = rec.wall_s if rec and ok else None
     rss = fmt.median(rec.peak_rss_bytes) if rec and ok else None
     size = ship_size(form, manifest)
+    runtime = runtime_size(form, manifest)
     ships = ", ".join(p.name for p in form.ship_paths()) or "–"
     diff = rec.max_abs_diff if rec else None
     if why and not rec:
@@ -104,6 +118,7 @@ def row_cells(
         Cell(form.runtime, forms.RUNTIME_TITLES.get(form.runtime, form.runtime).split(" and ")[0]),
         Cell(ships, ships),
         Cell(size, units.short_size(size), right=True),
+        Cell(runtime, units.short_size(runtime) if runtime is not None else "–", right=True),
         isolated_cell(isolated),
         Cell(fmt.minimum(walls), units.seconds(fmt.minimum(walls)) if walls else "–", right=True),
         Cell(fmt.median(walls), units.seconds(fmt.median(walls)) if walls else "–", right=True),
