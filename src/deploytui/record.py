@@ -199,12 +199,11 @@ class Isolated:
 
     @classmethod
     def from_json(cls, data: object) -> Isolated:
-        """The fields of a ship.json entry (other keys ignored); RecordError names a wrong one."""
-        if not isinstance(data, dict) or not _str(data.get("verdict")):
-            raise RecordError("isolated.verdict", "field 'isolated' is malformed")
-        for f in dataclasses.fields(cls):
-            if not f.metadata["check"](data.get(f.name)) and f.name != "verdict":
-                raise RecordError(f"isolated.{f.name}", "field 'isolated' is malformed")
+        """The fields of a ship.json entry (other keys ignored); RecordError when one is wrong."""
+        if not isinstance(data, dict) or not all(
+            f.metadata["check"](data.get(f.name)) for f in dataclasses.fields(cls)
+        ):
+            raise RecordError("isolated", "field 'isolated' is malformed")
         values: dict[str, Any] = {f.name: data.get(f.name) for f in dataclasses.fields(cls)}
         return cls(**values)
 

@@ -54,7 +54,7 @@ class DeployApp(App):
         Binding("b", "build", "Build", id="build"),
         Binding("c", "compare", "Compare", id="compare"),
         Binding("e", "export", "Export report", id="export"),
-        Binding("s", "ship", "Ship check", id="ship"),
+        Binding("s", "ship", "Ship check", id="ship", show=False),
         Binding("escape,x", "cancel", "Cancel run", id="cancel", show=False),
         Binding("question_mark", "help", "Help", key_display="?", id="help"),
         Binding("q", "quit", "Quit", id="quit"),
