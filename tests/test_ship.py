@@ -348,3 +348,38 @@ def test_bench_records_carry_the_isolated_verdict(tmp_path, monkeypatch):
     back = RunRecord.from_json(json.loads(json.dumps(rec.to_json())))
     assert back.isolated == rec.isolated and back.isolated.reason == fact["reason"]
     assert bench.bench_form(forms.get("burn-embed"), ref=A1).isolated is None
+
+
+def test_the_apps_ship_check_is_a_job_of_the_lane(artifacts_copy, tmp_path, monkeypatch):
+    """s: the highlighted form bundled and checked in a worker; the UI keeps answering; the
+    verdict lands in the model's ship.json and a notification."""
+    import asyncio
+    import time
+
+    from deploytui.session import SHIP
+    from deploytui.tui.app import DeployApp
+    from deploytui.tui.widgets.form_list import FormList
+
+    monkeypatch.setattr(paths, "bundles_dir", lambda slug=None: tmp_path / "bundles" / (slug or "a1"))
+
+    async def go() -> DeployApp:
+        app = DeployApp()
+        async with app.run_test(size=(150, 45), notifications=True) as pilot:
+            await pilot.pause()
+            app.main.query_one("#forms", FormList).select_key("burn-embed")
+            await pilot.pause()
+            await pilot.press("s")
+            assert app.session.lane.find(SHIP) is not None
+            await pilot.press("j")  # the UI answers while the check runs
+            await pilot.pause()
+            assert app.main.current != "burn-embed"
+            t0 = time.monotonic()
+            while app.session.lane.running is not None and time.monotonic() - t0 < 120:
+                await asyncio.sleep(0.1)
+            await pilot.pause()
+            assert any("burn-embed runs isolated" in n.message for n in app._notifications)
+        return app
+
+    asyncio.run(go())
+    fact = store.load(paths.ship_path("a1"))["burn-embed"]
+    assert fact["verdict"] == store.PASS and (tmp_path / "bundles" / "a1" / "burn-embed" / "run").exists()
