@@ -265,21 +265,21 @@ def test_the_sandbox_sees_only_the_bundle_and_usr(checked, bundles_dir):
 def test_python_bundles_do_not_import_deploytui(built_artifacts):
     for key in ("torch-eager", "onnxruntime", "torchscript-script", "torch-export", "aoti-python"):
         spec = shipping.spec(forms.get(key), ref=A1)
-        texts = [t for _, t in spec.texts] + [
-            src.read_text() for src, rel in spec.files if rel.endswith(".py")
-        ]
-        assert texts and not any(
-            "deploytui" in line for t in texts for line in t.splitlines() if "import" in line
-        )
+        texts = dict(spec.texts)
+        assert spec.entry[1] in texts and "py/protocol.py" in texts
+        assert not any("deploytui" in ln for t in texts.values() for ln in t.splitlines() if "import" in ln)
         assert any(r.startswith(("torch==", "onnxruntime==")) for r in spec.requirements)
         assert spec.inputs == "model/inputs.safetensors" and "--model" not in spec.entry
     onnx = shipping.spec(forms.get("onnxruntime"), ref=A1)
+    assert onnx.entry[:2] == ("venv/bin/python", "py/ort_runner.py")  # the runner itself ships
     assert any(r.startswith("safetensors==") for r in onnx.requirements)  # the protocol's files
     eager = shipping.spec(forms.get("torch-eager"), ref=A1)
-    assert {"py/zoo.py", "py/model.py", "py/a1.py", "py/units.py", "py/model.json"} <= {
-        rel for rel, _ in eager.texts
-    }
-    assert json.loads(dict(eager.texts)["py/model.json"]) == {"module": "zoo", "factory": "a1", "kwargs": {}}
+    assert eager.entry[:3] == ("venv/bin/python", "py/torch_bundle.py", "eager")
+    texts = dict(eager.texts)
+    assert {"py/zoo.py", "py/model.py", "py/a1.py", "py/units.py", "py/model.json"} <= set(texts)
+    assert json.loads(texts["py/model.json"]) == {"module": "zoo", "factory": "a1", "kwargs": {}}
+    mlp = dict(shipping._model_source(parse("mlp:depth=3")))  # a zoo factory's arguments come along
+    assert json.loads(mlp["py/model.json"]) == {"module": "zoo", "factory": "mlp", "kwargs": {"depth": 3}}
 
 
 def test_a_form_that_is_not_built_does_not_ship(tmp_path, monkeypatch):

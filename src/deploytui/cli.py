@@ -489,7 +489,7 @@ MODEL_HELP = (
     "the model: a zoo name (a1, mlp:hidden=512,depth=4, convnet, tinylm), "
     "package.module:factory or path/to/file.py:factory (default a1)"
 )
-NEEDS_MODEL = ("build", "bench", "inspect", "report", None)
+NEEDS_MODEL = ("build", "bench", "inspect", "report", "ship", None)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -4,8 +4,9 @@ runs it isolated, judges it with the bench's own evaluate path (numerics.compare
 the model's reference.safetensors) and stores the verdict in artifacts/<slug>/ship.json.
 
 A new form needs nothing here when it is compiled (its program, model files and the non-system
-libraries its probe step found ship, `argv` becomes the run entry); a new Python form needs its
-runner's standalone counterpart in ship/scripts/, named in RUNNER_SCRIPTS.
+libraries its probe step found ship, `argv` becomes the run entry); a new Python runner needs an
+entry in RUNNER_SCRIPTS: itself when it imports no more of deploytui than runners.protocol, else
+a counterpart that does not.
 
 `python -m deploytui.shipping wheelhouse` fills the wheelhouse the Python checks install from
 (the exact pins of every Python runtime the build probed; `make wheelhouse`).
@@ -25,20 +26,19 @@ from deploytui import forms, paths
 from deploytui.manifest import availability, runtime_facts
 from deploytui.manifest import load as load_manifest
 from deploytui.models import ModelRef
-from deploytui.runners import protocol
+from deploytui.runners import protocol  # DEFAULT_REPEAT
 from deploytui.ship import store
 from deploytui.ship.bundler import Bundle, ShipError, bundle, verify
 from deploytui.ship.pysource import plain_modules
 from deploytui.ship.spec import BIN_DIR, MODEL_DIR, VENV, BundleSpec, Library
 
-SCRIPTS = Path(__file__).with_name("ship") / "scripts"
-# each Python runner's standalone counterpart (imports only its runtime and protocol.py, never deploytui)
+# what each Python runner ships as: a module that imports no more of deploytui than
+# runners.protocol (copied beside it as plain modules, `ship.pysource`)
 RUNNER_SCRIPTS = {
-    "deploytui.runners.torch_runner": "torch_load.py",
-    "deploytui.runners.ort_runner": "ort_load.py",
+    "deploytui.runners.torch_runner": "deploytui.runners.torch_bundle",  # no model seam: py/model.json
+    "deploytui.runners.ort_runner": "deploytui.runners.ort_runner",  # itself
 }
-LOAD_SCRIPT = "load.py"
-PY_DIR = "py"  # a Python bundle's modules: protocol.py, the model's source, model.json
+PY_DIR = "py"  # a Python bundle's modules: the runner, protocol.py, the model's source, model.json
 
 
 def store_path(ref: ModelRef | None = None) -> Path:
@@ -115,22 +115,21 @@ def spec(form: forms.Form, manifest: dict[str, Any] | None = None, ref: ModelRef
         )
     runner = form.runner or ""
     if runner not in RUNNER_SCRIPTS:
-        raise ShipError(f"{form.key}: no standalone script for the runner {runner} (shipping.RUNNER_SCRIPTS)")
+        raise ShipError(f"{form.key}: no bundle runner for {runner} (shipping.RUNNER_SCRIPTS)")
     rest = command[command.index(runner) + 1 :]
     if "--model" in rest:  # the bundle names its model in py/model.json
         i = rest.index("--model")
         del rest[i : i + 2]
-    texts = _model_source(ref) if any(i.kind == forms.MODEL_SOURCE for i in form.inspect) else []
+    texts = [(f"{PY_DIR}/{name}", text) for name, text in plain_modules(RUNNER_SCRIPTS[runner]).items()]
+    if any(i.kind == forms.MODEL_SOURCE for i in form.inspect):
+        texts += _model_source(ref)
+    script = f"{PY_DIR}/{RUNNER_SCRIPTS[runner].rsplit('.', 1)[-1]}.py"
     return BundleSpec(
         name=form.key,
-        entry=(f"{VENV}/bin/python", LOAD_SCRIPT, *(word(w) for w in rest)),
+        entry=(f"{VENV}/bin/python", script, *(word(w) for w in rest)),
         inputs=inputs,
-        files=(
-            *files,
-            (SCRIPTS / RUNNER_SCRIPTS[runner], LOAD_SCRIPT),
-            (Path(protocol.__file__), f"{PY_DIR}/protocol.py"),
-        ),
-        texts=tuple(texts),
+        files=files,
+        texts=tuple(sorted(dict(texts).items())),
         requirements=requirements(facts),
         python=f"{sys.version_info.major}.{sys.version_info.minor}",
         note=form.note,
@@ -259,7 +258,7 @@ def check(
         )
     except (ShipError, OSError, KeyError, ValueError) as e:
         fact["reason"] = str(e)
-    if save:
+    if save and not form.applies(ref):  # a form that cannot exist for the model has no verdict
         store.put(store_path(ref), form.key, fact)
     return fact
 

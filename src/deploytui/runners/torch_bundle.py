@@ -1,9 +1,11 @@
-"""Load this bundle's PyTorch model and run its forwards (a standalone script: torch,
-safetensors; the runner protocol of protocol.py beside it).
+"""torch_runner's counterpart in a Python bundle (`deploytui ship`): it ships as py/torch_bundle.py
+beside py/protocol.py, the one module of this project it needs (`ship.pysource` rewrites that
+line), so the bundle runs on torch, safetensors and numpy alone. For eager the model's factory is the one
+py/model.json names, in the source copied beside it.
 
-usage: python load.py MODE MODEL_FILE --inputs IN --outputs OUT [--repeat K]
-MODE: eager (the model's source in py/, named by py/model.json, + its safetensors weights), jit
-(TorchScript), export (torch.export .pt2), aoti (AOTInductor .pt2).
+usage: python torch_bundle.py MODE MODEL_FILE --inputs IN --outputs OUT [--repeat K]
+MODE: eager (py/model.json's factory + the safetensors weights), jit (TorchScript), export
+(torch.export .pt2), aoti (AOTInductor .pt2).
 """
 
 from __future__ import annotations
@@ -14,10 +16,9 @@ import os
 import sys
 from typing import Any
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "py"))
+from deploytui.runners.protocol import Stages, emit_stages, fail, parse_args, timed_forwards
 
-from protocol import Stages, emit_stages, fail, parse_args, timed_forwards  # type: ignore[import-not-found]  # noqa: E402
+HERE = os.path.dirname(os.path.abspath(__file__))  # py/ in a bundle: the model's source is here too
 
 MODES = ("eager", "jit", "export", "aoti")
 
@@ -28,7 +29,7 @@ def load(mode: str, path: str) -> Any:
     if mode == "eager":
         from safetensors.torch import load_file
 
-        with open(os.path.join(HERE, "py", "model.json")) as f:
+        with open(os.path.join(HERE, "model.json")) as f:
             where = json.load(f)
         factory = getattr(importlib.import_module(where["module"]), where["factory"])
         model = factory(**where["kwargs"])[0].eval()
