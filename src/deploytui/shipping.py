@@ -14,6 +14,7 @@ a counterpart that does not.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import shutil
 import sys
@@ -176,23 +177,31 @@ def _sizes(manifest: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _venv(root: Path, manifest: dict[str, Any], fact: dict[str, Any], say: Any) -> None:
-    """Make the bundle's venv inside the sandbox (offline, from the wheelhouse) unless it is there."""
+def venv_dir(requirements: list[str], python: str) -> Path:
+    """The venv a Python bundle's check runs in: one per set of pins and Python, in the cache
+    (the bundles of one runtime share it, as they would on one target)."""
+    key = hashlib.sha256("\n".join([python, *sorted(requirements)]).encode()).hexdigest()[:16]
+    return paths.cache_dir() / "ship" / "venvs" / key
+
+
+def _venv(root: Path, manifest: dict[str, Any], fact: dict[str, Any], say: Any) -> Path:
+    """The bundle's venv, made inside the sandbox (offline, from the wheelhouse) unless made."""
     from deploytui.ship import sandbox
 
-    if not (root / VENV / "bin" / "python").exists():
+    venv = venv_dir(manifest["requirements"], manifest["target_provides"]["python"])
+    if not sandbox.venv_ready(venv):
         say(f"filling the wheelhouse {wheelhouse()} (pip download of the exact pins, once)")
         err = sandbox.fill_wheelhouse(manifest["requirements"], wheelhouse(), _pip_env())
         if err:
             raise ShipError(err)
-        say("making the venv inside the sandbox (pip --no-index from the wheelhouse)")
-        setup = sandbox.setup_venv(root, wheelhouse())
+        say(f"making the venv inside the sandbox (pip --no-index from the wheelhouse) → {venv}")
+        setup = sandbox.setup_venv(root, wheelhouse(), venv)
         fact["setup_s"] = round(setup.wall_s, 1)
         if not setup.ok:
-            shutil.rmtree(root / VENV, ignore_errors=True)
+            shutil.rmtree(venv, ignore_errors=True)
             raise ShipError(setup.error)
-    venv = root / VENV
     fact["venv_bytes"] = sum(p.stat().st_size for p in venv.rglob("*") if p.is_file() and not p.is_symlink())
+    return venv
 
 
 def check(
@@ -231,12 +240,10 @@ def check(
         else:
             manifest = json.loads((root / "manifest.json").read_text())
         fact.update(_sizes(manifest))
-        python = bool(manifest.get("requirements"))
-        if python:
-            _venv(root, manifest, fact, say)
+        venv = _venv(root, manifest, fact, say) if manifest.get("requirements") else None
         say(f"running {form.key} in the sandbox ({warmup} warm-up + {n})")
         m = sandbox.run_checked(
-            root, n=n, warmup=warmup, repeat=repeat, timeout_s=timeout_s, python=python, cancel=cancel
+            root, n=n, warmup=warmup, repeat=repeat, timeout_s=timeout_s, venv=venv, cancel=cancel
         )
         rec = bench.evaluate(form, m, ref, n=n, warmup=warmup, outputs=sandbox.outputs_path(root))
         floor = sandbox.floor(root, n=n, warmup=warmup)

@@ -210,21 +210,9 @@ def bundle(spec: BundleSpec, out_dir: Path, tar: bool = False) -> Bundle:
     """Make the bundle folder `out_dir` (emptied first); with `tar`, also `out_dir`.tar.gz."""
     out_dir = out_dir.resolve()
     pins = "".join(f"{r}\n" for r in spec.requirements)
-    kept = out_dir.with_name(f".{out_dir.name}.venv-kept")
     if out_dir.exists():
-        old_pins = out_dir / "requirements.txt"
-        if (
-            spec.is_python
-            and (out_dir / VENV).is_dir()
-            and old_pins.is_file()
-            and old_pins.read_text() == pins
-        ):
-            shutil.rmtree(kept, ignore_errors=True)
-            os.replace(out_dir / VENV, kept)  # the same pins: the venv made from them stays
         shutil.rmtree(out_dir)
     out_dir.mkdir(parents=True)
-    if kept.is_dir():
-        os.replace(kept, out_dir / VENV)
     for src, rel in spec.files:
         _copy(src, out_dir / rel)
     for rel, text in spec.texts:

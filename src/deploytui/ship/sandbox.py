@@ -5,8 +5,10 @@ cleared environment. The run is measured with the
 project's measuring core, like any other run.
 
 A Python bundle's venv is made inside the sandbox first (`setup` with pip offline from a
-wheelhouse, mounted read-only at /wheels); the target's Python (this interpreter's base
-installation, not the project's venv) is mounted read-only where it lives.
+wheelhouse, mounted read-only at /wheels) into a folder of the cache mounted at /bundle/venv,
+one per set of pins and Python: the bundles of one runtime share it, as they would on a target
+(torch's is 5 GiB). The target's Python (this interpreter's base installation, not the
+project's venv) is mounted read-only where it lives.
 """
 
 from __future__ import annotations
@@ -46,10 +48,11 @@ def sandbox_argv(
     root: Path,
     command: list[str],
     *,
-    writable: bool = False,
     wheelhouse: Path | None = None,
     python: bool = False,
     out: Path | None = None,
+    venv: Path | None = None,
+    venv_writable: bool = False,
 ) -> list[str]:
     # every namespace but the PID one: in a PID namespace bwrap's monitor does not reap the
     # program, so wait4 would report bwrap's own 1.7 MiB as the peak RSS, not the program's
@@ -70,7 +73,9 @@ def sandbox_argv(
         elif p.is_dir():
             argv += ["--ro-bind", str(p), str(p)]
     argv += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"]
-    argv += ["--bind" if writable else "--ro-bind", str(root.resolve()), INSIDE]
+    argv += ["--ro-bind", str(root.resolve()), INSIDE]
+    if venv is not None:  # over the bundle's empty venv/ folder
+        argv += ["--bind" if venv_writable else "--ro-bind", str(venv.resolve()), f"{INSIDE}/{VENV}"]
     if python:
         base = target_python()
         if not str(base).startswith("/usr/"):
@@ -101,13 +106,25 @@ class SetupResult:
     log_tail: list[str]
 
 
-def setup_venv(root: Path, wheelhouse: Path, timeout_s: float = 1800.0) -> SetupResult:
-    """Make the bundle's venv inside the sandbox: `setup /wheels` (pip offline, no cache)."""
+COMPLETE = ".deploytui-complete"  # written into a venv once its setup passed
+
+
+def venv_ready(venv: Path) -> bool:
+    return (venv / COMPLETE).is_file()
+
+
+def setup_venv(root: Path, wheelhouse: Path, venv: Path, timeout_s: float = 1800.0) -> SetupResult:
+    """Make the bundle's venv inside the sandbox, into `venv` (emptied first) mounted at
+    /bundle/venv: `setup /wheels` (pip offline, no cache); the bundle stays read-only."""
+    import shutil
     import time
 
+    shutil.rmtree(venv, ignore_errors=True)
+    venv.mkdir(parents=True)
+    (root / VENV).mkdir(exist_ok=True)
     command = ["/usr/bin/env", f"PYTHON={python_executable()}", "PIP_NO_CACHE_DIR=1"]
     command += ["PIP_CONFIG_FILE=/dev/null", "PIP_DISABLE_PIP_VERSION_CHECK=1", f"{INSIDE}/{SETUP}", WHEELS]
-    argv = sandbox_argv(root, command, writable=True, wheelhouse=wheelhouse, python=True)
+    argv = sandbox_argv(root, command, wheelhouse=wheelhouse, python=True, venv=venv, venv_writable=True)
     t0 = time.monotonic()
     try:
         res = subprocess.run(
@@ -117,6 +134,8 @@ def setup_venv(root: Path, wheelhouse: Path, timeout_s: float = 1800.0) -> Setup
         return SetupResult(False, f"setup timed out after {timeout_s:g} s", time.monotonic() - t0, [])
     tail = (res.stdout + res.stderr).strip().splitlines()[-12:]
     err = "" if res.returncode == 0 else f"setup exit {res.returncode}: {(tail or [''])[-1][:300]}"
+    if not err:
+        (venv / COMPLETE).write_text("\n".join(tail) + "\n")
     return SetupResult(res.returncode == 0, err, time.monotonic() - t0, tail)
 
 
@@ -154,19 +173,21 @@ def run_checked(
     warmup: int = 1,
     repeat: int = REPEAT,
     timeout_s: float = 120.0,
-    python: bool = False,
+    venv: Path | None = None,
     cancel: threading.Event | None = None,
 ) -> Measurement:
     """Measure the bundle's `run` entry inside the sandbox (read-only bundle; its outputs to
     /out, the bundle's check/ folder). It runs even when the bundle no longer matches its
     manifest (`bundler.verify` says how): what fails is shown."""
-    if python and not (root / VENV / "bin" / "python").exists():
+    if venv is not None and not venv_ready(venv):
         raise ShipError("the bundle has no venv yet (run its setup)")
+    if venv is not None:
+        (root / VENV).mkdir(exist_ok=True)
     out = outputs_path(root)
     out.parent.mkdir(exist_ok=True)
     out.unlink(missing_ok=True)
     command = [f"{INSIDE}/{RUN}", f"{OUT}/{OUTPUTS}", str(repeat)]
-    argv = sandbox_argv(root, command, python=python, out=out.parent)
+    argv = sandbox_argv(root, command, python=venv is not None, out=out.parent, venv=venv)
     return measure(
         argv, n=n, warmup=warmup, timeout_s=timeout_s, cwd=root, env={"PATH": "/usr/bin:/bin"}, cancel=cancel
     )
