@@ -78,7 +78,7 @@ def runtime_fields(form: F.Form, manifest: dict[str, Any]) -> dict[str, Any]:
 
 
 def isolated_fields(fact: dict[str, Any] | None) -> dict[str, Any]:
-    """A form's last `deploytui ship --check` (artifacts/ship.json) as report fields."""
+    """A form's last `deploytui ship --check` (artifacts/<model>/ship.json) as report fields."""
     fact = fact or {}
     return {
         "isolated": fact.get("verdict"),
