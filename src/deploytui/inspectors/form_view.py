@@ -134,10 +134,13 @@ def bundle(form: Form) -> Section:
     root = Path(fact.get("bundle") or paths.bundles_dir() / form.key)
     try:
         made = json.loads((root / "manifest.json").read_text())
-    except FileNotFoundError:
-        raise InspectError(
-            f"no bundle yet: `deploytui ship {form.key} --check` (or s in the app) makes and checks one"
-        ) from None
+    except FileNotFoundError:  # not an error: nothing was shipped yet
+        return Section(
+            "Artifact",
+            "Bundle",
+            "text",
+            text=f"no bundle yet: `deploytui ship {form.key} --check` (or s in the app) makes and checks one",
+        )
     except ValueError as e:
         raise InspectError(f"{root / 'manifest.json'} is damaged: {e}") from None
     files = made.get("files") or {}
