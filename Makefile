@@ -11,7 +11,7 @@ STAMP := $(VENV)/.installed
 CARGO_TARGET_DIR ?= $(CACHE)/cargo-target
 export CARGO_TARGET_DIR
 
-.PHONY: run test setup build lint-python test-rust test-python clean
+.PHONY: run test setup build wheelhouse lint-python test-rust test-python clean
 
 setup: $(STAMP)
 
@@ -26,6 +26,11 @@ build: setup
 	@$(VENV)/bin/python -m compileall -q src
 	$(VENV)/bin/deploytui build
 
+# the wheels the Python ship checks install offline inside the sandbox: the exact pins of every
+# Python runtime the build probed, downloaded once into $(CACHE)/wheelhouse (a no-op when there)
+wheelhouse: build
+	$(VENV)/bin/python -m deploytui.shipping wheelhouse
+
 run: build
 	$(VENV)/bin/deploytui
 
@@ -39,7 +44,7 @@ lint-python: setup
 	$(VENV)/bin/lint-imports
 	$(VENV)/bin/mypy
 
-test-python: build
+test-python: build wheelhouse
 	$(VENV)/bin/pytest
 
 test: lint-python test-rust test-python

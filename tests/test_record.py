@@ -14,7 +14,7 @@ from deploytui import bench, jsonio, numerics, paths, tensorfile
 from deploytui.forms import Form
 from deploytui.measure import Measurement, Sample
 from deploytui.models import parse
-from deploytui.record import OutputDiff, RecordError, RunRecord, field_table
+from deploytui.record import Isolated, OutputDiff, RecordError, RunRecord, field_table
 
 # the JSON field names, in order, of results.json and `bench --json`
 RECORD_FIELDS = [
@@ -37,6 +37,7 @@ RECORD_FIELDS = [
     "stage",
     "stage_status",
     "log",
+    "isolated",
     "stderr_tail",
     "n",
     "warmup",
@@ -105,6 +106,16 @@ def records(draw) -> RunRecord:
         stage=draw(st.none() | st.sampled_from(["export", "build", "run", "numerics"])),
         stage_status=draw(st.none() | st.just({"export": "ok", "build": "failed"})),
         log=draw(st.none() | st.just("a1/logs/export-onnx.log")),
+        isolated=draw(
+            st.none()
+            | st.builds(
+                Isolated,
+                verdict=st.sampled_from(["✓", "✗"]),
+                reason=st.none() | text,
+                compressed_bytes=st.none() | st.integers(0, 2**40),
+                startup_median_s=st.none() | samples,
+            )
+        ),
         stderr_tail=draw(st.lists(text, max_size=3)),
         n=n,
         warmup=draw(st.integers(0, 3)),
@@ -198,6 +209,7 @@ MALFORMED = {
     "stage": 2,
     "stage_status": {"export": True},
     "log": ["a1/logs/x.log"],
+    "isolated": {"verdict": "✓", "compressed_bytes": "1 MiB"},
     "stderr_tail": "warning",
     "n": "1",
     "warmup": 1.5,
@@ -281,7 +293,7 @@ def test_not_an_object():
 
 
 def test_every_field_has_a_doc():
-    for cls in (RunRecord, OutputDiff):
+    for cls in (RunRecord, OutputDiff, Isolated):
         for f in dataclasses.fields(cls):
             doc = f.metadata.get("doc", "")
             assert doc.strip() and "|" not in doc.replace("\\|", ""), (cls.__name__, f.name)
@@ -289,10 +301,10 @@ def test_every_field_has_a_doc():
 
 def test_readme_holds_the_field_tables_as_rendered():
     readme = (paths.ROOT / "README.md").read_text()
-    for cls in (RunRecord, OutputDiff):
+    for cls in (RunRecord, OutputDiff, Isolated):
         table = field_table(cls)
         assert "\n" + table + "\n" in readme, "README.md is out of date: paste `python -m deploytui.record`"
-    assert readme.count("| field | meaning |") == 2
+    assert readme.count("| field | meaning |") == 3
 
 
 def test_the_record_module_imports_only_the_standard_library():

@@ -12,6 +12,7 @@ from __future__ import annotations
 import statistics
 import threading
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from deploytui import jsonio, paths
@@ -20,9 +21,10 @@ from deploytui.manifest import NOT_APPLICABLE, STAGES, availability, load, way
 from deploytui.measure import Measurement, Progress, measure
 from deploytui.models import ModelRef, tolerance
 from deploytui.numerics import ShapeError, compare_files
-from deploytui.record import RunRecord
+from deploytui.record import Isolated, RecordError, RunRecord
 from deploytui.runenv import runner_env
 from deploytui.runners.protocol import DEFAULT_REPEAT
+from deploytui.ship import store as ship_store
 from deploytui.tensorfile import TensorFileError
 
 
@@ -78,15 +80,36 @@ def bench_form(
     ref = ref or paths.model()
     manifest = manifest if manifest is not None else load(slug=ref.slug)
     why = availability(form, manifest, ref)
-    if why:
-        return not_run(form, why, manifest, ref)
-    if not paths.reference_path(ref.slug).is_file():
-        return not_run(
-            form,
-            f"no eager reference ({paths.reference_path(ref.slug).name}): run `deploytui build`",
-            manifest,
-            ref,
-        )
+    if not why and not paths.reference_path(ref.slug).is_file():
+        why = f"no eager reference ({paths.reference_path(ref.slug).name}): run `deploytui build`"
+    rec = (
+        not_run(form, why, manifest, ref)
+        if why
+        else _run(form, n, warmup, repeat, timeout_s, on_progress, cancel, ref)
+    )
+    rec.isolated = isolated(form, ref)
+    return rec
+
+
+def isolated(form: Form, ref: ModelRef) -> Isolated | None:
+    """The form's last `deploytui ship --check` for the model, or None (never, or unreadable)."""
+    fact = ship_store.load(paths.ship_path(ref.slug)).get(form.key)
+    try:
+        return Isolated.from_json(fact) if fact else None
+    except RecordError:
+        return None
+
+
+def _run(
+    form: Form,
+    n: int,
+    warmup: int,
+    repeat: int,
+    timeout_s: float,
+    on_progress: Callable[[Progress], None] | None,
+    cancel: threading.Event | None,
+    ref: ModelRef,
+) -> RunRecord:
     out = paths.outputs_path(form.key, ref.slug)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.unlink(missing_ok=True)
@@ -103,8 +126,11 @@ def bench_form(
     return evaluate(form, m, ref, n=n, warmup=warmup)
 
 
-def evaluate(form: Form, m: Measurement, ref: ModelRef, *, n: int, warmup: int) -> RunRecord:
-    """Turn a measurement into a record: numbers, the runner's stages, the per-output diffs."""
+def evaluate(
+    form: Form, m: Measurement, ref: ModelRef, *, n: int, warmup: int, outputs: Path | None = None
+) -> RunRecord:
+    """Turn a measurement into a record: numbers, the runner's stages, the per-output diffs of
+    the outputs file the run wrote (`outputs`, default the model's outputs/<form>.safetensors)."""
     s = m.summary()
     stage_status = {"export": "ok", "build": "ok", "run": "failed", "numerics": "skipped"}
     rec = RunRecord(
@@ -147,7 +173,7 @@ def evaluate(form: Form, m: Measurement, ref: ModelRef, *, n: int, warmup: int) 
         rec.modules_added_torch = line.get("modules_added_torch")
         rec.modules_added_total = line.get("modules_added_total")
     atol, rtol = tolerance(ref)
-    got = paths.outputs_path(form.key, ref.slug)
+    got = outputs or paths.outputs_path(form.key, ref.slug)
     try:
         diffs = compare_files(got, paths.reference_path(ref.slug), atol, rtol)
     except (ShapeError, TensorFileError) as e:

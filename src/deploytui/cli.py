@@ -251,6 +251,87 @@ def cmd_report(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_ship(args: argparse.Namespace) -> int:
+    from deploytui import forms, paths, shipping
+    from deploytui.ship.bundler import ShipError
+    from deploytui.units import human, ms
+
+    form = forms.get(args.form)
+    ref = paths.model()
+    out = args.output.resolve() if args.output else shipping.default_dir(form, ref)
+    if not args.check:
+        try:
+            b = shipping.make(form, out, tar=args.tar, ref=ref)
+        except (ShipError, OSError) as e:
+            print(f"error: {e}", file=sys.stderr)
+            return 1
+        print(_bundle_line(form.key, b.manifest, b.root, b.tarball))
+        return 0
+    if not args.json:
+        print(
+            f"{form.key} ({ref.text}): bundling into {out} and running it isolated "
+            "(bwrap: the bundle, /usr, no network, no home)"
+        )
+    fact = shipping.check(
+        form,
+        out,
+        ref=ref,
+        tar=args.tar,
+        n=args.n,
+        warmup=args.warmup,
+        timeout_s=args.timeout,
+        on_step=None if args.json else (lambda msg: print(f"  {msg}", flush=True)),
+    )
+    if args.json:
+        import json
+
+        print(json.dumps({"form": form.key, "model": ref.text, "isolated": fact}, indent=1))
+    else:
+        size = (
+            f"bundle {human(fact['unpacked_bytes'])} unpacked, {human(fact['compressed_bytes'])} .tar.gz"
+            if "compressed_bytes" in fact
+            else "no bundle"
+        )
+        if fact["verdict"] == "✓":
+            print(
+                f"✓ {form.key} runs isolated — {size}; start-up median {ms(fact['startup_median_s'])}, "
+                f"peak RSS {human(fact['peak_rss_median_bytes'])}, "
+                f"max|diff| vs eager {fact['max_abs_diff']:.3g}"
+            )
+            if fact.get("sandbox_floor_s"):
+                print(f"  (the sandbox itself: /usr/bin/true in it takes {ms(fact['sandbox_floor_s'])})")
+        else:
+            print(f"✗ {form.key} does not run isolated — {size}\n  reason: {fact.get('reason')}")
+        if fact.get("libraries"):
+            print(f"  lib/: {', '.join(fact['libraries'])}")
+        if fact.get("venv_bytes"):
+            print(f"  its venv, made on the target from requirements.txt: {human(fact['venv_bytes'])}")
+        if fact.get("cuda_bytes"):
+            print(
+                f"  of which CUDA's: {human(fact['cuda_bytes'])} unpacked, "
+                f"{human(fact['cuda_compressed_bytes'])} compressed (a CPU-only libtorch needs none of it)"
+            )
+    return 0 if fact["verdict"] == "✓" else 1
+
+
+def _bundle_line(key: str, manifest: dict[str, object], root: Path, tarball: Path | None) -> str:
+    from deploytui.units import human
+
+    files = manifest["files"]
+    assert isinstance(files, dict)
+    line = (
+        f"{key}: {root} — {len(files)} files, {human(float(str(manifest['unpacked_bytes'])))} unpacked, "
+        f"{human(float(str(manifest['compressed_bytes'])))} as .tar.gz"
+    )
+    libs = manifest.get("libraries") or []
+    if libs:
+        assert isinstance(libs, list)
+        line += f"\n  lib/: {', '.join(map(str, libs))}"
+    if tarball:
+        line += f"\n  wrote {tarball}"
+    return line
+
+
 def cmd_models(args: argparse.Namespace) -> int:
     """The zoo and every model already built under artifacts/, with parameter count and inputs
     (described by `deploytui.models.describe` in a subprocess: this process never imports torch)."""
@@ -458,6 +539,20 @@ def build_parser() -> argparse.ArgumentParser:
     model_opt(ins)
     ins.set_defaults(func=cmd_inspect)
 
+    sh = sub.add_parser("ship", help="a self-contained bundle of a form; --check runs it isolated (bwrap)")
+    sh.add_argument("form", choices=list(BY_KEY), metavar="FORM", help=", ".join(BY_KEY))
+    sh.add_argument("-o", "--output", type=Path, help="bundle folder (default bundles/MODEL/FORM)")
+    sh.add_argument("--tar", action="store_true", help="also write FOLDER.tar.gz")
+    sh.add_argument(
+        "--check",
+        action="store_true",
+        help="run the bundle in a sandbox that sees only it and /usr (Python forms: builds its venv "
+        "there from a local wheelhouse first: slow), compare with eager, store the verdict",
+    )
+    counts(sh, 5)
+    model_opt(sh)
+    sh.set_defaults(func=cmd_ship)
+
     rep = sub.add_parser("report", help="write the report from the stored results")
     rep.add_argument(
         "-o", "--output", type=Path, help="file to write (default reports/deploytui-report-DATE.FMT)"
@@ -503,7 +598,7 @@ MODEL_HELP = (
     "the model: a zoo name (a1, mlp:hidden=512,depth=4, convnet, tinylm), "
     "package.module:factory or path/to/file.py:factory (default a1)"
 )
-NEEDS_MODEL = ("build", "bench", "inspect", "report", None)
+NEEDS_MODEL = ("build", "bench", "inspect", "report", "ship", None)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -30,8 +30,10 @@ RUNTIME_TITLES = {
 
 # the installed distributions a Python runtime starts from (its size is their dependency closure)
 RUNTIME_DISTRIBUTIONS: dict[str, tuple[str, ...]] = {
-    PY_TORCH: ("torch", "safetensors"),
-    PY_ORT: ("onnxruntime", "numpy"),
+    # safetensors: the runner protocol's files; its torch half writes them through numpy (a
+    # bundle without numpy fails at save_file: found by the isolated ship check)
+    PY_TORCH: ("torch", "safetensors", "numpy"),
+    PY_ORT: ("onnxruntime", "numpy", "safetensors"),
 }
 # the wheel whose shared libraries a compiled runtime loads (its RECORD changes with them)
 RUNTIME_WHEEL: dict[str, str] = {LIBTORCH: "torch"}

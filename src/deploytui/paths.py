@@ -79,3 +79,13 @@ def inputs_path(slug: str | None = None) -> Path:
 def outputs_path(form_key: str, slug: str | None = None) -> Path:
     """The last run's outputs of a form (the Diff view recomputes from them)."""
     return model_dir(slug) / "outputs" / f"{form_key}.safetensors"
+
+
+def ship_path(slug: str | None = None) -> Path:
+    """Each form's last isolated check of its bundle (`deploytui ship FORM --check`)."""
+    return model_dir(slug) / "ship.json"
+
+
+def bundles_dir(slug: str | None = None) -> Path:
+    """Where `deploytui ship` writes a model's bundles by default (bundles/<slug>/<form>/)."""
+    return ROOT / "bundles" / (slug or model().slug)

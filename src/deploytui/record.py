@@ -157,6 +157,57 @@ class OutputDiff:
         )
 
 
+def _opt(check: Callable[[object], bool]) -> Callable[[object], bool]:
+    return lambda v: v is None or check(v)
+
+
+@dataclass
+class Isolated:
+    """The form's last `deploytui ship FORM --check` for the model (its `ship.json` entry): the
+    bundle run under bubblewrap seeing only itself and the OS's /usr."""
+
+    verdict: str = field(metadata=_doc("`✓` (ran isolated, outputs within tolerance) or `✗`", _str))
+    reason: str | None = field(
+        metadata=_doc("why not: the loader's or the program's own line (`null` or empty when ✓)", _opt(_str)),
+        default=None,
+    )
+    unpacked_bytes: int | None = field(
+        metadata=_doc("the bundle folder's size, bytes (`null` when no bundle was made)", _opt(_int)),
+        default=None,
+    )
+    compressed_bytes: int | None = field(
+        metadata=_doc("the bundle as `.tar.gz` (gzip -6), bytes: what ships", _opt(_int)), default=None
+    )
+    venv_bytes: int | None = field(
+        metadata=_doc("Python forms: the venv its `setup` made on the target, bytes", _opt(_int)),
+        default=None,
+    )
+    startup_median_s: float | None = field(
+        metadata=_doc("median wall time of the isolated runs, spawn to exit, seconds (when ✓)", _opt(_num)),
+        default=None,
+    )
+    peak_rss_median_bytes: int | None = field(
+        metadata=_doc("median peak RSS of the isolated runs, bytes (when ✓)", _opt(_num)), default=None
+    )
+    max_abs_diff: float | None = field(
+        metadata=_doc("the isolated run's largest absolute difference from eager", _opt(_float)),
+        default=None,
+    )
+    checked_at: str | None = field(
+        metadata=_doc("when it was checked (as `measured_at`)", _opt(_str)), default=None
+    )
+
+    @classmethod
+    def from_json(cls, data: object) -> Isolated:
+        """The fields of a ship.json entry (other keys ignored); RecordError when one is wrong."""
+        if not isinstance(data, dict) or not all(
+            f.metadata["check"](data.get(f.name)) for f in dataclasses.fields(cls)
+        ):
+            raise RecordError("isolated", "field 'isolated' is malformed")
+        values: dict[str, Any] = {f.name: data.get(f.name) for f in dataclasses.fields(cls)}
+        return cls(**values)
+
+
 def _samples(v: object) -> bool:
     return isinstance(v, list) and all(_num(x) and x >= 0 for x in v)
 
@@ -266,6 +317,13 @@ class RunRecord:
         ),
         default=None,
     )
+    isolated: Isolated | None = field(
+        metadata=_doc(
+            "the form's last isolated check (`deploytui ship FORM --check`, below); `null` if never",
+            lambda v: isinstance(v, dict),  # and Isolated.from_json checks it
+        ),
+        default=None,
+    )
     stderr_tail: list[str] = field(
         metadata=_doc("last lines of the last run's stderr", _strs), default_factory=list
     )
@@ -309,6 +367,8 @@ class RunRecord:
             values[f.name] = v
         if "outputs" in values:
             values["outputs"] = [OutputDiff.from_json(o) for o in values["outputs"]]
+        if "isolated" in values:
+            values["isolated"] = Isolated.from_json(values["isolated"])
         walls = values["wall_s"]
         n = data.get("n", len(walls))
         if values["status"] == "ok" and (not walls or len(walls) != n):
@@ -326,4 +386,4 @@ def field_table(cls: type = RunRecord) -> str:
 
 
 if __name__ == "__main__":  # python -m deploytui.record: the tables for README.md
-    print(field_table(RunRecord), field_table(OutputDiff), sep="\n\n")
+    print(field_table(RunRecord), field_table(OutputDiff), field_table(Isolated), sep="\n\n")

@@ -21,6 +21,7 @@ from deploytui import forms as F
 from deploytui import machine, paths
 from deploytui.manifest import runtime_facts
 from deploytui.results import Store
+from deploytui.ship import store as ship_store
 from deploytui.units import human, ms
 
 FORMATS = ("md", "json", "csv")
@@ -76,9 +77,25 @@ def runtime_fields(form: F.Form, manifest: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def isolated_fields(fact: dict[str, Any] | None) -> dict[str, Any]:
+    """A form's last `deploytui ship --check` (artifacts/<model>/ship.json) as report fields."""
+    fact = fact or {}
+    return {
+        "isolated": fact.get("verdict"),
+        "isolated_reason": scrub(str(fact.get("reason") or "")),
+        "bundle_bytes": fact.get("unpacked_bytes"),
+        "bundle_compressed_bytes": fact.get("compressed_bytes"),
+        "bundle_venv_bytes": fact.get("venv_bytes"),
+        "isolated_start_median_s": fact.get("startup_median_s"),
+        "isolated_peak_rss_bytes": fact.get("peak_rss_median_bytes"),
+        "isolated_checked_at": fact.get("checked_at"),
+    }
+
+
 def rows(store: Store, manifest: dict[str, Any]) -> list[dict[str, Any]]:
     """One flat row per form that has a result, in registry order."""
     out = []
+    shipped = ship_store.load(paths.ship_path())
     for form in F.FORMS:
         rec = store.forms.get(form.key)
         if rec is None:
@@ -109,6 +126,7 @@ def rows(store: Store, manifest: dict[str, Any]) -> list[dict[str, Any]]:
                 "ship_bytes": ship_bytes(form),
                 "runtime": F.RUNTIME_TITLES[form.runtime],
                 **runtime_fields(form, manifest),
+                **isolated_fields(shipped.get(form.key)),
                 "max_abs_diff": rec.max_abs_diff,
                 "max_rel_diff": max((d.max_rel for d in rec.outputs), default=None) if rec.outputs else None,
                 "worst": _worst(rec),
@@ -167,11 +185,22 @@ def markdown(store: Store, manifest: dict[str, Any]) -> str:
         f"Method: {METHOD}",
         "## What ships",
         _md_table(
-            ["form", "ships", "bytes", "runtime", "runtime size", "probed"],
+            [
+                "form",
+                "ships",
+                "bundle (.tar.gz)",
+                "runs isolated",
+                "files + program",
+                "runtime",
+                "runtime size",
+                "probed",
+            ],
             [
                 [
                     r["form"],
                     r["ships"],
+                    _bundle(r),
+                    _isolated(r),
                     str(r["ship_bytes"] or "–"),
                     r["runtime"],
                     human(r["runtime_bytes"]) if r["runtime_bytes"] is not None else r["runtime_note"],
@@ -180,8 +209,14 @@ def markdown(store: Store, manifest: dict[str, Any]) -> str:
                 for r in rs
             ],
         ),
-        "Runtime sizes are what `deploytui build` probed: for a Python form the installed size of its "
-        "runtime's distributions, for a compiled one the non-system libraries one run loaded.",
+        "The bundle is what ships: what `deploytui ship FORM` writes (model files, inputs, program and "
+        "every non-system library a run loads; for a Python form its script, the model's source where "
+        "it needs it and the exact pins, the venv made on the target), as .tar.gz; runs isolated is "
+        "`deploytui ship FORM --check`: the bundle run under bubblewrap seeing only itself and the OS's "
+        "/usr, no network, no home, compared with eager (– when not checked). Files + program count the "
+        "model files and the program alone; runtime sizes are what `deploytui build` probed: for a "
+        "Python form the installed size of its runtime's distributions, for a compiled one the "
+        "non-system libraries one run loaded.",
         "## Start-up (spawn to exit)",
         _md_table(
             ["form", "n", "min", "median", "max", "mean ± σ"],
@@ -296,6 +331,22 @@ def scale_section() -> list[str]:
         chart = plot.plain(scale_text.chart(points, keys, measure, title)(100, 24))
         parts.append(f"```\n{chart}\n{scale_text.legend(points, keys, measure)}\n```")
     return parts
+
+
+def _bundle(r: dict[str, Any]) -> str:
+    if r["bundle_compressed_bytes"] is None:
+        return "–"
+    venv = f" + venv {human(r['bundle_venv_bytes'])} made on the target" if r["bundle_venv_bytes"] else ""
+    return human(r["bundle_compressed_bytes"]) + venv
+
+
+def _isolated(r: dict[str, Any]) -> str:
+    if not r["isolated"]:
+        return "–"
+    if r["isolated"] == ship_store.PASS:
+        start, rss = r["isolated_start_median_s"], r["isolated_peak_rss_bytes"]
+        return f"✓ ({ms(start)}, {human(rss)})" if start is not None and rss is not None else "✓"
+    return f"✗ {r['isolated_reason']}"
 
 
 def _stage_ms(stages: dict[str, Any], key: str) -> str:

@@ -30,7 +30,7 @@ WARMUP = 1
 LIVE_EVERY_S = 0.1  # live RSS/elapsed readings posted at most this often (10 a second is smooth)
 SAMPLES_EVERY_S = 0.25  # finished runs too: redrawing after each 2 ms run slowed the runs ~50 %
 
-RUN, BUILD, EXPORT, INSPECT, SWEEP = "run", "build", "export", "inspect", "sweep"
+RUN, BUILD, EXPORT, INSPECT, SWEEP, SHIP = "run", "build", "export", "inspect", "sweep", "ship"
 
 
 @dataclass(frozen=True)
@@ -107,7 +107,7 @@ class ProgressGate:
 
 @dataclass(eq=False)
 class Job:
-    kind: str  # RUN | BUILD | EXPORT | INSPECT | SWEEP
+    kind: str  # RUN | BUILD | EXPORT | INSPECT | SWEEP | SHIP (bundle a form, check it isolated)
     keys: tuple[str, ...] = ()  # the forms to run, or the one to inspect (set when it starts)
     cancel: threading.Event = field(default_factory=threading.Event)
 

@@ -23,6 +23,7 @@ from deploytui.forms import Form, Inspect
 from deploytui.hashing import sha256_file
 from deploytui.inspectors import InspectError, archive, onnx_graph, safetensors_header
 from deploytui.manifest import runtime_facts
+from deploytui.ship import store as ship_store
 from deploytui.units import human
 
 TABS = ("Artifact", "Code", "Graph", "Symbols")
@@ -124,6 +125,39 @@ def runtime(form: Form, manifest: dict[str, Any]) -> Section:
         columns=["library loaded while running", "size", "kind"],
         rows=rows,
     )
+
+
+def bundle(form: Form) -> Section:
+    """The form's bundle (`deploytui ship FORM`): its manifest's files with their sizes, and the
+    last isolated check's verdict (ship.json). Reads files; runs nothing."""
+    fact = ship_store.load(paths.ship_path()).get(form.key, {})
+    root = Path(fact.get("bundle") or paths.bundles_dir() / form.key)
+    try:
+        made = json.loads((root / "manifest.json").read_text())
+    except FileNotFoundError:  # not an error: nothing was shipped yet
+        return Section(
+            "Artifact",
+            "Bundle",
+            "text",
+            text=f"no bundle yet: `deploytui ship {form.key} --check` (or s in the app) makes and checks one",
+        )
+    except ValueError as e:
+        raise InspectError(f"{root / 'manifest.json'} is damaged: {e}") from None
+    files = made.get("files") or {}
+    rows = [[rel, human(r.get("bytes") or 0), human(r.get("gz_bytes") or 0)] for rel, r in files.items()]
+    verdict = fact.get("verdict")
+    checked = (
+        "not checked"
+        if not verdict
+        else f"runs isolated {verdict}"
+        + (f": {fact.get('reason')}" if fact.get("reason") else "")
+        + f" ({_when(fact.get('checked_at'))})"
+    )
+    title = (
+        f"Bundle {root.name}/: {len(files)} files, {human(made.get('unpacked_bytes') or 0)}, "
+        f"{human(made.get('compressed_bytes') or 0)} as .tar.gz — {checked}"
+    )
+    return Section("Artifact", title, "table", columns=["file", "size", "gzip -6"], rows=rows)
 
 
 def _when(stamp: object) -> str:
@@ -383,6 +417,7 @@ def sections(form: Form, manifest: dict[str, Any]) -> list[Section]:
     found["Artifact"] += [
         _guard("Artifact", "What ships", "table", lambda: ships(form, manifest)),
         _guard("Artifact", "Runtime", "table", lambda: runtime(form, manifest)),
+        _guard("Artifact", "Bundle", "table", lambda: bundle(form)),
     ]
     for i in form.inspect:
         tab, kind, title, build = BUILDERS[i.kind]

@@ -29,10 +29,6 @@ def load(mode: str, path: str, model_ref: str | None = None) -> Any:
         model = load_model(parse(model_ref)).module
         model.load_state_dict(load_file(path))
         return model
-    if mode == "jit":
-        return torch.jit.load(path)
-    if mode == "export":
-        return torch.export.load(path).module()
     if mode == "aoti-lean":
         # The package's .so does not link libtorch: its aoti_torch_* symbols must already be
         # global in the process, and Python loads torch's libraries without RTLD_GLOBAL.
@@ -42,7 +38,10 @@ def load(mode: str, path: str, model_ref: str | None = None) -> Any:
         ctypes.CDLL(
             os.path.join(os.path.dirname(torch.__file__), "lib", "libtorch_cpu.so"), mode=ctypes.RTLD_GLOBAL
         )
-    return torch._inductor.aoti_load_package(path)
+        mode = "aoti"
+    from deploytui.runners.torch_bundle import load as load_archive  # jit, export, aoti: one place
+
+    return load_archive(mode, path)
 
 
 def run_protocol(argv: list[str], stages: Stages) -> None:

@@ -30,6 +30,7 @@ from deploytui.session import (
     INSPECT,
     RUN,
     RUNS,
+    SHIP,
     SWEEP,
     WARMUP,
     Job,
@@ -55,6 +56,7 @@ class DeployApp(App):
         Binding("c", "compare", "Compare", id="compare"),
         Binding("s", "scale", "Scale", id="scale"),
         Binding("e", "export", "Export report", id="export"),
+        Binding("i", "ship", "Ship check", id="ship", show=False),
         Binding("escape,x", "cancel", "Cancel run", id="cancel", show=False),
         Binding("question_mark", "help", "Help", key_display="?", id="help"),
         Binding("q", "quit", "Quit", id="quit"),
@@ -163,8 +165,18 @@ class DeployApp(App):
         self.main.show_tab("run")
         self.submit(Job(RUN, tuple(keys)))
 
+    def action_ship(self, key: str | None = None) -> None:
+        """Bundle the highlighted form and run the bundle isolated: a job of the lane, like a run."""
+        key = key or self.main.current
+        if self.status.get(key):
+            self.notify(f"{key} cannot ship: {self.status[key]}", severity="warning")
+            return
+        if self.session.lane.find(RUN, BUILD, SHIP):
+            self.notify(f"The ship check of {key} starts once the job in flight ends", title="Queued")
+        self.submit(Job(SHIP, (key,)))
+
     def action_cancel(self) -> None:
-        job = self.session.lane.find(RUN, BUILD, SWEEP)
+        job = self.session.lane.find(RUN, BUILD, SWEEP, SHIP)
         if job is not None:
             if self.session.lane.cancel(job):  # it had not started: nothing of it to wait for
                 self.notify(f"The {job.kind} waiting is cancelled")
@@ -242,6 +254,11 @@ class DeployApp(App):
         yield SystemCommand(
             "Export report", "Write the Markdown report from stored results (e)", self.action_export
         )
+        yield SystemCommand(
+            "Ship check",
+            "Bundle the highlighted form and run it where only the bundle and /usr exist (s)",
+            self.action_ship,
+        )
         yield SystemCommand("Help", "deploytui's keys, on every screen (?)", self.action_help)
         if screen is self.main:
             from deploytui.tui.main_screen import TAB_KEYS
@@ -279,6 +296,7 @@ class DeployApp(App):
             EXPORT: self._export,
             INSPECT: self._inspect,
             SWEEP: self._sweep,
+            SHIP: self._ship,
         }
         try:
             result, error = body[job.kind](job), ""
@@ -337,6 +355,11 @@ class DeployApp(App):
         refs = [sweep.shape_for(t) for t in sweep.default_targets()]
         store = sweep.run_sweep(refs, on_event=on_event, cancel=job.cancel)
         return len(store.points)
+
+    def _ship(self, job: Job) -> dict[str, Any]:
+        from deploytui import shipping
+
+        return shipping.check(forms.get(job.keys[0]), cancel=job.cancel)
 
     def _export(self, job: Job) -> Path:
         from deploytui import report
@@ -461,6 +484,8 @@ class DeployApp(App):
                 scale.finished(cancelled, m.error)
             if m.error:
                 self._job_failed(job, m.error)
+        elif job.kind == SHIP:
+            self._shipped(job, m.result, m.error)
         elif job.kind == EXPORT:
             if m.error:
                 self._job_failed(job, m.error)
@@ -475,6 +500,32 @@ class DeployApp(App):
         self._launch(nxt)
         if job.kind == INSPECT and job.keys[0] != s.current:
             self.load_sections(s.current)  # the highlight moved on meanwhile
+
+    def _shipped(self, job: Job, fact: dict[str, Any] | None, error: str) -> None:
+        """A ship check ended: its verdict on the form's record (stored), the Artifact tab's
+        bundle section read again."""
+        from deploytui import bench, paths
+
+        key, s = job.keys[0], self.session
+        if error or not fact:
+            self._job_failed(job, error or "no verdict")
+            return
+        rec = s.store.forms.get(key)
+        if rec is not None:
+            rec.isolated = bench.isolated(forms.get(key), paths.model())
+            s.store.put(rec)
+        s.sections.pop(key, None)
+        self.main.refresh_all()
+        size = fact.get("compressed_bytes")
+        from deploytui.units import human
+
+        what = f" — bundle {human(size)} .tar.gz" if size else ""
+        if fact.get("verdict") == "✓":
+            self.notify(f"{key} runs isolated{what}", title="Ship check ✓")
+        else:
+            self.notify(
+                f"{key}: {fact.get('reason')}{what}", title="Ship check ✗", severity="error", timeout=15
+            )
 
     def _job_failed(self, job: Job, error: str) -> None:
         self.notify(f"{job.kind} failed: {error}", title="Error", severity="error", timeout=15)

@@ -13,8 +13,10 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static
 
-from deploytui import forms, units
+from deploytui import forms, paths, units
+from deploytui.manifest import runtime_facts
 from deploytui.record import RunRecord
+from deploytui.ship import store as ship_store
 from deploytui.tui import fmt
 from deploytui.tui.widgets.chart import PlotextChart, bars
 
@@ -26,6 +28,8 @@ COLUMNS = [
     ("runtime", "Runtime"),
     ("ships", "What ships"),
     ("size", "Ship size"),
+    ("runtime_size", "Runtime size"),
+    ("isolated", "Isolated"),
     ("start_min", "Start min"),
     ("start_med", "Start median"),
     ("rss", "Peak RSS"),
@@ -67,11 +71,37 @@ def ship_size(form: forms.Form, manifest: dict) -> int | None:
     return total if known else None
 
 
-def row_cells(form: forms.Form, why: str, rec: RunRecord | None, manifest: dict) -> list[Cell]:
+def runtime_size(form: forms.Form, manifest: dict) -> int | None:
+    """The runtime's size as the build probed it (Python: its distributions; compiled: the
+    non-system libraries a run loads), None when not probed."""
+    try:
+        facts, _why = runtime_facts(form, manifest)
+    except (OSError, ValueError):
+        return None
+    value = (facts or {}).get("runtime_bytes")
+    return value if isinstance(value, int) else None
+
+
+def isolated_cell(fact: dict | None) -> Cell:
+    """`deploytui ship FORM --check`'s verdict: ✓ with the bundle's .tar.gz size, or ✗ and why."""
+    if not fact:
+        return Cell(None, "–", "grey50")
+    size = units.short_size(fact.get("compressed_bytes")) if fact.get("compressed_bytes") else ""
+    if fact.get("verdict") == "✓":
+        return Cell(0, f"✓ {size}".strip(), "green")
+    why = str(fact.get("reason") or "")
+    why = why.split(": ", 1)[1] if why.startswith("exit ") and ": " in why else why
+    return Cell(1, f"✗ {why[:38] + '…' if len(why) > 39 else why}", "red")
+
+
+def row_cells(
+    form: forms.Form, why: str, rec: RunRecord | None, manifest: dict, isolated: dict | None = None
+) -> list[Cell]:
     ok = fmt.ok_runs(rec)
     walls = rec.wall_s if rec and ok else None
     rss = fmt.median(rec.peak_rss_bytes) if rec and ok else None
     size = ship_size(form, manifest)
+    runtime = runtime_size(form, manifest)
     ships = ", ".join(p.name for p in form.ship_paths()) or "–"
     diff = rec.max_abs_diff if rec else None
     if why and not rec:
@@ -88,6 +118,8 @@ def row_cells(form: forms.Form, why: str, rec: RunRecord | None, manifest: dict)
         Cell(form.runtime, forms.RUNTIME_TITLES.get(form.runtime, form.runtime).split(" and ")[0]),
         Cell(ships, ships),
         Cell(size, units.short_size(size), right=True),
+        Cell(runtime, units.short_size(runtime) if runtime is not None else "–", right=True),
+        isolated_cell(isolated),
         Cell(fmt.minimum(walls), units.seconds(fmt.minimum(walls)) if walls else "–", right=True),
         Cell(fmt.median(walls), units.seconds(fmt.median(walls)) if walls else "–", right=True),
         Cell(rss, units.short_size(rss) if rss else "–", right=True),
@@ -140,6 +172,7 @@ class CompareScreen(Screen):
         for key, label in COLUMNS:
             table.add_column(label, key=key)
         app = self.app
+        shipped = ship_store.load(paths.ship_path())
         for f in forms.FORMS:
             table.add_row(
                 *row_cells(
@@ -147,6 +180,7 @@ class CompareScreen(Screen):
                     app.session.status.get(f.key, ""),
                     app.session.store.forms.get(f.key),
                     app.session.manifest,
+                    shipped.get(f.key),
                 ),
                 key=f.key,
             )

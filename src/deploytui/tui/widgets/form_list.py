@@ -45,6 +45,9 @@ def row(
         t.append(f"{fmt.short_reason(why):>14}", style="grey50 italic")
     else:
         t.append(f"{'not run':>14}", style="grey50")
+    if not compact and rec and rec.isolated:
+        iso = rec.isolated.verdict
+        t.append(f"  {iso}", style="green" if iso == fmt.CHECK else "red")
     return t
 
 
@@ -66,10 +69,12 @@ class FormList(OptionList):
         current = self.highlighted_key
         self.clear_options()
         options: list[Option] = []
+        shipped = any(r.isolated for r in results.values())  # the bundle's isolated check, when made
         for family in forms.FAMILIES:
             header = Text(family, style="bold")
             if not self.compact:
                 header.append(f"{'start':>{KEY_W + 10 - len(family)}} {'RSS':>6}", style="dim")
+                header.append(" iso" if shipped else "", style="dim")
             options.append(Option(header, id=f"family:{family}", disabled=True))
             for f in forms.FORMS:
                 if f.family == family:

@@ -1,0 +1,81 @@
+"""torch_runner's counterpart in a Python bundle (`deploytui ship`): it ships as py/torch_bundle.py
+beside py/protocol.py, the one module of this project it needs (`ship.pysource` rewrites that
+line), so the bundle runs on torch, safetensors and numpy alone. For eager the model's factory is the one
+py/model.json names, in the source copied beside it.
+
+usage: python torch_bundle.py MODE MODEL_FILE --inputs IN --outputs OUT [--repeat K]
+MODE: eager (py/model.json's factory + the safetensors weights), jit (TorchScript), export
+(torch.export .pt2), aoti (AOTInductor .pt2).
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import os
+import sys
+from typing import Any
+
+from deploytui.runners.protocol import Stages, emit_stages, fail, parse_args, timed_forwards
+
+HERE = os.path.dirname(os.path.abspath(__file__))  # py/ in a bundle: the model's source is here too
+
+MODES = ("eager", "jit", "export", "aoti")
+
+
+def load(mode: str, path: str) -> Any:
+    import torch
+
+    if mode == "eager":
+        from safetensors.torch import load_file
+
+        with open(os.path.join(HERE, "model.json")) as f:
+            where = json.load(f)
+        factory = getattr(importlib.import_module(where["module"]), where["factory"])
+        model = factory(**where["kwargs"])[0].eval()
+        model.load_state_dict(load_file(path))
+        return model
+    if mode == "jit":
+        return torch.jit.load(path)
+    if mode == "export":
+        return torch.export.load(path).module()
+    return torch._inductor.aoti_load_package(path)
+
+
+def flat(y: Any) -> list[Any]:
+    return [t for item in y for t in flat(item)] if isinstance(y, (list, tuple)) else [y]
+
+
+def main(argv: list[str]) -> None:
+    stages = Stages()
+    usage = f"load.py {{{'|'.join(MODES)}}} MODEL_FILE --inputs IN --outputs OUT [--repeat K]"
+    args = parse_args(argv, usage)
+    if len(args.positional) != 2 or args.positional[0] not in MODES:
+        fail(f"usage: {usage}", 2)
+    mode, path = args.positional
+    import torch
+    from safetensors.torch import load_file, save_file
+
+    torch.set_num_threads(1)
+    stages.mark("import")
+    try:
+        inputs = [t.clone() for _, t in sorted((int(k[6:]), t) for k, t in load_file(args.inputs).items())]
+    except Exception as e:
+        fail(f"could not read inputs {args.inputs}: {type(e).__name__}: {e}")
+    try:
+        model = load(mode, path)
+    except Exception as e:
+        fail(f"could not load {path} ({mode}): {type(e).__name__}: {e}")
+    stages.mark("load")
+    try:
+        with torch.inference_mode():
+            y = timed_forwards(lambda: model(*inputs), args.repeat, stages)
+        outputs = {f"output_{i}": t.detach().contiguous() for i, t in enumerate(flat(y))}
+        save_file(outputs, args.outputs)
+    except Exception as e:
+        fail(f"forward failed: {type(e).__name__}: {e}")
+    emit_stages(stages, len(outputs))
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

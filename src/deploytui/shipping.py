@@ -1,0 +1,312 @@
+"""The glue between the form registry and the generic bundle machinery (`deploytui.ship`):
+`spec(form, ref)` says what a form ships for a model as plain data; `check(form, ref)` bundles it,
+runs it isolated, judges it with the bench's own evaluate path (numerics.compare_files against
+the model's reference.safetensors) and stores the verdict in artifacts/<slug>/ship.json.
+
+A new form needs nothing here when it is compiled (its program, model files and the non-system
+libraries its probe step found ship, `argv` becomes the run entry); a new Python runner needs an
+entry in RUNNER_SCRIPTS: itself when it imports no more of deploytui than runners.protocol, else
+a counterpart that does not.
+
+`python -m deploytui.shipping wheelhouse` fills the wheelhouse the Python checks install from
+(the exact pins of every Python runtime the build probed; `make wheelhouse`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from deploytui import forms, paths
+from deploytui.manifest import availability, runtime_facts
+from deploytui.manifest import load as load_manifest
+from deploytui.models import ModelRef
+from deploytui.runners import protocol  # DEFAULT_REPEAT
+from deploytui.ship import store
+from deploytui.ship.bundler import Bundle, ShipError, bundle, verify
+from deploytui.ship.pysource import plain_modules
+from deploytui.ship.spec import BIN_DIR, MODEL_DIR, VENV, BundleSpec, Library
+
+# what each Python runner ships as: a module that imports no more of deploytui than
+# runners.protocol (copied beside it as plain modules, `ship.pysource`)
+RUNNER_SCRIPTS = {
+    "deploytui.runners.torch_runner": "deploytui.runners.torch_bundle",  # no model seam: py/model.json
+    "deploytui.runners.ort_runner": "deploytui.runners.ort_runner",  # itself
+}
+PY_DIR = "py"  # a Python bundle's modules: the runner, protocol.py, the model's source, model.json
+
+
+def store_path(ref: ModelRef | None = None) -> Path:
+    return paths.ship_path((ref or paths.model()).slug)
+
+
+def default_dir(form: forms.Form, ref: ModelRef | None = None) -> Path:
+    return paths.bundles_dir((ref or paths.model()).slug) / form.key
+
+
+def wheelhouse() -> Path:
+    return paths.cache_dir() / "wheelhouse"
+
+
+def _bundle_path(rel: str, program: str | None) -> str:
+    return f"{BIN_DIR}/{Path(rel).name}" if rel == program else f"{MODEL_DIR}/{Path(rel).name}"
+
+
+def _model_source(ref: ModelRef) -> list[tuple[str, str]]:
+    """The model's Python source as plain modules under py/, and py/model.json naming its factory."""
+    if ref.kind == "file":
+        module = Path(ref.target).stem
+        texts = {f"{module}.py": Path(ref.target).read_text()}
+    else:
+        dotted = "deploytui.models.zoo" if ref.kind == "zoo" else ref.target
+        module = dotted.rsplit(".", 1)[-1]
+        package = "deploytui" if ref.kind == "zoo" else dotted.split(".")[0]
+        try:
+            texts = plain_modules(dotted, package)
+        except (ImportError, OSError) as e:
+            raise ShipError(f"cannot copy the source of {ref.text}: {e}") from None
+    where = {"module": module, "factory": ref.factory or ref.target, "kwargs": ref.kwargs}
+    texts["model.json"] = json.dumps(where) + "\n"
+    return [(f"{PY_DIR}/{name}", text) for name, text in sorted(texts.items())]
+
+
+def spec(form: forms.Form, manifest: dict[str, Any] | None = None, ref: ModelRef | None = None) -> BundleSpec:
+    """What `form` ships for the model, from the registry and the runtime facts the build probed."""
+    ref = ref or paths.model()
+    manifest = manifest if manifest is not None else load_manifest(slug=ref.slug)
+    why = availability(form, manifest, ref)
+    if why:
+        raise ShipError(f"{form.key}: {why}")
+    facts, why = runtime_facts(form, manifest, ref)
+    if facts is None:
+        raise ShipError(f"{form.key}: {why}")
+    art = paths.artifacts_dir()
+    program = form.executable.replace("{m}", ref.slug) if form.executable else None
+    where = {f: _bundle_path(f, program) for f in form.ship_files(ref)}
+    inputs = f"{MODEL_DIR}/{paths.inputs_path(ref.slug).name}"
+    files = (*((art / f, where[f]) for f in where), (paths.inputs_path(ref.slug), inputs))
+    prefix = f"{art}/"
+
+    def word(w: str) -> str:  # an artifact path of the command -> its path in the bundle
+        return where.get(w[len(prefix) :], w) if w.startswith(prefix) else w
+
+    command = form.command(ref)
+    if form.compiled:
+        libs = [lib for lib in facts.get("libraries", []) if lib.get("exists")]
+        bundled = [lib for lib in libs if not lib.get("system")]
+        return BundleSpec(
+            name=form.key,
+            entry=tuple(word(w) for w in command),
+            inputs=inputs,
+            files=files,
+            programs=(where[program or ""],),
+            libraries=tuple(Library(lib["name"], Path(lib["path"])) for lib in bundled),
+            system_libraries=tuple(lib["name"] for lib in libs if lib.get("system")),
+            note=form.note,
+            extra={
+                "model": ref.text,
+                "cuda_libraries": [lib["name"] for lib in bundled if is_cuda(lib["name"], lib["path"])],
+            },
+        )
+    runner = form.runner or ""
+    if runner not in RUNNER_SCRIPTS:
+        raise ShipError(f"{form.key}: no bundle runner for {runner} (shipping.RUNNER_SCRIPTS)")
+    rest = command[command.index(runner) + 1 :]
+    if "--model" in rest:  # the bundle names its model in py/model.json
+        i = rest.index("--model")
+        del rest[i : i + 2]
+    texts = [(f"{PY_DIR}/{name}", text) for name, text in plain_modules(RUNNER_SCRIPTS[runner]).items()]
+    if any(i.kind == forms.MODEL_SOURCE for i in form.inspect):
+        texts += _model_source(ref)
+    script = f"{PY_DIR}/{RUNNER_SCRIPTS[runner].rsplit('.', 1)[-1]}.py"
+    return BundleSpec(
+        name=form.key,
+        entry=(f"{VENV}/bin/python", script, *(word(w) for w in rest)),
+        inputs=inputs,
+        files=files,
+        texts=tuple(sorted(dict(texts).items())),
+        requirements=requirements(facts),
+        python=f"{sys.version_info.major}.{sys.version_info.minor}",
+        note=form.note,
+        extra={"model": ref.text},
+    )
+
+
+def requirements(facts: dict[str, Any]) -> tuple[str, ...]:
+    """A Python runtime's exact pins: every distribution of its probed closure."""
+    return tuple(f"{d['name']}=={d['version']}" for d in facts.get("distributions", []))
+
+
+def is_cuda(name: str, path: str) -> bool:
+    """A CUDA library: from an NVIDIA wheel (site-packages/nvidia/…), or torch's CUDA half."""
+    return "/nvidia/" in path or "_cuda" in name or "nvshmem" in name
+
+
+def make(form: forms.Form, out: Path | None = None, tar: bool = False, ref: ModelRef | None = None) -> Bundle:
+    return bundle(spec(form, ref=ref), out or default_dir(form, ref), tar=tar)
+
+
+def reason(error: str, stderr_tail: list[str]) -> str:
+    """The program's or the loader's own line: a Rust panic's message, not its backtrace note."""
+    lines = [ln.strip() for ln in stderr_tail if ln.strip() and not ln.startswith("note: run with")]
+    telling = [ln for ln in lines if "cannot open shared object" in ln or "Failed to load" in ln]
+    if telling and telling[-1] not in error:
+        head = error.split(":", 1)[0]
+        return f"{head}: {telling[-1][:300]}"
+    return error
+
+
+def _sizes(manifest: dict[str, Any]) -> dict[str, Any]:
+    """What a bundle's manifest says of its size, and CUDA's share of it."""
+    out = {
+        "unpacked_bytes": manifest["unpacked_bytes"],
+        "compressed_bytes": manifest["compressed_bytes"],
+        "files": len(manifest["files"]),
+        "libraries": manifest.get("libraries", []),
+    }
+    cuda = [f"lib/{n}" for n in manifest.get("cuda_libraries", [])]
+    if cuda:
+        out["cuda_bytes"] = sum(manifest["files"][f]["bytes"] for f in cuda)
+        out["cuda_compressed_bytes"] = sum(manifest["files"][f]["gz_bytes"] for f in cuda)
+    return out
+
+
+def venv_dir(requirements: list[str], python: str) -> Path:
+    """The venv a Python bundle's check runs in: one per set of pins and Python, in the cache
+    (the bundles of one runtime share it, as they would on one target)."""
+    key = hashlib.sha256("\n".join([python, *sorted(requirements)]).encode()).hexdigest()[:16]
+    return paths.cache_dir() / "ship" / "venvs" / key
+
+
+def _venv(root: Path, manifest: dict[str, Any], fact: dict[str, Any], say: Any) -> Path:
+    """The bundle's venv, made inside the sandbox (offline, from the wheelhouse) unless made."""
+    from deploytui.ship import sandbox
+
+    venv = venv_dir(manifest["requirements"], manifest["target_provides"]["python"])
+    if not sandbox.venv_ready(venv):
+        say(f"filling the wheelhouse {wheelhouse()} (pip download of the exact pins, once)")
+        err = sandbox.fill_wheelhouse(manifest["requirements"], wheelhouse(), _pip_env())
+        if err:
+            raise ShipError(err)
+        say(f"making the venv inside the sandbox (pip --no-index from the wheelhouse) → {venv}")
+        setup = sandbox.setup_venv(root, wheelhouse(), venv)
+        fact["setup_s"] = round(setup.wall_s, 1)
+        if not setup.ok:
+            shutil.rmtree(venv, ignore_errors=True)
+            raise ShipError(setup.error)
+    fact["venv_bytes"] = sum(p.stat().st_size for p in venv.rglob("*") if p.is_file() and not p.is_symlink())
+    return venv
+
+
+def check(
+    form: forms.Form,
+    out: Path | None = None,
+    *,
+    ref: ModelRef | None = None,
+    tar: bool = False,
+    n: int = 5,
+    warmup: int = 1,
+    repeat: int = protocol.DEFAULT_REPEAT,
+    timeout_s: float = 120.0,
+    rebuild: bool = True,
+    save: bool = True,
+    cancel: threading.Event | None = None,
+    on_step: Any = None,
+) -> dict[str, Any]:
+    """Bundle `form` for the model (unless `rebuild` is False and the folder is there), run it in
+    the sandbox and judge it like `bench` does. The isolated fact, also stored in ship.json."""
+    from deploytui import bench
+    from deploytui.ship import sandbox
+
+    ref = ref or paths.model()
+    say = on_step or (lambda _msg: None)
+    root = (out or default_dir(form, ref)).resolve()
+    fact: dict[str, Any] = {
+        "verdict": store.FAIL,
+        "model": ref.text,
+        "bundle": str(root),
+        "checked_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+    }
+    try:
+        if rebuild or not (root / "manifest.json").exists():
+            say(f"bundling {form.key} ({ref.text}) → {root}")
+            manifest = bundle(spec(form, ref=ref), root, tar=tar).manifest
+        else:
+            manifest = json.loads((root / "manifest.json").read_text())
+        fact.update(_sizes(manifest))
+        venv = _venv(root, manifest, fact, say) if manifest.get("requirements") else None
+        say(f"running {form.key} in the sandbox ({warmup} warm-up + {n})")
+        m = sandbox.run_checked(
+            root, n=n, warmup=warmup, repeat=repeat, timeout_s=timeout_s, venv=venv, cancel=cancel
+        )
+        rec = bench.evaluate(form, m, ref, n=n, warmup=warmup, outputs=sandbox.outputs_path(root))
+        floor = sandbox.floor(root, n=n, warmup=warmup)
+        passed = rec.status == "ok" and bool(rec.within_tol)
+        why = "" if passed else reason(rec.error or rec.status, rec.stderr_tail)
+        mismatch = verify(root)
+        if mismatch and not passed:
+            why += f" (the bundle: {mismatch})"
+        fact.update(
+            verdict=store.PASS if passed else store.FAIL,
+            reason=why,
+            startup_median_s=_median(rec.wall_s) if passed else None,
+            peak_rss_median_bytes=_median(rec.peak_rss_bytes) if passed else None,
+            max_abs_diff=rec.max_abs_diff,
+            stages_ms=rec.stages_ms,
+            sandbox_floor_s=floor,
+            n=len(rec.wall_s),
+            stderr_tail=rec.stderr_tail[-4:],
+        )
+    except (ShipError, OSError, KeyError, ValueError) as e:
+        fact["reason"] = str(e)
+    if save and not form.applies(ref):  # a form that cannot exist for the model has no verdict
+        store.put(store_path(ref), form.key, fact)
+    return fact
+
+
+def _median(xs: list[Any]) -> Any:
+    import statistics
+
+    return statistics.median(xs) if xs else None
+
+
+def _pip_env() -> dict[str, str]:
+    return {"PIP_CACHE_DIR": str(paths.cache_dir() / "pip")}
+
+
+def facts(ref: ModelRef | None = None) -> dict[str, dict[str, Any]]:
+    """form key → its last isolated check for the model (artifacts/<slug>/ship.json)."""
+    return store.load(store_path(ref))
+
+
+def fill_wheelhouse() -> int:
+    """Download every probed Python runtime's exact pins into the wheelhouse; prints what it did."""
+    from deploytui.ship import sandbox
+
+    manifest = load_manifest()
+    status = 0
+    for runtime in forms.RUNTIME_DISTRIBUTIONS:
+        form = next(f for f in forms.FORMS if f.runtime == runtime)
+        got, why = runtime_facts(form, manifest)
+        if got is None:
+            print(f"{runtime}: {why}", file=sys.stderr)
+            status = 1
+            continue
+        t0 = time.monotonic()
+        err = sandbox.fill_wheelhouse(list(requirements(got)), wheelhouse(), _pip_env())
+        done = err or f"{len(requirements(got))} pins in {wheelhouse()}"
+        print(f"{runtime}: {done} ({time.monotonic() - t0:.1f} s)")
+        status = status or (1 if err else 0)
+    return status
+
+
+if __name__ == "__main__":
+    if sys.argv[1:] != ["wheelhouse"]:
+        sys.exit("usage: python -m deploytui.shipping wheelhouse")
+    sys.exit(fill_wheelhouse())

@@ -1,0 +1,384 @@
+"""`deploytui ship`: real bundles of every form, checked in the real sandbox (bubblewrap).
+
+Each bundle is made once per session into a temporary folder and checked there; nothing is
+written into the project (save=False keeps each model's ship.json as it is). a1's compiled
+forms, convnet's (slow: it builds convnet whole) and the Python forms' (slow: a venv made
+offline inside the sandbox) all run in `make test`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from deploytui import forms, paths, shipping
+from deploytui.models import parse
+from deploytui.ship import sandbox, store
+from deploytui.ship.bundler import ShipError, patchelf, verify
+
+PASS_ISOLATED = (
+    "burn-file",
+    "burn-embed",
+    "burn-st",
+    "burn-onnx-embed",
+    "burn-onnx-bpk",
+    "cpp-aoti-lean",
+    "cpp-torchscript",
+    "cpp-aoti",
+)
+COMPILED = tuple(f.key for f in forms.FORMS if f.compiled)
+A1, CONVNET = parse("a1"), parse("convnet")
+RELOCATION_PANIC = "Failed to load burnpack file"
+
+
+@pytest.fixture(scope="session")
+def bundles_dir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """Where this session's bundles go; removed at the end (cpp-aoti's alone is 2.5 GiB)."""
+    root = tmp_path_factory.mktemp("bundles")
+    yield root
+    shutil.rmtree(root, ignore_errors=True)
+
+
+class _Checked(dict):
+    """Each compiled form of a model bundled and checked once per session, when a test first
+    asks for it (1 warm-up + 2 runs in the sandbox, K=2)."""
+
+    def __init__(self, root: Path) -> None:
+        super().__init__()
+        self.root = root
+
+    def __missing__(self, item: tuple[str, str]) -> dict[str, Any]:
+        slug, key = item
+        ref = parse(slug)
+        where = self.root / slug / key
+        self[item] = shipping.check(forms.get(key), where, ref=ref, n=2, warmup=1, repeat=2, save=False)
+        if self[item].get("unpacked_bytes", 0) > 1 << 30:  # cpp-aoti: 2.5 GiB; its fact is enough
+            shutil.rmtree(where, ignore_errors=True)
+        return self[item]
+
+
+@pytest.fixture(scope="session")
+def built_convnet(built_artifacts: Path) -> Path:
+    """convnet built whole, probe steps included (a bundle ships the libraries they found)."""
+    from deploytui.builder import run_build
+    from deploytui.builder.context import BuildContext
+
+    manifest = run_build(BuildContext.default(CONVNET))
+    failed = {n: r.get("reason") for n, r in manifest["steps"].items() if r.get("status") == "failed"}
+    assert not failed, failed
+    return built_artifacts
+
+
+@pytest.fixture(scope="session")
+def checked(built_artifacts: Path, bundles_dir: Path) -> _Checked:
+    return _Checked(bundles_dir)
+
+
+def test_every_compiled_form_is_expected():
+    assert set(COMPILED) == {*PASS_ISOLATED, "burn-onnx-file"}
+
+
+@pytest.mark.parametrize("key", PASS_ISOLATED)
+def test_compiled_bundle_of_a1_runs_isolated(checked, key):
+    fact = checked["a1", key]
+    assert fact["verdict"] == store.PASS, fact.get("reason")
+    assert fact["max_abs_diff"] is not None and fact["max_abs_diff"] <= 1e-6  # a1's tolerance
+    assert fact["startup_median_s"] > 0 and fact["peak_rss_median_bytes"] > 0
+    assert fact["stages_ms"]["load"] >= 0 and "steady_forward" in fact["stages_ms"]
+    assert 0 < fact["compressed_bytes"] < fact["unpacked_bytes"] or fact["unpacked_bytes"] < 10_000_000
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("key", [f.key for f in forms.FORMS if f.compiled])
+def test_compiled_bundle_of_convnet_runs_isolated_or_says_why(built_convnet, checked, key):
+    """convnet: the C++ and burn-onnx forms ship and run; the hand-written burn forms do not
+    apply to it, and burn-onnx-file fails the way it fails for a1."""
+    form = forms.get(key)
+    fact = checked["convnet", key]
+    if form.applies(CONVNET):
+        assert fact["verdict"] == store.FAIL and "not applicable" in fact["reason"]
+        assert "compressed_bytes" not in fact  # no bundle made
+    elif key == "burn-onnx-file":
+        assert fact["verdict"] == store.FAIL and RELOCATION_PANIC in fact["reason"], fact["reason"]
+    else:
+        assert fact["verdict"] == store.PASS, fact.get("reason")
+        assert fact["max_abs_diff"] <= 1e-4 and fact["startup_median_s"] > 0
+
+
+def test_cpp_aoti_brings_the_cuda_stack(checked):
+    fact = checked["a1", "cpp-aoti"]
+    assert {"libtorch_cuda.so", "libcublasLt.so.13"} <= set(fact["libraries"])
+    assert fact["cuda_bytes"] > fact["unpacked_bytes"] / 2  # most of the bundle is CUDA's
+    lean = checked["a1", "cpp-aoti-lean"]
+    assert "libtorch_cuda.so" not in lean["libraries"] and lean["cuda_bytes"] < 20 << 20
+
+
+def test_burn_onnx_file_fails_isolated_with_the_relocation_panic(checked):
+    fact = checked["a1", "burn-onnx-file"]
+    assert fact["verdict"] == store.FAIL
+    assert RELOCATION_PANIC in fact["reason"], fact["reason"]
+    bpk = checked["a1", "burn-onnx-bpk"]  # the same generated model, its .bpk shipped beside it
+    assert (
+        bpk["verdict"] == store.PASS
+        and "model/a1_onnx.bpk" in json.loads((Path(bpk["bundle"]) / "manifest.json").read_text())["files"]
+    )
+
+
+def test_bundle_manifest_lists_every_file(checked, bundles_dir):
+    checked["a1", "cpp-aoti-lean"]
+    root = bundles_dir / "a1" / "cpp-aoti-lean"
+    manifest = json.loads((root / "manifest.json").read_text())
+    on_disk = sorted(
+        str(p.relative_to(root))
+        for p in root.rglob("*")
+        if p.is_file() and p.name != "manifest.json" and p.parent.name != "check"
+    )
+    assert sorted(manifest["files"]) == on_disk
+    assert "model/inputs.safetensors" in on_disk and "model/a1_aoti_lean.pt2" in on_disk
+    assert manifest["unpacked_bytes"] == sum(r["bytes"] for r in manifest["files"].values())
+    lib = manifest["files"]["lib/libc10.so"]
+    from deploytui.hashing import sha256_file
+
+    assert lib["sha256"] == sha256_file(root / "lib/libc10.so")
+    assert "libc.so.6" in manifest["target_provides"]["system_libraries"]
+    assert {"libtorch_cpu.so", "libc10.so"} <= set(manifest["libraries"])
+    assert verify(root) == ""
+
+
+def test_runpath_is_origin_relative_and_run_is_one_line(checked, bundles_dir):
+    checked["a1", "cpp-aoti-lean"], checked["a1", "burn-embed"]
+    root = bundles_dir / "a1" / "cpp-aoti-lean"
+
+    def rpath(p: Path) -> str:
+        return subprocess.run(
+            [patchelf(), "--print-rpath", str(p)], capture_output=True, text=True, check=True
+        ).stdout.strip()
+
+    assert rpath(root / "bin/cpp-aoti") == "$ORIGIN/../lib"
+    assert all(rpath(p) == "$ORIGIN" for p in (root / "lib").iterdir())
+    protocol = (
+        '--inputs "$B/model/inputs.safetensors" --outputs "${1:-outputs.safetensors}" --repeat "${2:-10}"'
+    )
+    execs = [ln for ln in (root / "run").read_text().splitlines() if "exec " in ln]
+    assert execs == [
+        'LD_LIBRARY_PATH="$B/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" '
+        f'exec "$B/bin/cpp-aoti" "$B/model/a1_aoti_lean.pt2" {protocol}'
+    ]
+    burn = bundles_dir / "a1" / "burn-embed"
+    assert [ln for ln in (burn / "run").read_text().splitlines() if "exec " in ln] == [
+        f'exec "$B/bin/infer-embed" {protocol}'
+    ]
+    # burn binaries need nothing: no lib/, the program as it was built
+    assert not (burn / "lib").exists()
+
+
+def test_the_run_entry_works_outside_the_sandbox_too(checked, bundles_dir, tmp_path):
+    """`./run OUT K` from anywhere: the bundle finds itself, the outputs go where asked."""
+    checked["a1", "burn-embed"]
+    out = tmp_path / "y.safetensors"
+    res = subprocess.run(
+        [str(bundles_dir / "a1" / "burn-embed" / "run"), str(out), "0"],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env={"PATH": "/usr/bin:/bin"},
+        check=False,
+    )
+    assert res.returncode == 0, res.stderr
+    assert json.loads(res.stdout.strip().splitlines()[-1])["outputs"] == 1
+    from deploytui.numerics import compare_files
+
+    (diff,) = compare_files(out, paths.reference_path("a1"), 1e-6, 0.0)
+    assert diff.within_tol
+
+
+def test_a_bundle_missing_a_library_fails_with_the_loaders_line(checked, bundles_dir, tmp_path):
+    checked["a1", "cpp-aoti-lean"]
+    src = bundles_dir / "a1" / "cpp-aoti-lean"
+    broken = tmp_path / "cpp-aoti-lean"
+    shutil.copytree(src, broken, copy_function=os.link)  # hard links: no copy of 400 MB
+    (broken / "lib/libc10.so").unlink()
+    try:
+        fact = shipping.check(
+            forms.get("cpp-aoti-lean"), broken, ref=A1, n=1, warmup=0, rebuild=False, save=False
+        )
+    finally:
+        shutil.rmtree(broken)
+    assert fact["verdict"] == store.FAIL
+    assert "libc10.so: cannot open shared object file" in fact["reason"], fact["reason"]
+    assert "lib/libc10.so is missing" in fact["reason"]
+
+
+def test_a_bundle_missing_its_model_file_fails_with_the_programs_line(checked, bundles_dir, tmp_path):
+    checked["a1", "burn-onnx-bpk"]
+    broken = tmp_path / "burn-onnx-bpk"
+    shutil.copytree(bundles_dir / "a1" / "burn-onnx-bpk", broken)
+    (broken / "model/a1_onnx.bpk").unlink()
+    fact = shipping.check(
+        forms.get("burn-onnx-bpk"), broken, ref=A1, n=1, warmup=0, rebuild=False, save=False
+    )
+    assert fact["verdict"] == store.FAIL
+    assert "model/a1_onnx.bpk is missing from the bundle" in fact["reason"], fact["reason"]
+
+
+def _tree(root: Path) -> dict[Path, int]:
+    return {p: p.stat().st_mtime_ns for p in root.rglob("*") if not p.is_symlink()}
+
+
+def test_a_check_writes_nothing_outside_its_bundle(checked, bundles_dir, built_artifacts, tmp_path):
+    """The check (save=False) leaves the artifacts as they were; in the sandbox the bundle is
+    read-only and only its check/ folder (/out) is writable."""
+    checked["a1", "burn-embed"]
+    before = _tree(built_artifacts)
+    root = tmp_path / "burn-st"
+    fact = shipping.check(forms.get("burn-st"), root, ref=A1, n=1, warmup=0, save=False)
+    assert fact["verdict"] == store.PASS, fact.get("reason")
+    assert _tree(built_artifacts) == before
+    written = {p.relative_to(root).parts[0] for p in root.rglob("*")}
+    assert written <= {"bin", "model", "run", "manifest.json", "check"}
+
+
+def test_the_sandbox_sees_only_the_bundle_and_usr(checked, bundles_dir):
+    checked["a1", "burn-embed"]
+    root = bundles_dir / "a1" / "burn-embed"
+    before = _tree(root)
+    probe = (
+        'test ! -e /work && test ! -e /root && test ! -e /etc/passwd && test -z "$VIRTUAL_ENV" '
+        "&& echo net=$(grep -c : /proc/net/dev) && grep lo: /proc/net/dev >/dev/null; "
+        "touch /bundle/x 2>/dev/null; echo w=$?"
+    )
+    res = subprocess.run(
+        sandbox.sandbox_argv(root, ["/bin/sh", "-c", probe]), capture_output=True, text=True, check=False
+    )
+    assert res.returncode == 0, res.stderr
+    assert "net=1" in res.stdout and "w=1" in res.stdout  # no interface but lo; the bundle read-only
+    assert _tree(root) == before
+
+
+def test_python_bundles_do_not_import_deploytui(built_artifacts):
+    for key in ("torch-eager", "onnxruntime", "torchscript-script", "torch-export", "aoti-python"):
+        spec = shipping.spec(forms.get(key), ref=A1)
+        texts = dict(spec.texts)
+        assert spec.entry[1] in texts and "py/protocol.py" in texts
+        assert not any("deploytui" in ln for t in texts.values() for ln in t.splitlines() if "import" in ln)
+        assert any(r.startswith(("torch==", "onnxruntime==")) for r in spec.requirements)
+        assert spec.inputs == "model/inputs.safetensors" and "--model" not in spec.entry
+    onnx = shipping.spec(forms.get("onnxruntime"), ref=A1)
+    assert onnx.entry[:2] == ("venv/bin/python", "py/ort_runner.py")  # the runner itself ships
+    assert any(r.startswith("safetensors==") for r in onnx.requirements)  # the protocol's files
+    eager = shipping.spec(forms.get("torch-eager"), ref=A1)
+    assert eager.entry[:3] == ("venv/bin/python", "py/torch_bundle.py", "eager")
+    texts = dict(eager.texts)
+    assert {"py/zoo.py", "py/model.py", "py/a1.py", "py/units.py", "py/model.json"} <= set(texts)
+    assert json.loads(texts["py/model.json"]) == {"module": "zoo", "factory": "a1", "kwargs": {}}
+    mlp = dict(shipping._model_source(parse("mlp:depth=3")))  # a zoo factory's arguments come along
+    assert json.loads(mlp["py/model.json"]) == {"module": "zoo", "factory": "mlp", "kwargs": {"depth": 3}}
+
+
+def test_a_form_that_is_not_built_does_not_ship(tmp_path, monkeypatch):
+    from tui_support import make_artifacts
+
+    art = make_artifacts(tmp_path, built=("burn-embed",))
+    monkeypatch.setenv("DEPLOYTUI_ARTIFACTS", str(art))
+    with pytest.raises(ShipError, match="cpp-aoti"):
+        shipping.spec(forms.get("cpp-aoti"), ref=A1)
+    fact = shipping.check(forms.get("cpp-aoti"), tmp_path / "b", ref=A1, save=False)
+    assert fact["verdict"] == store.FAIL and fact["reason"]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("key", ["onnxruntime", "torch-eager"])
+def test_python_bundle_runs_isolated(built_artifacts, bundles_dir, key):
+    """The venv is made inside the sandbox from the wheelhouse (pip --no-index) into the cache,
+    once per set of pins (`make test` on a fresh machine pays it once), then run there."""
+    root = bundles_dir / "a1" / key
+    fact = shipping.check(forms.get(key), root, ref=A1, n=2, warmup=1, repeat=2, save=False)
+    assert fact["verdict"] == store.PASS, fact.get("reason")
+    assert fact["max_abs_diff"] <= 1e-6 and fact["venv_bytes"] > 10 << 20
+    reqs = (root / "requirements.txt").read_text().split()
+    assert reqs and all("==" in r for r in reqs)
+    assert not any((root / "venv").iterdir())  # the venv is mounted there, never written into the bundle
+
+
+def test_the_report_lists_each_bundle_and_its_verdict(tmp_path, monkeypatch):
+    from deploytui import manifest, report, results
+    from tui_support import make_artifacts, record
+
+    art = make_artifacts(
+        tmp_path,
+        results={k: record(k, [3.0], 3.0) for k in ("burn-embed", "burn-onnx-file", "burn-st")},
+    )
+    monkeypatch.setenv("DEPLOYTUI_ARTIFACTS", str(art))
+    ok = {"verdict": store.PASS, "compressed_bytes": 2_300_000, "unpacked_bytes": 6_000_000}
+    ok.update(startup_median_s=0.004, peak_rss_median_bytes=4_400_000)
+    store.put(paths.ship_path("a1"), "burn-embed", ok)
+    bad = {"verdict": store.FAIL, "compressed_bytes": 2_000_000, "unpacked_bytes": 5_000_000}
+    store.put(paths.ship_path("a1"), "burn-onnx-file", {**bad, "reason": f"exit 101: {RELOCATION_PANIC}"})
+    text = report.markdown(results.load(), manifest.load())
+    ships = text.split("## What ships", 1)[1].split("##", 1)[0]
+    assert "| form | ships | bundle (.tar.gz) | runs isolated |" in ships
+    lines = {ln.split(" | ")[0].strip("| "): ln for ln in ships.splitlines() if ln.startswith("| burn")}
+    assert "2.2 MiB" in lines["burn-embed"] and "✓ (4.00 ms, 4.2 MiB)" in lines["burn-embed"]
+    assert f"✗ exit 101: {RELOCATION_PANIC}" in lines["burn-onnx-file"]
+    assert lines["burn-st"].count("–") >= 2  # not checked: no bundle, no verdict
+    row = {r["form"]: r for r in report.rows(results.load(), manifest.load())}
+    assert row["burn-embed"]["isolated"] == store.PASS and row["burn-embed"]["bundle_compressed_bytes"]
+
+
+def test_bench_records_carry_the_isolated_verdict(tmp_path, monkeypatch):
+    """`bench --json`'s `isolated`: the ship.json entry, through RunRecord (and back)."""
+    from deploytui import bench
+    from deploytui.record import RunRecord
+    from tui_support import make_artifacts
+
+    art = make_artifacts(tmp_path, built=())
+    monkeypatch.setenv("DEPLOYTUI_ARTIFACTS", str(art))
+    fact = {"verdict": store.FAIL, "reason": f"exit 101: {RELOCATION_PANIC}", "compressed_bytes": 2_000_000}
+    store.put(paths.ship_path("a1"), "burn-onnx-file", {**fact, "stderr_tail": ["x"]})
+    rec = bench.bench_form(forms.get("burn-onnx-file"), ref=A1)
+    assert rec.status == "unavailable" and rec.isolated is not None
+    back = RunRecord.from_json(json.loads(json.dumps(rec.to_json())))
+    assert back.isolated == rec.isolated and back.isolated.reason == fact["reason"]
+    assert bench.bench_form(forms.get("burn-embed"), ref=A1).isolated is None
+
+
+def test_the_apps_ship_check_is_a_job_of_the_lane(artifacts_copy, tmp_path, monkeypatch):
+    """s: the highlighted form bundled and checked in a worker; the UI keeps answering; the
+    verdict lands in the model's ship.json and a notification."""
+    import asyncio
+    import time
+
+    from deploytui.session import SHIP
+    from deploytui.tui.app import DeployApp
+    from deploytui.tui.widgets.form_list import FormList
+
+    monkeypatch.setattr(paths, "bundles_dir", lambda slug=None: tmp_path / "bundles" / (slug or "a1"))
+
+    async def go() -> DeployApp:
+        app = DeployApp()
+        async with app.run_test(size=(150, 45), notifications=True) as pilot:
+            await pilot.pause()
+            app.main.query_one("#forms", FormList).select_key("burn-embed")
+            await pilot.pause()
+            await pilot.press("i")
+            assert app.session.lane.find(SHIP) is not None
+            await pilot.press("j")  # the UI answers while the check runs
+            await pilot.pause()
+            assert app.main.current != "burn-embed"
+            t0 = time.monotonic()
+            while app.session.lane.running is not None and time.monotonic() - t0 < 120:
+                await asyncio.sleep(0.1)
+            await pilot.pause()
+            assert any("burn-embed runs isolated" in n.message for n in app._notifications)
+        return app
+
+    asyncio.run(go())
+    fact = store.load(paths.ship_path("a1"))["burn-embed"]
+    assert fact["verdict"] == store.PASS and (tmp_path / "bundles" / "a1" / "burn-embed" / "run").exists()
