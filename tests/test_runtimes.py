@@ -33,7 +33,9 @@ def test_runs_a1_and_matches_eager_with_its_stages(built_artifacts, key):
 
 def test_tract_lists_its_optimised_nodes(built_artifacts):
     (nodes,) = [
-        s for s in form_view.sections(forms.get("tract"), manifest.load()) if s.title.startswith("tract")
+        s
+        for s in form_view.sections(forms.get("tract"), manifest.load())
+        if s.title.startswith("the model as tract optimised it")
     ]
     ops = [r[1] for r in nodes.rows]
     assert ops[0] == "Source" and "OptMatMul" in ops, ops  # Gemm + Relu fused into tract's matmuls

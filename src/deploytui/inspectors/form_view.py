@@ -256,7 +256,7 @@ def tract_nodes_section(path: Path) -> Section:
     ops = " → ".join(r[1] for r in rows if r[1] not in {"Source", "Const"})
     return Section(
         "Graph",
-        f"tract's optimised model: {len(rows)} nodes ({ops})",
+        f"the model as tract optimised it: {len(rows)} nodes ({ops})",
         "table",
         columns=["node", "operator", "output"],
         rows=rows,
@@ -400,7 +400,7 @@ BUILDERS: dict[str, tuple[str, str, Callable[[Inspect], str], _Builder]] = {
     F.TRACT_NODES: (
         "Graph",
         "table",
-        lambda i: "tract's optimised model",
+        lambda i: "the model as tract optimised it",
         _one(lambda i: tract_nodes_section(i.file())),
     ),
     F.PTE_DELEGATION: (

@@ -11,7 +11,7 @@ import os
 import sys
 from typing import Any
 
-from deploytui.runners.protocol import Stages, emit_stages, fail, parse_args, timed_forwards
+from deploytui.runners.protocol import Stages, emit_stages, fail, parse_args, timed_forwards, torch_inputs
 
 USAGE = "executorch_runner PATH --inputs IN --outputs OUT [--repeat K]"
 
@@ -31,14 +31,11 @@ def run_protocol(argv: list[str], stages: Stages) -> None:
         fail(f"model file not found: {path}")
     import torch
     from executorch import runtime  # noqa: F401  (timed as part of the import stage)
-    from safetensors.torch import load_file, save_file
+    from safetensors.torch import save_file
 
     torch.set_num_threads(1)
     stages.mark("import")
-    try:
-        inputs = [t.clone() for _, t in sorted((int(k[6:]), t) for k, t in load_file(args.inputs).items())]
-    except Exception as e:  # a damaged or missing inputs file: one line
-        fail(f"could not read inputs {args.inputs}: {type(e).__name__}: {e}")
+    inputs = torch_inputs(args.inputs)
     before = set(sys.modules)
     try:
         method = _method(path)
