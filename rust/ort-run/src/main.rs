@@ -23,25 +23,39 @@ fn dylib() -> String {
         .ok()
         .filter(|p| !p.is_empty())
         .or(BAKED_DYLIB.map(String::from))
-        .unwrap_or_else(|| fail("no ONNX Runtime library: set ORT_DYLIB_PATH (built without DEPLOYTUI_ORT_DYLIB)"))
+        .unwrap_or_else(|| {
+            fail("no ONNX Runtime library: set ORT_DYLIB_PATH (built without DEPLOYTUI_ORT_DYLIB)")
+        })
 }
 
 fn from_le<const N: usize, T>(data: &[u8], f: fn([u8; N]) -> T) -> Vec<T> {
-    data.chunks_exact(N).map(|c| f(c.try_into().expect("N bytes"))).collect()
+    data.chunks_exact(N)
+        .map(|c| f(c.try_into().expect("N bytes")))
+        .collect()
 }
 
 fn to_value(t: RawTensor, i: usize) -> Result<DynValue, String> {
     let shape = t.shape.clone();
     let e = |e: ort::Error| format!("input_{i}: {}", err(e));
     Ok(match t.dtype {
-        Dtype::F32 => Tensor::from_array((shape, from_le(&t.data, f32::from_le_bytes))).map_err(e)?.into_dyn(),
-        Dtype::F64 => Tensor::from_array((shape, from_le(&t.data, f64::from_le_bytes))).map_err(e)?.into_dyn(),
-        Dtype::I64 => Tensor::from_array((shape, from_le(&t.data, i64::from_le_bytes))).map_err(e)?.into_dyn(),
-        Dtype::I32 => Tensor::from_array((shape, from_le(&t.data, i32::from_le_bytes))).map_err(e)?.into_dyn(),
-        Dtype::U8 => Tensor::from_array((shape, t.data)).map_err(e)?.into_dyn(),
-        Dtype::BOOL => Tensor::from_array((shape, t.data.iter().map(|b| *b != 0).collect::<Vec<_>>()))
+        Dtype::F32 => Tensor::from_array((shape, from_le(&t.data, f32::from_le_bytes)))
             .map_err(e)?
             .into_dyn(),
+        Dtype::F64 => Tensor::from_array((shape, from_le(&t.data, f64::from_le_bytes)))
+            .map_err(e)?
+            .into_dyn(),
+        Dtype::I64 => Tensor::from_array((shape, from_le(&t.data, i64::from_le_bytes)))
+            .map_err(e)?
+            .into_dyn(),
+        Dtype::I32 => Tensor::from_array((shape, from_le(&t.data, i32::from_le_bytes)))
+            .map_err(e)?
+            .into_dyn(),
+        Dtype::U8 => Tensor::from_array((shape, t.data)).map_err(e)?.into_dyn(),
+        Dtype::BOOL => {
+            Tensor::from_array((shape, t.data.iter().map(|b| *b != 0).collect::<Vec<_>>()))
+                .map_err(e)?
+                .into_dyn()
+        }
         other => return Err(format!("input_{i}: dtype {other:?} is not supported")),
     })
 }
@@ -78,18 +92,34 @@ fn from_value(v: &DynValue, i: usize) -> Result<RawTensor, String> {
         }
         TensorElementType::Bool => {
             let (s, x) = v.try_extract_tensor::<bool>().map_err(e)?;
-            (Dtype::BOOL, shape_of(s), x.iter().map(|b| u8::from(*b)).collect())
+            (
+                Dtype::BOOL,
+                shape_of(s),
+                x.iter().map(|b| u8::from(*b)).collect(),
+            )
         }
-        other => return Err(format!("output_{i}: element type {other:?} is not supported")),
+        other => {
+            return Err(format!(
+                "output_{i}: element type {other:?} is not supported"
+            ));
+        }
     };
     Ok(RawTensor { dtype, shape, data })
 }
 
 fn forward(session: &RefCell<Session>, inputs: Vec<RawTensor>) -> Result<Vec<RawTensor>, String> {
     let mut session = session.borrow_mut();
-    let names: Vec<String> = session.inputs().iter().map(|o| o.name().to_string()).collect();
+    let names: Vec<String> = session
+        .inputs()
+        .iter()
+        .map(|o| o.name().to_string())
+        .collect();
     if names.len() != inputs.len() {
-        return Err(format!("the model takes {} inputs, got {}", names.len(), inputs.len()));
+        return Err(format!(
+            "the model takes {} inputs, got {}",
+            names.len(),
+            inputs.len()
+        ));
     }
     let feed = names
         .into_iter()
@@ -97,8 +127,12 @@ fn forward(session: &RefCell<Session>, inputs: Vec<RawTensor>) -> Result<Vec<Raw
         .enumerate()
         .map(|(i, (n, t))| Ok((n, to_value(t, i)?)))
         .collect::<Result<Vec<_>, String>>()?;
-    let outputs = session.run(feed).map_err(|e| format!("ONNX Runtime run failed: {}", err(e)))?;
-    (0..outputs.len()).map(|i| from_value(&outputs[i], i)).collect()
+    let outputs = session
+        .run(feed)
+        .map_err(|e| format!("ONNX Runtime run failed: {}", err(e)))?;
+    (0..outputs.len())
+        .map(|i| from_value(&outputs[i], i))
+        .collect()
 }
 
 fn main() {
@@ -112,7 +146,12 @@ fn main() {
     let t0 = Instant::now();
     let env = ort::init_from(&lib)
         .map_err(|e| format!("cannot load ONNX Runtime from {lib}: {}", err(e)))
-        .and_then(|b| b.with_name("ort-run").with_telemetry(false).build().map_err(err))
+        .and_then(|b| {
+            b.with_name("ort-run")
+                .with_telemetry(false)
+                .build()
+                .map_err(err)
+        })
         .unwrap_or_else(|e| fail(e));
     let import_ms = elapsed_ms(t0);
     let load = || {

@@ -7,8 +7,8 @@ use burn::prelude::*;
 use burn::tensor::{BoolStore, DType, Element, kind::Basic};
 
 use crate::{
-    Dtype, Protocol, RawTensor, decode_raw_inputs, encode_raw_outputs, fail, one_line, read_raw_inputs,
-    run_protocol_with, write_atomic,
+    Dtype, Protocol, RawTensor, decode_raw_inputs, encode_raw_outputs, fail, one_line,
+    read_raw_inputs, run_protocol_with, write_atomic,
 };
 
 fn burn_dtype(dtype: Dtype) -> Option<DType> {
@@ -34,7 +34,8 @@ pub fn to_tensor_data(raw: Vec<RawTensor>) -> Result<Vec<TensorData>, String> {
                 let values: Vec<bool> = t.data.iter().map(|b| *b != 0).collect();
                 return Ok(TensorData::new(values, t.shape));
             }
-            TensorData::try_from_bytes_vec(t.data, t.shape, dtype).map_err(|e| format!("input_{i}: {e}"))
+            TensorData::try_from_bytes_vec(t.data, t.shape, dtype)
+                .map_err(|e| format!("input_{i}: {e}"))
         })
         .collect()
 }
@@ -56,7 +57,11 @@ fn output_raw(data: TensorData) -> Result<RawTensor, String> {
     if dtype.is_bool() {
         let values = data.try_into_vec_as::<bool>().map_err(err)?;
         let data = values.into_iter().map(u8::from).collect();
-        return Ok(RawTensor { dtype: Dtype::BOOL, shape, data });
+        return Ok(RawTensor {
+            dtype: Dtype::BOOL,
+            shape,
+            data,
+        });
     }
     let (st, target) = if dtype.is_int() || dtype.is_uint() {
         (Dtype::I64, DType::I64)
@@ -64,12 +69,21 @@ fn output_raw(data: TensorData) -> Result<RawTensor, String> {
         (Dtype::F32, DType::F32)
     };
     let data = data.try_cast(target).map_err(err)?;
-    Ok(RawTensor { dtype: st, shape, data: data.as_bytes().to_vec() })
+    Ok(RawTensor {
+        dtype: st,
+        shape,
+        data: data.as_bytes().to_vec(),
+    })
 }
 
 /// A safetensors buffer holding the outputs as `output_0`, `output_1`, ...
 pub fn encode_outputs(outputs: Vec<TensorData>) -> Result<Vec<u8>, String> {
-    encode_raw_outputs(outputs.into_iter().map(output_raw).collect::<Result<Vec<_>, _>>()?)
+    encode_raw_outputs(
+        outputs
+            .into_iter()
+            .map(output_raw)
+            .collect::<Result<Vec<_>, _>>()?,
+    )
 }
 
 /// Writes the outputs next to `path` first, then renames: OUT is never left half-written.
@@ -217,7 +231,14 @@ pub fn run_protocol<M>(
     load: impl FnOnce() -> Result<M, String>,
     forward: impl FnMut(&M, Vec<TensorData>) -> Result<Vec<TensorData>, String>,
 ) -> Result<String, String> {
-    run_protocol_with(protocol, None, to_tensor_data, encode_outputs, load, forward)
+    run_protocol_with(
+        protocol,
+        None,
+        to_tensor_data,
+        encode_outputs,
+        load,
+        forward,
+    )
 }
 
 /// [`run_protocol`] for a `main`: prints the line, or exits with a one-line error.
@@ -281,7 +302,10 @@ mod tests {
         let back = std::fs::read(&out_path).unwrap();
         let st = SafeTensors::deserialize(&back).unwrap();
         let t = |n: &str| st.tensor(n).unwrap();
-        assert_eq!((t("output_0").dtype(), t("output_0").shape()), (Dtype::F32, &[2, 3, 4][..]));
+        assert_eq!(
+            (t("output_0").dtype(), t("output_0").shape()),
+            (Dtype::F32, &[2, 3, 4][..])
+        );
         let got: Vec<f32> = t("output_0")
             .data()
             .chunks_exact(4)
@@ -295,7 +319,10 @@ mod tests {
             .map(|c| i64::from_le_bytes(c.try_into().unwrap()))
             .collect();
         assert_eq!(got, i);
-        assert_eq!((t("output_2").dtype(), t("output_2").shape()), (Dtype::F32, &[][..]));
+        assert_eq!(
+            (t("output_2").dtype(), t("output_2").shape()),
+            (Dtype::F32, &[][..])
+        );
         assert_eq!(t("output_3").dtype(), Dtype::BOOL);
         assert_eq!(t("output_3").data()[..6], [0, 0, 0, 0, 0, 1]);
         assert_eq!(t("output_4").dtype(), Dtype::I64);
@@ -311,9 +338,17 @@ mod tests {
             assert!(decode_inputs(&good[..cut]).is_err(), "cut at {cut}");
         }
         let gap = encode_inputs(&[("input_1", Dtype::F32, vec![2, 4], fb.clone())]);
-        assert!(decode_inputs(&gap).unwrap_err().contains("input_0 is missing"));
+        assert!(
+            decode_inputs(&gap)
+                .unwrap_err()
+                .contains("input_0 is missing")
+        );
         let named = encode_inputs(&[("x", Dtype::F32, vec![2, 4], fb.clone())]);
-        assert!(decode_inputs(&named).unwrap_err().contains("unexpected tensor"));
+        assert!(
+            decode_inputs(&named)
+                .unwrap_err()
+                .contains("unexpected tensor")
+        );
         let padded = encode_inputs(&[("input_00", Dtype::F32, vec![2, 4], fb.clone())]);
         assert!(decode_inputs(&padded).is_err());
         let half = encode_inputs(&[("input_0", Dtype::F16, vec![2, 4], fb[..16].to_vec())]);
@@ -334,10 +369,18 @@ mod tests {
     fn protocol_run_and_report() {
         let fb: Vec<u8> = (0..8).flat_map(|k| (k as f32).to_le_bytes()).collect();
         let inputs = tmp("proto-in.safetensors");
-        std::fs::write(&inputs, encode_inputs(&[("input_0", Dtype::F32, vec![2, 4], fb)])).unwrap();
+        std::fs::write(
+            &inputs,
+            encode_inputs(&[("input_0", Dtype::F32, vec![2, 4], fb)]),
+        )
+        .unwrap();
         let outputs = tmp("proto-out.safetensors");
         let mut calls = 0;
-        let p = Protocol { inputs: inputs.clone(), outputs: outputs.clone(), repeat: 3 };
+        let p = Protocol {
+            inputs: inputs.clone(),
+            outputs: outputs.clone(),
+            repeat: 3,
+        };
         let line = run_protocol(
             &p,
             || Ok(Device::flex()),
@@ -359,7 +402,11 @@ mod tests {
         let p0 = Protocol { repeat: 0, ..p };
         let line = run_protocol(&p0, || Ok(()), |_, _| Ok(vec![])).unwrap();
         assert!(line.contains("\"steady_forward\": null") && line.contains("\"outputs\": 0"));
-        let failing = run_protocol(&p0, || Err::<(), _>("no model".to_string()), |_, _| Ok(vec![]));
+        let failing = run_protocol(
+            &p0,
+            || Err::<(), _>("no model".to_string()),
+            |_, _| Ok(vec![]),
+        );
         assert_eq!(failing.unwrap_err(), "no model");
         std::fs::remove_file(&inputs).ok();
         std::fs::remove_file(&outputs).ok();

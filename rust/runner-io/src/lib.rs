@@ -204,7 +204,9 @@ pub fn decode_raw_inputs(bytes: &[u8]) -> Result<Vec<RawTensor>, String> {
             .strip_prefix("input_")
             .and_then(|n| n.parse::<usize>().ok())
             .filter(|i| format!("input_{i}") == name)
-            .ok_or_else(|| format!("unexpected tensor {name:?} (inputs are input_0, input_1, ...)"))?;
+            .ok_or_else(|| {
+                format!("unexpected tensor {name:?} (inputs are input_0, input_1, ...)")
+            })?;
         let raw = RawTensor {
             dtype: view.dtype(),
             shape: view.shape().to_vec(),
@@ -287,7 +289,9 @@ fn ms(x: f64) -> String {
 /// The stdout line of the protocol.
 pub fn report_json(stages: &Stages, outputs: usize) -> String {
     let steady = stages.steady_forward.map_or("null".to_string(), ms);
-    let import = stages.import.map_or(String::new(), |x| format!("\"import\": {}, ", ms(x)));
+    let import = stages
+        .import
+        .map_or(String::new(), |x| format!("\"import\": {}, ", ms(x)));
     format!(
         "{{\"stages_ms\": {{{import}\"load\": {}, \"first_forward\": {}, \"steady_forward\": {}}}, \"outputs\": {}}}",
         ms(stages.load),
@@ -301,7 +305,6 @@ pub fn report_json(stages: &Stages, outputs: usize) -> String {
 pub fn elapsed_ms(t0: Instant) -> f64 {
     t0.elapsed().as_secs_f64() * 1e3
 }
-
 
 /// Reads the inputs (`decode`), then times `load`, the first `forward` and `repeat` more,
 /// writes the last outputs (`encode`) and returns the JSON line (with `import`, when given: the
@@ -384,8 +387,14 @@ mod tests {
         let cli = parse_args(s(&["m.bpk", "--inputs", "i.st", "--outputs=o.st"]), m).unwrap();
         assert_eq!(cli.model.as_deref(), Some("m.bpk"));
         let p = cli.protocol;
-        assert_eq!((p.inputs, p.outputs, p.repeat), ("i.st".into(), "o.st".into(), 10));
-        let cli = parse_args(s(&["--repeat", "0", "--inputs", "a", "--outputs", "b"]), ModelArg::None);
+        assert_eq!(
+            (p.inputs, p.outputs, p.repeat),
+            ("i.st".into(), "o.st".into(), 10)
+        );
+        let cli = parse_args(
+            s(&["--repeat", "0", "--inputs", "a", "--outputs", "b"]),
+            ModelArg::None,
+        );
         assert_eq!(cli.unwrap().protocol.repeat, 0);
         // no --inputs: an error (the legacy A1 mode is gone)
         assert!(parse_args(s(&["m.bpk"]), m).is_err());
@@ -406,14 +415,6 @@ mod tests {
         assert!(parse_args(s(&["a", "b"]), m).is_err());
     }
 
-    fn encode_inputs(tensors: &[(&str, Dtype, Vec<usize>, Vec<u8>)]) -> Vec<u8> {
-        let views: Vec<_> = tensors
-            .iter()
-            .map(|(n, d, s, b)| (n.to_string(), TensorView::new(*d, s.clone(), b).unwrap()))
-            .collect();
-        safetensors::serialize(views, None).unwrap()
-    }
-
     #[test]
     fn raw_inputs_and_outputs() {
         let fb: Vec<u8> = (0..8).flat_map(|k| (k as f32).to_le_bytes()).collect();
@@ -423,21 +424,47 @@ mod tests {
             ("input_0", Dtype::F32, vec![2, 4], fb.clone()),
         ]);
         let raw = decode_raw_inputs(&bytes).unwrap();
-        assert_eq!(raw[0], RawTensor { dtype: Dtype::F32, shape: vec![2, 4], data: fb.clone() });
-        assert_eq!(raw[1], RawTensor { dtype: Dtype::I64, shape: vec![2], data: ib });
+        assert_eq!(
+            raw[0],
+            RawTensor {
+                dtype: Dtype::F32,
+                shape: vec![2, 4],
+                data: fb.clone()
+            }
+        );
+        assert_eq!(
+            raw[1],
+            RawTensor {
+                dtype: Dtype::I64,
+                shape: vec![2],
+                data: ib
+            }
+        );
         for cut in [0, 7, 8, bytes.len() / 2, bytes.len() - 1] {
             assert!(decode_raw_inputs(&bytes[..cut]).is_err(), "cut at {cut}");
         }
         let gap = encode_inputs(&[("input_1", Dtype::F32, vec![2, 4], fb.clone())]);
-        assert!(decode_raw_inputs(&gap).unwrap_err().contains("input_0 is missing"));
+        assert!(
+            decode_raw_inputs(&gap)
+                .unwrap_err()
+                .contains("input_0 is missing")
+        );
         let named = encode_inputs(&[("x", Dtype::F32, vec![2, 4], fb)]);
-        assert!(decode_raw_inputs(&named).unwrap_err().contains("unexpected tensor"));
+        assert!(
+            decode_raw_inputs(&named)
+                .unwrap_err()
+                .contains("unexpected tensor")
+        );
 
         let back = encode_raw_outputs(raw.clone()).unwrap();
         let st = SafeTensors::deserialize(&back).unwrap();
         assert_eq!(st.tensor("output_0").unwrap().data(), &raw[0].data[..]);
         assert_eq!(st.tensor("output_1").unwrap().dtype(), Dtype::I64);
-        let short = RawTensor { dtype: Dtype::F32, shape: vec![3], data: vec![0; 4] };
+        let short = RawTensor {
+            dtype: Dtype::F32,
+            shape: vec![3],
+            data: vec![0; 4],
+        };
         assert!(encode_raw_outputs(vec![short]).is_err());
     }
 
@@ -445,23 +472,55 @@ mod tests {
     fn raw_protocol_run() {
         let fb: Vec<u8> = (0..4).flat_map(|k| (k as f32).to_le_bytes()).collect();
         let inputs = tmp("raw-in.safetensors");
-        std::fs::write(&inputs, encode_inputs(&[("input_0", Dtype::F32, vec![4], fb)])).unwrap();
+        std::fs::write(
+            &inputs,
+            encode_inputs(&[("input_0", Dtype::F32, vec![4], fb)]),
+        )
+        .unwrap();
         let outputs = tmp("raw-out.safetensors");
-        let p = Protocol { inputs: inputs.clone(), outputs: outputs.clone(), repeat: 2 };
+        let p = Protocol {
+            inputs: inputs.clone(),
+            outputs: outputs.clone(),
+            repeat: 2,
+        };
         let mut calls = 0;
-        let line = run_protocol_with(&p, Some(1.5), Ok, encode_raw_outputs, || Ok(()), |_, xs| {
-            calls += 1;
-            Ok(xs)
-        })
+        let line = run_protocol_with(
+            &p,
+            Some(1.5),
+            Ok,
+            encode_raw_outputs,
+            || Ok(()),
+            |_, xs| {
+                calls += 1;
+                Ok(xs)
+            },
+        )
         .unwrap();
         assert_eq!(calls, 3);
-        assert!(line.starts_with("{\"stages_ms\": {\"import\": 1.5, \"load\": "), "{line}");
+        assert!(
+            line.starts_with("{\"stages_ms\": {\"import\": 1.5, \"load\": "),
+            "{line}"
+        );
         assert!(line.ends_with(", \"outputs\": 1}"), "{line}");
         let back = std::fs::read(&outputs).unwrap();
-        assert_eq!(SafeTensors::deserialize(&back).unwrap().tensor("output_0").unwrap().shape(), &[4]);
+        assert_eq!(
+            SafeTensors::deserialize(&back)
+                .unwrap()
+                .tensor("output_0")
+                .unwrap()
+                .shape(),
+            &[4]
+        );
         std::fs::write(&inputs, b"damaged").unwrap();
-        let err = run_protocol_with(&p, None, Ok, encode_raw_outputs, || Ok(()), |_, xs| Ok(xs)).unwrap_err();
-        assert!(err.starts_with(&format!("{}: not a valid safetensors file", inputs.display())), "{err}");
+        let err = run_protocol_with(&p, None, Ok, encode_raw_outputs, || Ok(()), |_, xs| Ok(xs))
+            .unwrap_err();
+        assert!(
+            err.starts_with(&format!(
+                "{}: not a valid safetensors file",
+                inputs.display()
+            )),
+            "{err}"
+        );
         std::fs::remove_file(&inputs).ok();
         std::fs::remove_file(&outputs).ok();
     }
@@ -472,7 +531,12 @@ mod tests {
         assert_eq!(median(&[3.0, 1.0, 2.0]), Some(2.0));
         assert_eq!(median(&[4.0, 1.0, 2.0, 3.0]), Some(2.5));
         let line = report_json(
-            &Stages { import: None, load: 1.23456789, first_forward: 0.5, steady_forward: Some(0.25) },
+            &Stages {
+                import: None,
+                load: 1.23456789,
+                first_forward: 0.5,
+                steady_forward: Some(0.25),
+            },
             2,
         );
         assert_eq!(

@@ -34,10 +34,16 @@ fn optimised(path: &str, inputs: &[RawTensor]) -> Result<TypedModel, String> {
         .map_err(|e| format!("tract cannot load {path}: {}", err(e)))?;
     let declared = model.inputs.len();
     if declared != inputs.len() {
-        return Err(format!("the model takes {declared} inputs, got {}", inputs.len()));
+        return Err(format!(
+            "the model takes {declared} inputs, got {}",
+            inputs.len()
+        ));
     }
     for (i, t) in inputs.iter().enumerate() {
-        let fact = InferenceFact::dt_shape(datum(t.dtype).map_err(|e| format!("input_{i}: {e}"))?, &t.shape);
+        let fact = InferenceFact::dt_shape(
+            datum(t.dtype).map_err(|e| format!("input_{i}: {e}"))?,
+            &t.shape,
+        );
         model
             .set_input_fact(i, fact)
             .map_err(|e| format!("input_{i}: {}", err(e)))?;
@@ -66,9 +72,15 @@ fn from_tensor(v: TValue, i: usize) -> Result<RawTensor, String> {
     } else {
         return Err(format!("output_{i}: type {dt:?} is not supported"));
     };
-    let t = v.cast_to_dt(target).map_err(|e| format!("output_{i}: {}", err(e)))?;
+    let t = v
+        .cast_to_dt(target)
+        .map_err(|e| format!("output_{i}: {}", err(e)))?;
     let data = t.as_bytes().to_vec();
-    Ok(RawTensor { dtype, shape: t.shape().to_vec(), data })
+    Ok(RawTensor {
+        dtype,
+        shape: t.shape().to_vec(),
+        data,
+    })
 }
 
 fn forward(plan: &Plan, inputs: Vec<RawTensor>) -> Result<Vec<RawTensor>, String> {
@@ -77,8 +89,14 @@ fn forward(plan: &Plan, inputs: Vec<RawTensor>) -> Result<Vec<RawTensor>, String
         .enumerate()
         .map(|(i, t)| to_tensor(t, i))
         .collect::<Result<TVec<_>, _>>()?;
-    let outputs = plan.run(values).map_err(|e| format!("tract run failed: {}", err(e)))?;
-    outputs.into_iter().enumerate().map(|(i, v)| from_tensor(v, i)).collect()
+    let outputs = plan
+        .run(values)
+        .map_err(|e| format!("tract run failed: {}", err(e)))?;
+    outputs
+        .into_iter()
+        .enumerate()
+        .map(|(i, v)| from_tensor(v, i))
+        .collect()
 }
 
 fn print_nodes(model: &TypedModel) {
@@ -101,8 +119,12 @@ fn main() {
         args.remove(0);
         args.extend(["--outputs".into(), "/dev/null".into()]);
     }
-    let cli = runner_io::parse_args(args, ModelArg::Required("MODEL.onnx"))
-        .unwrap_or_else(|e| fail(format!("{e}; {}", runner_io::usage("tract-run", ModelArg::Required("MODEL.onnx")))));
+    let cli = runner_io::parse_args(args, ModelArg::Required("MODEL.onnx")).unwrap_or_else(|e| {
+        fail(format!(
+            "{e}; {}",
+            runner_io::usage("tract-run", ModelArg::Required("MODEL.onnx"))
+        ))
+    });
     let path = cli.model.expect("required");
     // the inputs' types and shapes fix the model's: read them before the timed load
     let inputs = read_raw_inputs(&cli.protocol.inputs).unwrap_or_else(|e| fail(e));
