@@ -130,7 +130,9 @@ def test_links_only_libtorch_cpu_and_c10(art):
 
 def test_step_definition():
     ctx = BuildContext(root=Path("/r"), art=Path("/a"), cache=Path("/c"), python="/py", model=parse("a1"))
-    (step,) = cpp_build.steps(ctx)
+    step, et_step = cpp_build.steps(ctx)
+    assert et_step.name == "cpp-executorch-build" and et_step.outputs == (ctx.bin / "cpp-executorch",)
+    assert Path("/r/cpp/protocol.h") in step.inputs and Path("/r/cpp/protocol.h") in et_step.inputs
     assert step.name == "cpp-build" and step.scope == "shared"
     assert ctx.bin == Path("/a/shared/bin")
     assert step.outputs == (ctx.bin / "cpp-torchscript", ctx.bin / "cpp-aoti")
@@ -155,7 +157,7 @@ def test_step_builds_both_programs(tmp_path):
         python=sys.executable,
         model=parse("a1"),
     )
-    (step,) = cpp_build.steps(ctx)
+    step = next(s for s in cpp_build.steps(ctx) if s.name == "cpp-build")
     proc = subprocess.run(step.argv, cwd=step.cwd, capture_output=True, text=True, timeout=1200, check=False)
     assert proc.returncode == 0, proc.stderr[-2000:]
     facts = json.loads(proc.stdout.splitlines()[-1])

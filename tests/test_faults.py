@@ -89,6 +89,10 @@ def truncate(path: Path, keep: float = 0.5) -> None:
         ("burn-file", "a1.bpk"),
         ("burn-st", "a1.safetensors"),
         ("cpp-torchscript", "a1_script.pt"),
+        ("tract", "a1.onnx"),
+        ("onnxruntime-native", "a1.onnx"),
+        ("executorch", "a1.pte"),
+        ("cpp-executorch", "a1.pte"),
     ],
 )
 def test_truncated_artifact_fails_at_its_form_in_one_line(artifacts_copy, key, file):
@@ -185,8 +189,26 @@ def test_no_cargo_makes_burn_forms_unavailable_rest_builds(artifacts_copy, monke
                 (tools / name).symlink_to(Path(d) / name)
                 break
     monkeypatch.setenv("PATH", f"{py_bin}{os.pathsep}{tools}")
-    manifest = run_build(only=["export-model", "burn-tools", "burn-convert", "burn-embed"])
+    manifest = run_build(
+        only=[
+            "export-model",
+            "burn-tools",
+            "burn-convert",
+            "burn-embed",
+            "tract-build",
+            "ort-build",
+            "tract-optimise",
+        ]
+    )
     steps = manifest["steps"]
+    for step in ("tract-build", "ort-build"):  # the Rust runtimes' programs need cargo too
+        assert steps[step]["status"] == "unavailable" and "cargo" in steps[step]["reason"], steps[step]
+    assert (
+        steps["tract-optimise"]["status"] == "skipped" and "tract-build" in steps["tract-optimise"]["reason"]
+    )
+    for key in ("tract", "onnxruntime-native"):
+        rec = bench.bench_form(forms.get(key), n=1, warmup=0)
+        assert rec.status == "unavailable" and "cargo not found" in rec.error, (key, rec.error)
     assert steps["export-model"]["status"] == "ok"
     assert steps["burn-tools"]["status"] == "unavailable" and "cargo" in steps["burn-tools"]["reason"]
     assert steps["burn-convert"]["status"] == "skipped" and "burn-tools" in steps["burn-convert"]["reason"]

@@ -41,6 +41,10 @@ FAILS = {
     ("data_dependent", "burn-onnx-embed"): ("export", GUARD),
     ("data_dependent", "burn-onnx-bpk"): ("export", GUARD),
     ("tinylm", "torchscript-trace"): ("export", "TracingCheckError"),
+    ("data_dependent", "tract"): ("export", GUARD),
+    ("data_dependent", "onnxruntime-native"): ("export", GUARD),
+    ("data_dependent", "executorch"): ("export", GUARD),
+    ("data_dependent", "cpp-executorch"): ("export", GUARD),
 }
 MLP_ONLY = {f.key for f in forms.FORMS if f.mlp_only}
 

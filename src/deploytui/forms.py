@@ -18,13 +18,19 @@ from deploytui.models import ModelRef, has_mlp_layout
 
 PY_TORCH = "python-torch"
 PY_ORT = "python-onnxruntime"
+PY_EXECUTORCH = "python-executorch"
 LIBTORCH = "libtorch"
+ORT_LIB = "onnxruntime-library"
+EXECUTORCH_LIB = "executorch-libraries"
 NO_RUNTIME = "none"
 
 RUNTIME_TITLES = {
     PY_TORCH: "Python + torch and its dependencies",
     PY_ORT: "Python + onnxruntime + numpy",
+    PY_EXECUTORCH: "Python + executorch (and the torch it takes tensors from) and their dependencies",
     LIBTORCH: "libtorch shared libraries",
+    ORT_LIB: "ONNX Runtime's C library (the wheel's libonnxruntime.so, no Python)",
+    EXECUTORCH_LIB: "ExecuTorch's C++ runtime (the wheel's libexecutorch*.so, no Python, no libtorch)",
     NO_RUNTIME: "none (system libraries only)",
 }
 
@@ -34,9 +40,10 @@ RUNTIME_DISTRIBUTIONS: dict[str, tuple[str, ...]] = {
     # bundle without numpy fails at save_file: found by the isolated ship check)
     PY_TORCH: ("torch", "safetensors", "numpy"),
     PY_ORT: ("onnxruntime", "numpy", "safetensors"),
+    PY_EXECUTORCH: ("executorch", "torch", "safetensors", "numpy"),
 }
 # the wheel whose shared libraries a compiled runtime loads (its RECORD changes with them)
-RUNTIME_WHEEL: dict[str, str] = {LIBTORCH: "torch"}
+RUNTIME_WHEEL: dict[str, str] = {LIBTORCH: "torch", ORT_LIB: "onnxruntime", EXECUTORCH_LIB: "executorch"}
 
 # What the inspectors look at (`Inspect.kind`); form_view has one section builder per kind.
 ZIP_MEMBERS = "zip-members"  # Artifact: members of a .pt / .pt2 ZIP archive
@@ -51,6 +58,8 @@ ONNX_GRAPH = "onnx-graph"  # Graph: the ONNX graph (read in a subprocess)
 BURN_GRAPHIR = "burn-graphir"  # Graph: burn's GraphIr captured on Device::capture
 ELF_LINKAGE = "elf-linkage"  # Symbols: `ldd` of the compiled program
 AOTI_SYMBOLS = "aoti-symbols"  # Symbols: `nm -u -D` and `ldd` of the .so inside an AOTI package
+TRACT_NODES = "tract-nodes"  # Graph: the nodes of tract's optimised model, as the build listed them
+PTE_DELEGATION = "pte-delegation"  # Graph: operators XNNPACK took / left, ExecuTorch's report at export
 INSPECT_KINDS = (
     ZIP_MEMBERS,
     SAFETENSORS_HEADER,
@@ -64,6 +73,8 @@ INSPECT_KINDS = (
     BURN_GRAPHIR,
     ELF_LINKAGE,
     AOTI_SYMBOLS,
+    TRACT_NODES,
+    PTE_DELEGATION,
 )
 
 # forms that bench/measure_vs_hyperfine.py cross-checks by default (quick to run many times)
@@ -230,6 +241,7 @@ def _binary(
     inspect: tuple[Inspect, ...],
     note: str = "",
     mlp_only: bool = False,
+    optional_files: tuple[str, ...] = (),
 ) -> Form:
     """A compiled program (shared/bin/ or {m}/bin/), given its model files as arguments (and `ldd`-ed)."""
     return Form(
@@ -244,6 +256,7 @@ def _binary(
         inspect=(Inspect(ELF_LINKAGE, program), *inspect),
         note=note,
         mlp_only=mlp_only,
+        optional_files=optional_files,
     )
 
 
@@ -429,6 +442,53 @@ FORMS: tuple[Form, ...] = (
         argv=("{python}", "-m", "deploytui.runners.ort_runner", "{art}/{m}/{m}.onnx"),
         steps=("export-onnx",),
         inspect=(Inspect(ONNX_GRAPH, "{m}/{m}.onnx"),),
+    ),
+    _binary(
+        "tract",
+        "ONNX",
+        "tract (pure Rust, loads the .onnx at run time)",
+        "shared/bin/tract-run",
+        ("{m}/{m}.onnx",),
+        NO_RUNTIME,
+        ("export-onnx", "tract-build", "tract-optimise"),
+        (Inspect(TRACT_NODES, "{m}/tract_nodes.txt"), Inspect(ONNX_GRAPH, "{m}/{m}.onnx")),
+        "one binary for every model: the .onnx is read, typed and optimised at start-up",
+        optional_files=("{m}/{m}.onnx.data",),
+    ),
+    _binary(
+        "onnxruntime-native",
+        "ONNX",
+        "ONNX Runtime without Python (Rust ort)",
+        "shared/bin/ort-run",
+        ("{m}/{m}.onnx",),
+        ORT_LIB,
+        ("export-onnx", "ort-build"),
+        (Inspect(ONNX_GRAPH, "{m}/{m}.onnx"),),
+        "the `ort` crate loads the wheel's libonnxruntime.so at start-up (stage import); load = the session",
+        optional_files=("{m}/{m}.onnx.data",),
+    ),
+    Form(
+        key="executorch",
+        family="ExecuTorch",
+        title="ExecuTorch .pte, XNNPACK (Python runtime)",
+        model_files=("{m}/{m}.pte",),
+        runner="deploytui.runners.executorch_runner",
+        runtime=PY_EXECUTORCH,
+        argv=("{python}", "-m", "deploytui.runners.executorch_runner", "{art}/{m}/{m}.pte"),
+        steps=("export-executorch",),
+        inspect=(Inspect(PTE_DELEGATION, "{m}/{m}_delegation.json"),),
+        note="torch.export + to_edge_transform_and_lower(XnnpackPartitioner); run by executorch.runtime",
+    ),
+    _binary(
+        "cpp-executorch",
+        "ExecuTorch",
+        "C++ ExecuTorch .pte, XNNPACK (no Python, no libtorch)",
+        "shared/bin/cpp-executorch",
+        ("{m}/{m}.pte",),
+        EXECUTORCH_LIB,
+        ("export-executorch", "cpp-executorch-build"),
+        (Inspect(PTE_DELEGATION, "{m}/{m}_delegation.json"),),
+        "extension::Module on the wheel's libexecutorch.so, XNNPACK delegate and optimized kernels",
     ),
 )
 

@@ -2,12 +2,22 @@
 
 from __future__ import annotations
 
+import importlib.util
 import os
 from dataclasses import dataclass
 from pathlib import Path
 
 from deploytui import paths, runenv
 from deploytui.models import ModelRef
+
+
+def package_dir(name: str) -> Path:
+    """An installed package's folder (torch, onnxruntime, executorch), found without importing it;
+    `<name>-not-installed` when it is not (the step that needs it then fails with a clear message)."""
+    spec = importlib.util.find_spec(name)
+    if spec is None or not spec.submodule_search_locations:
+        return Path(f"{name}-not-installed")
+    return Path(next(iter(spec.submodule_search_locations)))
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,9 @@
-"""The `cpp-build` step's command: compile the two C++ runners against the torch wheel's libtorch.
+"""The C++ build steps' command: `cpp-build` compiles the two libtorch runners against the torch
+wheel's libtorch, `cpp-executorch-build` the ExecuTorch runner against the executorch wheel's
+headers and libraries (`--executorch` instead of `--torch`).
 
     python -m deploytui.builder.cpp_cmd --src cpp --torch .../site-packages/torch --out artifacts/bin
+    python -m deploytui.builder.cpp_cmd --src cpp --executorch .../site-packages/executorch --out ...
 
 Direct g++ lines, not CMake: `find_package(Torch)` on the CUDA build of the wheel stops in
 Caffe2Config.cmake ("Your installed Caffe2 version uses CUDA but I cannot find the CUDA
@@ -13,12 +16,14 @@ Does not import torch.
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import shlex
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +38,22 @@ PROGRAMS = (
 )
 
 CXXFLAGS = ("-std=c++20", "-O2", "-D_GLIBCXX_USE_CXX11_ABI=1")
+
+# What the wheel's share/cmake/executorch-config.cmake gives a consumer (EXECUTORCH_COMPILE_DEFINITIONS,
+# plus ET_USE_THREADPOOL for its threadpool library; the vendored c10 under portable_type/c10), and
+# the libraries: the delegate and the kernels only register themselves when loaded, so they are
+# linked --no-as-needed.
+EXECUTORCH_DEFINES = (
+    "-DC10_USING_CUSTOM_GENERATED_MACROS",
+    "-DET_EVENT_TRACER_ENABLED",
+    "-DET_USE_THREADPOOL",
+)
+EXECUTORCH_LIBS = (
+    "executorch",
+    "executorch_backend_xnnpack",
+    "executorch_kernels_optimized",
+    "executorch_threadpool",
+)
 
 
 def torch_version(torch_dir: Path) -> str:
@@ -68,6 +89,27 @@ def compile_line(cxx: str, src: Path, out: Path, torch_dir: Path, rpath: str) ->
     ]
 
 
+def executorch_line(cxx: str, src: Path, out: Path, et_dir: Path) -> list[str]:
+    inc, lib = et_dir / "include", et_dir / "lib"
+    return [
+        cxx,
+        *CXXFLAGS,
+        *EXECUTORCH_DEFINES,
+        f"-I{inc}",
+        f"-I{inc / 'executorch/runtime/core/portable_type/c10'}",
+        f"-I{src.parent}",
+        str(src),
+        "-o",
+        str(out),
+        "-s",
+        f"-L{lib}",
+        "-Wl,--no-as-needed",
+        *(f"-l{name}" for name in EXECUTORCH_LIBS),
+        "-Wl,--as-needed",
+        f"-Wl,--enable-new-dtags,-rpath,{lib}",
+    ]
+
+
 def readelf_dynamic(path: Path) -> dict[str, list[str]]:
     """NEEDED and RPATH/RUNPATH entries (best effort: empty if readelf is missing)."""
     found: dict[str, list[str]] = {"needed": [], "rpath": [], "runpath": []}
@@ -93,28 +135,44 @@ def readelf_dynamic(path: Path) -> dict[str, list[str]]:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="deploytui.builder.cpp_cmd")
     ap.add_argument("--src", type=Path, required=True, help="the cpp/ folder")
-    ap.add_argument("--torch", type=Path, required=True, help="the torch package folder of the wheel")
+    wheel = ap.add_mutually_exclusive_group(required=True)
+    wheel.add_argument("--torch", type=Path, help="the torch package folder of the wheel")
+    wheel.add_argument("--executorch", type=Path, help="the executorch package folder of the wheel")
     ap.add_argument("--out", type=Path, required=True, help="where the executables go")
     ap.add_argument("--cxx", default=os.environ.get("CXX", "g++"))
     args = ap.parse_args(argv)
     # Absolute paths: the rpath baked into the executables must not depend on the cwd.
-    args.src, args.torch, args.out = args.src.resolve(), args.torch.resolve(), args.out.resolve()
-
-    if not (args.torch / "include" / "torch").is_dir() or not (args.torch / "lib").is_dir():
-        print(f"error: no libtorch headers/libraries under {args.torch}", file=sys.stderr)
+    args.src, args.out = args.src.resolve(), args.out.resolve()
+    wheel_dir: Path = (args.torch or args.executorch).resolve()
+    if not (wheel_dir / "include").is_dir() or not (wheel_dir / "lib").is_dir():
+        what = "libtorch" if args.torch else "ExecuTorch"
+        print(f"error: no {what} headers/libraries under {wheel_dir}", file=sys.stderr)
         return 1
     args.out.mkdir(parents=True, exist_ok=True)
-    facts: dict[str, Any] = {
-        "route": "direct g++ (CMake find_package(Torch) needs the CUDA toolkit with this wheel)",
-        "compiler": tool_version(args.cxx),
-        "torch": torch_version(args.torch),
-        "cxxflags": list(CXXFLAGS),
-        "programs": {},
-    }
-    for name, source, rpath in PROGRAMS:
+    facts: dict[str, Any] = {"compiler": tool_version(args.cxx), "cxxflags": list(CXXFLAGS), "programs": {}}
+    Line = Callable[[Path], list[str]]  # the g++ line that writes the program to the given path
+    programs: list[tuple[str, str, Line]]
+    if args.torch:
+        facts["route"] = "direct g++ (CMake find_package(Torch) needs the CUDA toolkit with this wheel)"
+        facts["torch"] = torch_version(wheel_dir)
+        programs = [
+            (
+                name,
+                source,
+                functools.partial(compile_line, args.cxx, args.src / source, torch_dir=wheel_dir, rpath=r),
+            )
+            for name, source, r in PROGRAMS
+        ]
+    else:
+        facts["route"] = "direct g++ with the flags of the wheel's executorch-config.cmake"
+        src = args.src / "executorch_run.cpp"
+        programs = [
+            ("cpp-executorch", src.name, functools.partial(executorch_line, args.cxx, src, et_dir=wheel_dir))
+        ]
+    for name, source, line in programs:
         final = args.out / name
         tmp = args.out / f".{name}.tmp{os.getpid()}"
-        cmd = compile_line(args.cxx, args.src / source, tmp, args.torch, rpath)
+        cmd = line(tmp)
         print("+ " + shlex.join(cmd), flush=True)
         t0 = time.perf_counter()
         proc = subprocess.run(cmd, check=False)

@@ -1,30 +1,20 @@
-"""Build steps for the C++ libtorch forms (cpp-torchscript, cpp-aoti, cpp-aoti-lean).
+"""Build steps for the C++ forms: libtorch (cpp-torchscript, cpp-aoti, cpp-aoti-lean) and
+ExecuTorch (cpp-executorch).
 
-One step, `cpp-build`, compiles both programs in cpp/ against the installed torch wheel's
-include/ and lib/ (see cpp/README.md for the route and why). The models they load are exported
-by the torch export steps; this step needs only a C++ compiler and the wheel.
+`cpp-build` compiles the two libtorch programs in cpp/ against the installed torch wheel's
+include/ and lib/ (see cpp/README.md for the route and why); `cpp-executorch-build` compiles
+executorch_run.cpp against the executorch wheel's headers and shared libraries. The models they
+load are exported by the torch export steps; these steps need only a C++ compiler and the wheel.
 """
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
-
-from deploytui.builder.context import BuildContext
+from deploytui.builder.context import BuildContext, package_dir
 from deploytui.builder.steps import Step
 
 
-def torch_dir() -> Path:
-    """The installed torch package folder, found without importing torch."""
-    spec = importlib.util.find_spec("torch")
-    if spec is None or not spec.submodule_search_locations:
-        # Not installed: point at where it would be; the step then fails with a clear message.
-        return Path("torch-not-installed")
-    return Path(next(iter(spec.submodule_search_locations)))
-
-
 def steps(ctx: BuildContext) -> list[Step]:
-    t = torch_dir()
+    t, et = package_dir("torch"), package_dir("executorch")
     src = ctx.root / "cpp"
     return [
         Step(
@@ -45,6 +35,7 @@ def steps(ctx: BuildContext) -> list[Step]:
                 src / "torchscript_run.cpp",
                 src / "aoti_run.cpp",
                 src / "common.h",
+                src / "protocol.h",
                 src / "safetensors.h",
                 t / "version.py",  # wheel version + git hash
                 t / "include" / "torch" / "csrc" / "api" / "include" / "torch" / "version.h",
@@ -54,5 +45,31 @@ def steps(ctx: BuildContext) -> list[Step]:
             needs=("g++",),
             cwd=ctx.root,
             timeout_s=1800.0,
-        )
+        ),
+        Step(
+            name="cpp-executorch-build",
+            title="C++: compile cpp-executorch against the executorch wheel's runtime (no libtorch)",
+            argv=(
+                ctx.python,
+                "-m",
+                "deploytui.builder.cpp_cmd",
+                "--src",
+                str(src),
+                "--executorch",
+                str(et),
+                "--out",
+                str(ctx.bin),
+            ),
+            inputs=(
+                src / "executorch_run.cpp",
+                src / "protocol.h",
+                src / "safetensors.h",
+                *et.parent.glob("executorch-*.dist-info/RECORD"),  # the wheel's files and their hashes
+            ),
+            outputs=(ctx.bin / "cpp-executorch",),
+            scope="shared",
+            needs=("g++",),
+            cwd=ctx.root,
+            timeout_s=600.0,
+        ),
     ]

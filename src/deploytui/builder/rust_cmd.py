@@ -1,4 +1,4 @@
-"""Runs one Rust (burn) build step: cargo build, copy the results into artifacts, run a tool.
+"""Runs one Rust build step (burn, tract): cargo build, copy the results into artifacts, run a tool.
 
 Usage: python -m deploytui.builder.rust_cmd STEP --out DIR --rust RUST_DIR --target CARGO_TARGET
        [--stem SLUG --tools SHARED_BIN]
@@ -163,6 +163,7 @@ def _locked_versions(rust: Path) -> dict[str, str]:
     except (OSError, ValueError):
         return {}
     wanted = {"burn", "burn-core", "burn-flex", "burn-store", "burn-capture", "burn-onnx", "onnx-ir"}
+    wanted |= {"tract-onnx", "tract-core", "ort", "ort-sys"}
     return {p["name"]: p["version"] for p in lock.get("package", []) if p["name"] in wanted}
 
 
@@ -249,6 +250,36 @@ def burn_capture(cargo: Cargo, art: Path) -> dict[str, Any]:
     return {"sizes": {"bin/store-capture": size}, "capture": summary or {}}
 
 
+def shared_program(cargo: Cargo, package: str, out: Path) -> dict[str, Any]:
+    """One model-independent program (tract-run, ort-run) into shared/bin/."""
+    found = cargo.build(package, bins=(package,))
+    return {"sizes": {f"bin/{package}": _copy(found["bins"][package], out / "bin" / package)}}
+
+
+def ort_build(cargo: Cargo, out: Path) -> dict[str, Any]:
+    """ort-run, with the onnxruntime wheel's library path (DEPLOYTUI_ORT_DYLIB) compiled in."""
+    lib = Path(os.environ.get("DEPLOYTUI_ORT_DYLIB", ""))
+    if not lib.is_file():
+        raise StepError(f"no ONNX Runtime library at {lib} (is the onnxruntime wheel installed?)")
+    facts = shared_program(cargo, "ort-run", out)
+    return {**facts, "dylib": str(lib), "dylib_bytes": lib.stat().st_size}
+
+
+def tract_optimise(cargo: Cargo, art: Path, tools: Path | None) -> dict[str, Any]:
+    """tract loads, types (from the example inputs) and optimises the model's .onnx: its node
+    list goes to tract_nodes.txt, and an operator tract lacks fails here with tract's own line."""
+    if tools is None:
+        raise StepError("--tools SHARED_BIN is needed (the tract-run that tract-build built)")
+    argv = [str(tools / "tract-run"), "--nodes", str(cargo.onnx), "--inputs", str(art / "inputs.safetensors")]
+    nodes = _run(argv)
+    out = art / "tract_nodes.txt"
+    tmp = out.with_name(out.name + ".tmp")
+    tmp.write_text(nodes)
+    os.replace(tmp, out)
+    ops = [line.split("\t")[1] for line in nodes.splitlines() if line.count("\t") >= 2]
+    return {"nodes": len(ops), "ops": sorted(set(ops))}
+
+
 STEPS: dict[str, Callable[[Cargo, Path, Path | None], dict[str, Any]]] = {
     "burn-tools": burn_tools,
     "burn-convert": burn_convert,
@@ -257,8 +288,11 @@ STEPS: dict[str, Callable[[Cargo, Path, Path | None], dict[str, Any]]] = {
     "burn-onnx-embed": lambda c, a, t: burn_onnx(c, a, embed=True),
     "burn-onnx-bpk": lambda c, a, t: burn_onnx_bpk(c, a),
     "burn-capture": lambda c, a, t: burn_capture(c, a),
+    "tract-build": lambda c, a, t: shared_program(c, "tract-run", a),
+    "tract-optimise": tract_optimise,
+    "ort-build": lambda c, a, t: ort_build(c, a),
 }
-MODEL_STEPS = set(STEPS) - {"burn-tools"}
+MODEL_STEPS = set(STEPS) - {"burn-tools", "tract-build", "ort-build"}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -10,6 +10,11 @@ Step names are fixed (forms.py refers to them):
   burn-onnx-bpk    store-onnx-bpk (LoadStrategy::File, Model::from_file(MODEL_FILE)) + its .bpk
                    copied next to it (<m>/bin/<m>_onnx.bpk)
   burn-capture     store-capture: the Mlp forward recorded on Device::capture -> capture.json
+  tract-build      shared: tract-run (tract-onnx, loads any .onnx at run time) into shared/bin/
+  ort-build        shared: ort-run (the `ort` crate, load-dynamic) with the wheel's
+                   libonnxruntime.so path baked in (DEPLOYTUI_ORT_DYLIB) into shared/bin/
+  tract-optimise   tract-run --nodes: tract loads and optimises <m>.onnx typed by the example
+                   inputs -> tract_nodes.txt (an operator tract lacks fails here, in tract's words)
 The hand-written Mlp steps (burn-convert, burn-embed, burn-capture) exist only for models with
 the Mlp layout (a1, the mlp family); their forms are not applicable to the others.
 """
@@ -18,11 +23,18 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from deploytui.builder.context import BuildContext
+from deploytui.builder.context import BuildContext, package_dir
 from deploytui.builder.steps import Step
 from deploytui.models import has_mlp_layout
 
 CARGO = ("cargo",)
+
+
+def ort_dylib() -> Path:
+    """The onnxruntime wheel's own C library (capi/libonnxruntime.so.X.Y.Z), which ort-run loads."""
+    capi = package_dir("onnxruntime") / "capi"
+    found = sorted(capi.glob("libonnxruntime.so.*")) if capi.is_dir() else []
+    return found[-1] if found else capi / "libonnxruntime.so (not found)"
 
 
 def _argv(ctx: BuildContext, name: str, out: Path, stem: str | None) -> tuple[str, ...]:
@@ -108,6 +120,35 @@ def steps(ctx: BuildContext) -> list[Step]:
             outputs=(mb / "burn-onnx-bpk", mb / f"{m}_onnx.bpk"),
             needs=CARGO,
             after=("export-onnx",),
+        ),
+    ]
+    out += [
+        Step(
+            name="tract-build",
+            title="tract: build tract-run (loads any .onnx at run time; shared by every model)",
+            argv=_argv(ctx, "tract-build", ctx.shared, None),
+            inputs=(*workspace, rust / "runner-io", rust / "tract-run"),
+            outputs=(b / "tract-run",),
+            needs=CARGO,
+            scope="shared",
+        ),
+        Step(
+            name="ort-build",
+            title="ONNX Runtime: build ort-run (loads the wheel's libonnxruntime.so; shared)",
+            argv=_argv(ctx, "ort-build", ctx.shared, None),
+            inputs=(*workspace, rust / "runner-io", rust / "ort-run"),
+            outputs=(b / "ort-run",),
+            needs=CARGO,
+            env={"DEPLOYTUI_ORT_DYLIB": str(ort_dylib())},
+            scope="shared",
+        ),
+        Step(
+            name="tract-optimise",
+            title=f"tract: load and optimise {m}.onnx, list its nodes",
+            argv=_argv(ctx, "tract-optimise", d, m),
+            inputs=(driver, b / "tract-run", d / f"{m}.onnx", d / f"{m}.onnx.data", d / "inputs.safetensors"),
+            outputs=(d / "tract_nodes.txt",),
+            after=("export-onnx", "tract-build"),
         ),
     ]
     if has_mlp_layout(ctx.model):

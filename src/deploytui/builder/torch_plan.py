@@ -28,6 +28,12 @@ EXPORTS: tuple[tuple[str, str, tuple[str, ...], str], ...] = (
         "AOTInductor package, link_libtorch=False (~20 s cold)",
     ),
     ("export-onnx", "onnx", ("{m}.onnx",), "ONNX (torch.onnx.export, dynamo exporter)"),
+    (
+        "export-executorch",
+        "executorch",
+        ("{m}.pte", "{m}_delegation.json"),
+        "ExecuTorch .pte, XNNPACK partitioner (~15 s: imports executorch)",
+    ),
 )
 
 

@@ -279,6 +279,41 @@ def capture_section(path: Path) -> Section:
     return Section("Graph", title, "table", columns=["#", "operation", "inputs", "outputs"], rows=rows)
 
 
+def tract_nodes_section(path: Path) -> Section:
+    """tract_nodes.txt (NAME, OP, OUTPUT FACTS per line, tab-separated), as tract-run listed it."""
+    if not path.exists():
+        raise InspectError(f"{path.name} is missing: the tract-optimise step has not run")
+    rows = [line.split("\t", 2) for line in path.read_text(errors="replace").splitlines()]
+    rows = [r for r in rows if len(r) == 3]
+    if not rows:
+        raise InspectError(f"{path.name} lists no nodes")
+    ops = " → ".join(r[1] for r in rows if r[1] not in {"Source", "Const"})
+    return Section(
+        "Graph",
+        f"the model as tract optimised it: {len(rows)} nodes ({ops})",
+        "table",
+        columns=["node", "operator", "output"],
+        rows=rows,
+    )
+
+
+def delegation_section(path: Path) -> Section:
+    """The .pte's operators, delegated to XNNPACK or left to ExecuTorch's kernels, as
+    ExecuTorch's get_delegation_info reported them at export (`<m>_delegation.json`)."""
+    if not path.exists():
+        raise InspectError(f"{path.name} is missing: the export-executorch step has not run")
+    try:
+        data = json.loads(path.read_text())
+        rows = [[str(o["op"]), str(o["delegated"]), str(o["non_delegated"])] for o in data["operators"]]
+        title = (
+            f"XNNPACK delegation: {data['delegated_nodes']} nodes in {data['delegated_subgraphs']} "
+            f"delegated subgraph(s), {data['non_delegated_nodes']} left to ExecuTorch's kernels"
+        )
+    except (ValueError, KeyError, TypeError) as e:
+        raise InspectError(f"{path.name} is not a delegation report: {e}") from None
+    return Section("Graph", title, "table", columns=["operator", "delegated", "not delegated"], rows=rows)
+
+
 # ------------------------------------------------------------------ Symbols
 
 
@@ -395,6 +430,18 @@ BUILDERS: dict[str, tuple[str, str, Callable[[Inspect], str], _Builder]] = {
         "table",
         lambda i: "captured GraphIr",
         _one(lambda i: capture_section(i.file())),
+    ),
+    F.TRACT_NODES: (
+        "Graph",
+        "table",
+        lambda i: "the model as tract optimised it",
+        _one(lambda i: tract_nodes_section(i.file())),
+    ),
+    F.PTE_DELEGATION: (
+        "Graph",
+        "table",
+        lambda i: "XNNPACK delegation",
+        _one(lambda i: delegation_section(i.file())),
     ),
     F.ELF_LINKAGE: (
         "Symbols",

@@ -12,7 +12,7 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-from deploytui.runners.protocol import Stages, emit_stages, fail, parse_args, timed_forwards
+from deploytui.runners.protocol import Stages, emit_stages, fail, parse_args, timed_forwards, torch_inputs
 
 MODES = ("eager", "jit", "export", "aoti", "aoti-lean")
 
@@ -57,16 +57,11 @@ def run_protocol(argv: list[str], stages: Stages) -> None:
     if not os.path.isfile(path):
         fail(f"model file not found: {path}")
     import torch
-    from safetensors.torch import load_file, save_file
+    from safetensors.torch import save_file
 
     torch.set_num_threads(1)
     stages.mark("import")
-    try:
-        # cloned: a tensor read from the file may sit at any alignment, and the CPU kernels then
-        # take another path (a1's eager output differed from eager's by 1 ulp without the copy)
-        inputs = [t.clone() for _, t in sorted((int(k[6:]), t) for k, t in load_file(args.inputs).items())]
-    except Exception as e:  # a damaged or missing inputs file: one line
-        fail(f"could not read inputs {args.inputs}: {type(e).__name__}: {e}")
+    inputs = torch_inputs(args.inputs)
     before = set(sys.modules)
     try:
         model = load(mode, path, args.model)

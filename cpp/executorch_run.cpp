@@ -1,0 +1,136 @@
+// Runs an ExecuTorch program (.pte) with the executorch wheel's own C++ runtime: libexecutorch.so
+// (program loader, Module), libexecutorch_backend_xnnpack.so (the XNNPACK delegate, registered
+// when the library loads) and libexecutorch_kernels_optimized.so (the kernels for operators
+// left outside the delegate). No libtorch, no Python.
+// Usage: cpp-executorch MODEL.pte --inputs IN.safetensors --outputs OUT.safetensors [--repeat K]
+// Inputs F32, F64, I64, I32, U8, BOOL; outputs written in the dtype the program returns.
+#include <executorch/extension/module/module.h>
+#include <executorch/extension/tensor/tensor.h>
+#include <executorch/runtime/platform/runtime.h>
+
+#include <cstring>
+#include <fstream>
+
+#include "protocol.h"
+
+namespace {
+
+using executorch::aten::ScalarType;
+using executorch::extension::Module;
+using executorch::extension::TensorPtr;
+using executorch::runtime::Error;
+using executorch::runtime::EValue;
+
+struct Dtype {
+  ScalarType type;
+  const char* name;
+};
+constexpr Dtype kDtypes[] = {
+    {ScalarType::Float, "F32"}, {ScalarType::Double, "F64"}, {ScalarType::Long, "I64"},
+    {ScalarType::Int, "I32"},   {ScalarType::Byte, "U8"},    {ScalarType::Bool, "BOOL"},
+};
+
+std::string describe(Error e) {
+  char code[16];
+  std::snprintf(code, sizeof code, "0x%x", static_cast<unsigned>(e));
+  return std::string(executorch::runtime::to_string(e)) + " (" + code + ")";
+}
+
+// The inputs, copied into buffers this program owns (the file's data may be unaligned).
+struct Inputs {
+  std::vector<std::vector<uint8_t>> buffers;
+  std::vector<TensorPtr> tensors;
+};
+
+Inputs read_inputs(const std::string& path) {
+  const st::File f = runner::read_inputs_file(path);
+  const std::vector<const st::TensorView*> views = runner::indexed_inputs(f, path);
+  Inputs in;
+  in.buffers.reserve(views.size());
+  for (const st::TensorView* t : views) {
+    const Dtype* d = nullptr;
+    for (const Dtype& k : kDtypes) {
+      if (t->dtype == k.name) d = &k;
+    }
+    if (!d) throw std::runtime_error("inputs file " + path + ": " + t->name + " has dtype " + t->dtype + ", which cpp-executorch does not take");
+    std::vector<executorch::aten::SizesType> sizes(t->shape.begin(), t->shape.end());
+    in.buffers.emplace_back(t->data, t->data + t->nbytes);
+    in.tensors.push_back(executorch::extension::make_tensor_ptr(std::move(sizes), in.buffers.back().data(), d->type));
+  }
+  return in;
+}
+
+void write_outputs(const std::string& path, const std::vector<EValue>& outputs) {
+  std::vector<st::TensorOut> out;
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    const std::string name = "output_" + std::to_string(i);
+    if (!outputs[i].isTensor()) throw std::runtime_error(name + " is not a tensor (tag " + std::to_string(static_cast<int>(outputs[i].tag)) + ")");
+    const executorch::aten::Tensor t = outputs[i].toTensor();
+    const Dtype* d = nullptr;
+    for (const Dtype& k : kDtypes) {
+      if (t.scalar_type() == k.type) d = &k;
+    }
+    if (!d) throw std::runtime_error(name + " has a dtype the outputs file does not take (" + std::to_string(static_cast<int>(t.scalar_type())) + ")");
+    std::vector<int64_t> shape(t.sizes().begin(), t.sizes().end());
+    out.push_back({name, d->name, std::move(shape), t.nbytes() ? t.const_data_ptr() : nullptr, t.nbytes()});
+  }
+  try {
+    st::write_file(path, std::move(out));
+  } catch (const st::Error& e) {
+    throw std::runtime_error(std::string("outputs file ") + e.what());
+  }
+}
+
+void run(const runner::Args& a, runner::StderrHold& hold) {
+  executorch::runtime::runtime_init();
+  Inputs in = read_inputs(*a.inputs);
+
+  auto t0 = std::chrono::steady_clock::now();
+  Module module(a.model, Module::LoadMode::File);
+  if (const Error e = module.load_forward(); e != Error::Ok) {
+    throw std::runtime_error("cannot load " + a.model + ": " + describe(e));
+  }
+  const double load_ms = runner::ms_since(t0);
+
+  auto forward = [&]() {
+    std::vector<EValue> args;
+    for (const TensorPtr& t : in.tensors) args.emplace_back(*t);
+    auto result = module.forward(args);
+    if (!result.ok()) throw std::runtime_error("forward failed: " + describe(result.error()));
+    return std::move(*result);
+  };
+  t0 = std::chrono::steady_clock::now();
+  std::vector<EValue> outputs = forward();
+  const double first_ms = runner::ms_since(t0);
+  std::vector<double> steady;
+  for (int k = 0; k < a.repeat; ++k) {
+    t0 = std::chrono::steady_clock::now();
+    outputs = forward();
+    steady.push_back(runner::ms_since(t0));
+  }
+  write_outputs(a.outputs, outputs);
+  hold.release(true);
+  runner::print_stages(load_ms, first_ms, steady, outputs.size());
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const std::string usage =
+      "usage: cpp-executorch MODEL.pte --inputs IN.safetensors --outputs OUT.safetensors [--repeat K]";
+  runner::Args a;
+  try {
+    a = runner::parse_args(argc, argv, usage);
+  } catch (const runner::UsageError& e) {
+    return runner::fail(e.what());
+  }
+  if (!std::ifstream(a.model).good()) return runner::fail("cannot open model file: " + a.model);
+  runner::StderrHold hold;  // ExecuTorch logs to stderr: one line per problem, replayed as warnings
+  try {
+    run(a, hold);
+    return 0;
+  } catch (const std::exception& e) {
+    hold.release(false);
+    return runner::fail(e.what());
+  }
+}

@@ -1,0 +1,236 @@
+// The runner protocol without libtorch: arguments, the inputs file's naming, stage times and the
+// one stdout line, the quiet error handling. common.h (the libtorch runners) and executorch_run.cpp
+// both build on it. Header-only: each program is one translation unit plus these headers.
+//
+//   PROGRAM MODEL --inputs IN.safetensors --outputs OUT.safetensors [--repeat K]
+//
+// See cpp/README.md for the protocol.
+#pragma once
+
+#include <algorithm>
+#include <charconv>
+#include <chrono>
+#include <cstdio>
+#include <map>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "safetensors.h"
+
+namespace runner {
+
+// ---- errors and quiet stderr ----
+
+// The line of a libtorch message worth showing. Usually the first non-empty line (c10::Error
+// messages carry a backtrace after it). An error raised inside the TorchScript interpreter reads
+//   The following operation failed in the TorchScript interpreter.
+//   Traceback of TorchScript, serialized code (most recent call last):
+//     File "code/__torch__.py", line 10, in forward
+//     ...
+//   RuntimeError: mat1 and mat2 must have the same dtype, but got Long and Float
+// and there the last unindented "...Error: ..." line is the one that says what went wrong.
+inline std::string meaningful_line(const std::string& msg) {
+  std::vector<std::string> lines;
+  size_t start = 0;
+  while (start <= msg.size()) {
+    size_t end = msg.find('\n', start);
+    if (end == std::string::npos) end = msg.size();
+    std::string line = msg.substr(start, end - start);
+    while (!line.empty() && (line.back() == '\r' || line.back() == ' ')) line.pop_back();
+    if (!line.empty()) lines.push_back(line);
+    start = end + 1;
+  }
+  if (lines.empty()) return "unknown error";
+  if (lines[0].starts_with("The following operation failed in the TorchScript interpreter")) {
+    for (auto it = lines.rbegin(); it != lines.rend(); ++it) {
+      const std::string& l = *it;
+      const size_t colon = l.find(": ");
+      if (l[0] != ' ' && colon != std::string::npos && colon >= 5 &&
+          l.compare(colon - 5, 5, "Error") == 0 && l.find(' ') > colon - 5) {
+        return l;
+      }
+    }
+  }
+  return lines[0];
+}
+
+// One line on stderr, exit status 1.
+inline int fail(const std::string& what) {
+  std::fprintf(stderr, "error: %s\n", meaningful_line(what).c_str());
+  return 1;
+}
+
+// Holds back what is written straight to fd 2 while the model loads and runs: the AOTI runtime,
+// for one, prints "Error: ..." and an empty line to std::cerr before the loader throws the same
+// message as an exception. The held text goes to an anonymous memfd; `release(true)` replays each
+// non-empty line as one "warning: ..." line (after a successful run), `release(false)` drops it.
+class StderrHold {
+ public:
+  StderrHold() {
+    std::fflush(stderr);
+    fd_ = ::memfd_create("deploytui-stderr", 0);
+    saved_ = fd_ >= 0 ? ::dup(2) : -1;
+    if (saved_ < 0 || ::dup2(fd_, 2) < 0) close_all();
+  }
+  ~StderrHold() { release(false); }
+  StderrHold(const StderrHold&) = delete;
+  StderrHold& operator=(const StderrHold&) = delete;
+
+  void release(bool replay) {
+    if (saved_ < 0) return;
+    std::fflush(stderr);
+    ::dup2(saved_, 2);
+    if (replay) {
+      std::string text;
+      char buf[4096];
+      ::lseek(fd_, 0, SEEK_SET);
+      for (ssize_t n; (n = ::read(fd_, buf, sizeof buf)) > 0;) text.append(buf, static_cast<size_t>(n));
+      size_t start = 0;
+      while (start < text.size()) {
+        size_t end = text.find('\n', start);
+        if (end == std::string::npos) end = text.size();
+        const std::string line = text.substr(start, end - start);
+        if (line.find_first_not_of(" \t\r") != std::string::npos) std::fprintf(stderr, "warning: %s\n", line.c_str());
+        start = end + 1;
+      }
+    }
+    close_all();
+  }
+
+ private:
+  void close_all() {
+    if (saved_ >= 0) ::close(saved_);
+    if (fd_ >= 0) ::close(fd_);
+    saved_ = fd_ = -1;
+  }
+  int fd_ = -1;
+  int saved_ = -1;
+};
+
+// ---- arguments ----
+
+struct Args {
+  std::string model;
+  std::optional<std::string> inputs;
+  std::string outputs;
+  int repeat = 10;
+};
+
+struct UsageError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+inline Args parse_args(int argc, char** argv, const std::string& usage) {
+  Args a;
+  bool have_model = false, have_outputs = false, have_repeat = false;
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view arg = argv[i];
+    if (arg == "--inputs" || arg == "--outputs" || arg == "--repeat") {
+      if (i + 1 >= argc) throw UsageError(std::string(arg) + " needs a value; " + usage);
+      const std::string value = argv[++i];
+      if (arg == "--inputs") {
+        if (a.inputs) throw UsageError("--inputs given twice; " + usage);
+        a.inputs = value;
+      } else if (arg == "--outputs") {
+        if (have_outputs) throw UsageError("--outputs given twice; " + usage);
+        a.outputs = value;
+        have_outputs = true;
+      } else {
+        if (have_repeat) throw UsageError("--repeat given twice; " + usage);
+        int k = -1;
+        const auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), k);
+        if (ec != std::errc() || end != value.data() + value.size() || k < 0) {
+          throw UsageError("--repeat wants a whole number >= 0, not '" + value + "'");
+        }
+        a.repeat = k;
+        have_repeat = true;
+      }
+    } else if (arg.starts_with("--")) {
+      throw UsageError("unknown option " + std::string(arg) + "; " + usage);
+    } else if (!have_model) {
+      a.model = std::string(arg);
+      have_model = true;
+    } else {
+      throw UsageError(usage);
+    }
+  }
+  if (!have_model) throw UsageError(usage);
+  if (!a.inputs || !have_outputs) throw UsageError("--inputs and --outputs are required; " + usage);
+  return a;
+}
+
+// ---- the inputs file ----
+
+// input_N with N in decimal, no leading zeros; -1 for any other name.
+inline long input_index(std::string_view name) {
+  constexpr std::string_view kPrefix = "input_";
+  if (!name.starts_with(kPrefix)) return -1;
+  const std::string_view digits = name.substr(kPrefix.size());
+  if (digits.empty() || digits.size() > 6 || (digits.size() > 1 && digits[0] == '0')) return -1;
+  long n = 0;
+  for (const char c : digits) {
+    if (c < '0' || c > '9') return -1;
+    n = n * 10 + (c - '0');
+  }
+  return n;
+}
+
+// The inputs file's tensors input_0, input_1, ... in order (views into `f`). Any problem is one
+// line that names the file.
+inline std::vector<const st::TensorView*> indexed_inputs(const st::File& f, const std::string& path) {
+  const std::string where = "inputs file " + path + ": ";
+  std::map<long, const st::TensorView*> by_index;
+  for (const st::TensorView& t : f.tensors) {
+    const long n = input_index(t.name);
+    if (n < 0) throw std::runtime_error(where + "unexpected tensor " + st::quote_name(t.name) + " (inputs are named input_0, input_1, ...)");
+    by_index[n] = &t;
+  }
+  std::vector<const st::TensorView*> inputs;
+  for (const auto& [n, t] : by_index) {
+    if (n != static_cast<long>(inputs.size())) {
+      throw std::runtime_error(where + "no tensor named input_" + std::to_string(inputs.size()));
+    }
+    inputs.push_back(t);
+  }
+  if (inputs.empty()) throw std::runtime_error(where + "no tensor named input_0");
+  return inputs;
+}
+
+inline st::File read_inputs_file(const std::string& path) {
+  try {
+    return st::read_file(path);
+  } catch (const st::Error& e) {
+    throw std::runtime_error(std::string("inputs file ") + e.what());
+  }
+}
+
+// ---- the protocol run ----
+
+inline double ms_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+}
+
+inline double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2.0;
+}
+
+// Load (timed), one first forward (timed), `repeat` more (median), the last forward's outputs
+
+// The protocol's stdout line.
+inline void print_stages(double load_ms, double first_ms, const std::vector<double>& steady, size_t outputs) {
+  char steady_buf[32] = "null";
+  if (!steady.empty()) std::snprintf(steady_buf, sizeof steady_buf, "%.6f", median(steady));
+  std::printf("{\"stages_ms\": {\"load\": %.6f, \"first_forward\": %.6f, \"steady_forward\": %s}, \"outputs\": %zu}\n",
+              load_ms, first_ms, steady_buf, outputs);
+  std::fflush(stdout);
+}
+
+}  // namespace runner

@@ -1,0 +1,62 @@
+"""Load a .pte with ExecuTorch's Python runtime in this fresh process and run its forwards.
+
+usage: python -m deploytui.runners.executorch_runner PATH --inputs IN --outputs OUT [--repeat K]
+(the runner protocol). `import` is executorch.runtime (and the torch it hands tensors through),
+`load` reads the program and loads its `forward` method (XNNPACK delegates initialised there).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import Any
+
+from deploytui.runners.protocol import Stages, emit_stages, fail, parse_args, timed_forwards, torch_inputs
+
+USAGE = "executorch_runner PATH --inputs IN --outputs OUT [--repeat K]"
+
+
+def _method(path: str) -> Any:
+    from executorch.runtime import Runtime
+
+    return Runtime.get().load_program(path).load_method("forward")
+
+
+def run_protocol(argv: list[str], stages: Stages) -> None:
+    args = parse_args(argv, USAGE)
+    if len(args.positional) != 1:
+        fail(f"usage: {USAGE}", 2)
+    path = args.positional[0]
+    if not os.path.isfile(path):
+        fail(f"model file not found: {path}")
+    import torch
+    from executorch import runtime  # noqa: F401  (timed as part of the import stage)
+    from safetensors.torch import save_file
+
+    torch.set_num_threads(1)
+    stages.mark("import")
+    inputs = torch_inputs(args.inputs)
+    before = set(sys.modules)
+    try:
+        method = _method(path)
+    except Exception as e:
+        fail(f"could not load {path}: {type(e).__name__}: {e}")
+    stages.mark("load")
+    added = set(sys.modules) - before
+    from deploytui.models.load import output_tensors
+
+    try:
+        ys = timed_forwards(lambda: method.execute(inputs), args.repeat, stages)
+        outputs = output_tensors(tuple(ys))
+        save_file(outputs, args.outputs)
+    except Exception as e:
+        fail(f"forward failed: {type(e).__name__}: {e}")
+    emit_stages(stages, len(outputs), added)
+
+
+def main(argv: list[str]) -> None:
+    run_protocol(argv, Stages())
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
