@@ -11,7 +11,8 @@ import os
 import sys
 from typing import Any
 
-from deploytui.runners.protocol import Stages, emit_stages, fail, parse_args, timed_forwards, torch_inputs
+from deploytui.runners.protocol import Stages, emit_stages, fail, parse_args, timed_forwards
+from deploytui.runners.torch_bundle import torch_inputs
 
 USAGE = "executorch_runner PATH --inputs IN --outputs OUT [--repeat K]"
 

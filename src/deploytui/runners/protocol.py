@@ -88,18 +88,6 @@ def parse_args(argv: list[str], usage: str) -> ProtocolArgs:
     return ProtocolArgs(pos, flags["inputs"], flags["outputs"], repeat, flags.get("model"))
 
 
-def torch_inputs(path: str) -> list[Any]:
-    """input_0, input_1, ... of an inputs file as torch tensors, or the one error line. Cloned: a
-    tensor read from the file may sit at any alignment, and the CPU kernels then take another
-    path (a1's eager output differed from eager's by 1 ulp without the copy)."""
-    from safetensors.torch import load_file
-
-    try:
-        return [t.clone() for _, t in sorted((int(k[6:]), t) for k, t in load_file(path).items())]
-    except Exception as e:  # a damaged or missing inputs file: one line
-        fail(f"could not read inputs {path}: {type(e).__name__}: {e}")
-
-
 def timed_forwards(forward: Callable[[], Any], repeat: int, stages: Stages) -> Any:
     """The first forward (stage first_forward), then `repeat` more: steady_forward is their median."""
     result = forward()

@@ -42,6 +42,18 @@ def load(mode: str, path: str) -> Any:
     return torch._inductor.aoti_load_package(path)
 
 
+def torch_inputs(path: str) -> list[Any]:
+    """input_0, input_1, ... of an inputs file as torch tensors, or the one error line. Cloned: a
+    tensor read from the file may sit at any alignment, and the CPU kernels then take another
+    path (a1's eager output differed from eager's by 1 ulp without the copy)."""
+    from safetensors.torch import load_file
+
+    try:
+        return [t.clone() for _, t in sorted((int(k[6:]), t) for k, t in load_file(path).items())]
+    except Exception as e:  # a damaged or missing inputs file: one line
+        fail(f"could not read inputs {path}: {type(e).__name__}: {e}")
+
+
 def flat(y: Any) -> list[Any]:
     return [t for item in y for t in flat(item)] if isinstance(y, (list, tuple)) else [y]
 
@@ -54,14 +66,11 @@ def main(argv: list[str]) -> None:
         fail(f"usage: {usage}", 2)
     mode, path = args.positional
     import torch
-    from safetensors.torch import load_file, save_file
+    from safetensors.torch import save_file
 
     torch.set_num_threads(1)
     stages.mark("import")
-    try:
-        inputs = [t.clone() for _, t in sorted((int(k[6:]), t) for k, t in load_file(args.inputs).items())]
-    except Exception as e:
-        fail(f"could not read inputs {args.inputs}: {type(e).__name__}: {e}")
+    inputs = torch_inputs(args.inputs)
     try:
         model = load(mode, path)
     except Exception as e:

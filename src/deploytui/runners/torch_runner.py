@@ -12,7 +12,8 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-from deploytui.runners.protocol import Stages, emit_stages, fail, parse_args, timed_forwards, torch_inputs
+from deploytui.runners.protocol import Stages, emit_stages, fail, parse_args, timed_forwards
+from deploytui.runners.torch_bundle import torch_inputs
 
 MODES = ("eager", "jit", "export", "aoti", "aoti-lean")
 
