@@ -193,7 +193,7 @@ def test_a_fresh_clone_opens_at_once_and_quitting_mid_build_leaves_nothing_runni
         await wait_for(pilot, steps_running, timeout=20)
         assert app.session.form_state("torch-eager") == "building"
         assert app.main.query_one("#build-line").display
-        assert "building a1 in the background" in str(app.main.query_one("#build-line").content)
+        assert "building a1: step 1/1 export-model" in str(app.main.query_one("#build-line").content)
         rows = str(app.main.query_one("#forms").get_option("torch-eager").prompt)
         assert "building…" in rows
         await pilot.press("q")

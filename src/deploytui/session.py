@@ -136,23 +136,27 @@ class BuildProgress:
             self.step = ""
 
     def state(self, form: forms.Form) -> str:
-        """BUILDING, WAITING, BUILT or "" (none of its steps was in this build, or one failed)."""
+        """BUILDING, WAITING, BUILT or "" (none of its steps was in this build, or one failed:
+        the form cannot be built whatever comes next)."""
+        ok = ("ok", "up-to-date")
+        if any(self.ended.get(s, "ok") not in ok for s in form.steps):
+            return ""
         if self.step in form.steps:
             return BUILDING
         if any(s in self.left for s in form.steps):
             return WAITING
-        ok = ("ok", "up-to-date")
         if form.steps and all(self.ended.get(s) in ok for s in form.steps):
             return BUILT
         return ""
 
-    def describe(self) -> str:
-        """'step 7/31 export-onnx (ONNX export)' or 'finished'."""
+    def describe(self, title: bool = True) -> str:
+        """'step 7/31 export-onnx (ONNX export)' (without `title`: 'step 7/31 export-onnx') or
+        'finished'."""
         if self.done:
             return "finished"
         if not self.step:
             return f"step {self.index}/{self.total}" if self.total else "starting"
-        return f"step {self.index}/{self.total} {self.step} ({self.title})"
+        return f"step {self.index}/{self.total} {self.step}" + (f" ({self.title})" if title else "")
 
 
 @dataclass(eq=False)

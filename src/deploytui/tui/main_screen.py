@@ -163,10 +163,9 @@ class MainScreen(Screen):
         progress = s.progress
         if progress is not None and not progress.done:
             failed = sum(1 for st in self._states().values() if st.startswith(fmt.CROSS))
-            b = Text(
-                f"⚙ building {model_label(s.model)} in the background: {progress.describe()}", style="yellow"
-            )
-            b.append(f" · {built} forms built, {failed} failed · b shows the log", style="dim")
+            what = progress.describe(title=False)
+            b = Text(f"⚙ building {model_label(s.model)}: {what}", style="yellow")
+            b.append(f" · {built} forms built, {failed} failed · b: the log", style="dim")
             line.update(b)
             line.display = True
         else:
