@@ -20,7 +20,7 @@ class ModelScreen(ModalScreen[str | None]):
     DEFAULT_CSS = """
     ModelScreen { align: center middle; }
     #model-box {
-        width: 100; max-width: 95%; height: auto; max-height: 90%;
+        width: 130; max-width: 95%; height: auto; max-height: 90%;
         border: round $primary; background: $surface; padding: 0 1;
     }
     #model-list { height: auto; max-height: 16; }
