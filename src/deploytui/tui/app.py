@@ -500,7 +500,7 @@ class DeployApp(App):
                 m.error
                 or f"Build of {model_label(job.model)} {'cancelled' if cancelled else 'done'}: "
                 f"{built}/{len(forms.FORMS)} forms built"
-                + ("" if shown else " (m shows it)"),
+                + ("" if shown else ": press m to show it"),
                 severity="error" if m.error else "information",
             )
         elif job.kind == OPEN:
