@@ -25,7 +25,7 @@ def art(tmp_path, monkeypatch) -> Path:
     a = make_artifacts(tmp_path)
     monkeypatch.setenv("DEPLOYTUI_ARTIFACTS", str(a))
     monkeypatch.setenv("DEPLOYTUI_CACHE", str(tmp_path / "cache"))
-    monkeypatch.delenv("DEPLOYTUI_MODEL", raising=False)
+    monkeypatch.setenv("DEPLOYTUI_MODEL", "a1")  # restored (unset) after: the app sets it on a switch
     from deploytui import paths
 
     monkeypatch.setattr(paths, "_current", None)  # a1, whatever an earlier test opened
@@ -177,7 +177,7 @@ def test_a_fresh_clone_opens_at_once_and_quitting_mid_build_leaves_nothing_runni
     monkeypatch.setenv("DEPLOYTUI_ARTIFACTS", str(art))
     monkeypatch.setenv("DEPLOYTUI_CACHE", str(tmp_path / "cache"))
     monkeypatch.setattr(paths, "_current", None)
-    monkeypatch.delenv("DEPLOYTUI_MODEL", raising=False)
+    monkeypatch.setenv("DEPLOYTUI_MODEL", "a1")  # restored (unset) after: the app sets it on a switch
     sleeper = "import time; time.sleep(60)  # deploytui-test-step"
 
     def slow_plan(ctx):
