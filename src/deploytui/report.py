@@ -306,7 +306,7 @@ def _ours(fig: a1_page.Figure, store: Store, manifest: dict[str, Any]) -> str:
         value = objects[0].get(arg)
         return _bytes(value) if arg == "bytes" and isinstance(value, int) else str(value)
     if kind == "relocation":
-        return _relocation(store, manifest)
+        return _relocation(fig.form, store, manifest)
     rec = store.forms.get(fig.form)
     if rec is None or rec.status != "ok" or not rec.wall_s:
         why = f" (last run {rec.status}: {scrub(rec.error or '')})" if rec is not None else ""
@@ -333,17 +333,17 @@ def _bytes(n: int) -> str:
     return text if n < 1024 else f"{text} ({human(n)})"
 
 
-def _relocation(store: Store, manifest: dict[str, Any]) -> str:
-    """burn-onnx-file's stored run when it panicked for its .bpk; else where its generated
-    Model::default() looks for the .bpk (the build's copy of the generated code)."""
-    rec = store.forms.get("burn-onnx-file")
+def _relocation(key: str, store: Store, manifest: dict[str, Any]) -> str:
+    """The stored run of `key` (burn-onnx's File form) when it panicked for its .bpk; else where
+    its generated Model::default() looks for the .bpk (the build's copy of the generated code)."""
+    rec = store.forms.get(key)
     if rec is not None and "Failed to load burnpack file" in (rec.error or ""):
         return scrub(rec.error or "")
     code = "a1/onnx/a1.rs"
     path = paths.artifacts_dir() / code
     found = re.search(r'Self::from_file\(\s*"([^"]+)"', path.read_text()) if path.is_file() else None
     if code not in manifest.get("artifacts", {}) or found is None:
-        return f"{NOT_MEASURED}: burn-onnx-file not built (run deploytui build)"
+        return f"{NOT_MEASURED}: {key} not built (run deploytui build)"
     ran = f"its stored run: {rec.status}" if rec is not None else "no stored run"
     return (
         f"{ran}, its .bpk in place; the generated Model::default() reads {scrub(found.group(1))}, "
