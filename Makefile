@@ -1,4 +1,5 @@
-# deploytui: `make run` sets up, builds and opens the app; `make test` sets up, builds and tests.
+# deploytui: `make run` sets up and opens the app, which builds what is not built yet in the
+# background (per-form progress on screen); `make test` sets up, builds and tests.
 # Everything installs into .venv; caches (pip downloads, cargo target dir, inductor) live in
 # ~/.cache/deploytui so a fresh clone reuses them. PIP_CONFIG_FILE=/dev/null makes pip ignore
 # system pip configs (some machines cap torch<=2.14.1 there) without touching them.
@@ -11,7 +12,7 @@ STAMP := $(VENV)/.installed
 CARGO_TARGET_DIR ?= $(CACHE)/cargo-target
 export CARGO_TARGET_DIR
 
-.PHONY: run test setup build wheelhouse lint-python test-rust test-python clean
+.PHONY: run test setup compile build wheelhouse lint-python test-rust test-python clean
 
 setup: $(STAMP)
 
@@ -22,8 +23,10 @@ $(STAMP): pyproject.toml
 
 # compileall: the editable install leaves our modules without .pyc files, and where
 # PYTHONDONTWRITEBYTECODE is set every start would compile them again (~15 ms of the app's start).
-build: setup
+compile: setup
 	@$(VENV)/bin/python -m compileall -q src
+
+build: compile
 	$(VENV)/bin/deploytui build
 
 # the wheels the Python ship checks install offline inside the sandbox: the exact pins of every
@@ -31,7 +34,7 @@ build: setup
 wheelhouse: build
 	$(VENV)/bin/python -m deploytui.shipping wheelhouse
 
-run: build
+run: compile
 	$(VENV)/bin/deploytui
 
 test-rust: build

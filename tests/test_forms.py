@@ -51,7 +51,8 @@ def test_inspected_files_are_where_they_say():
 
 
 def test_no_code_outside_the_registry_names_a_form():
-    """Step names in builder/ may equal a form key (they name steps); forms.py is the registry."""
+    """Step names in builder/ may equal a form key (they name steps); forms.py is the registry;
+    a1_page.py is the reference page's figures, each naming the form it compares with."""
     keys = "|".join(re.escape(f.key) for f in forms.FORMS)
     literal = re.compile(rf"""["']({keys})["']""")
     src = paths.ROOT / "src" / "deploytui"
@@ -59,7 +60,7 @@ def test_no_code_outside_the_registry_names_a_form():
     offenders = [
         f"{f.relative_to(paths.ROOT)}:{n}: {line.strip()}"
         for f in files
-        if f != src / "forms.py" and not f.is_relative_to(src / "builder")
+        if f not in (src / "forms.py", src / "a1_page.py") and not f.is_relative_to(src / "builder")
         for n, line in enumerate(f.read_text().splitlines(), 1)
         if literal.search(line)
     ]

@@ -93,3 +93,31 @@ def test_session_module_imports_no_textual():
         env=os.environ.copy(),
     )
     assert out.stdout.strip() == "[]", out.stdout
+
+
+def test_build_progress_follows_each_forms_steps():
+    from deploytui import forms
+    from deploytui.builder import BuildEvent
+    from deploytui.models import parse
+    from deploytui.session import BUILDING, BUILT, WAITING, BuildProgress
+
+    eager, script, cpp = (
+        forms.get("torch-eager"),
+        forms.get("torchscript-script"),
+        forms.get("cpp-torchscript"),
+    )
+    p = BuildProgress(parse("convnet"))
+    p.update(BuildEvent("plan", total=3, text="export-model export-script cpp-build"))
+    assert [p.state(f) for f in (eager, script, cpp)] == [WAITING, WAITING, WAITING]
+    assert p.state(forms.get("burn-file")) == ""  # none of its steps in this build
+    p.update(BuildEvent("start", "export-model", "weights", 1, 3))
+    assert (p.state(eager), p.describe()) == (BUILDING, "step 1/3 export-model (weights)")
+    p.update(BuildEvent("end", "export-model", "weights", 1, 3, status="ok"))
+    p.update(BuildEvent("start", "export-script", "script", 2, 3))
+    p.update(BuildEvent("end", "export-script", "script", 2, 3, status="failed", text="exit 1: error: boom"))
+    # a failed step: the manifest says why, for every form that needs it, whatever comes next
+    assert [p.state(f) for f in (eager, script, cpp)] == [BUILT, "", ""]
+    p.update(BuildEvent("start", "cpp-build", "C++", 3, 3))
+    assert p.state(cpp) == ""
+    p.done = True
+    assert p.describe() == "finished"

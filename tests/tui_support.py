@@ -138,6 +138,9 @@ def make_artifacts(root: Path, *, results: dict | None = None, built: tuple[str,
         "model": "a1",
     }
     manifest_file.write(art, "a1", manifest)
+    info = {"model": "a1", "slug": "a1", "class": "Mlp", "params": 67}  # as export-model writes it
+    info["inputs"] = [{"dtype": "F32", "shape": [4, 4]}]
+    (a1 / "model.json").write_text(json.dumps(info))
     tensorfile.write(a1 / "reference.safetensors", {"output_0": tensorfile.Tensor("F32", (4, 3), FLAT)})
     if results:
         (a1 / "results.json").write_text(json.dumps({"version": 1, "forms": results}))

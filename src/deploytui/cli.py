@@ -336,30 +336,16 @@ def cmd_models(args: argparse.Namespace) -> int:
     """The zoo and every model already built under artifacts/, with parameter count and inputs
     (described by `deploytui.models.describe` in a subprocess: this process never imports torch)."""
     import json
-    import subprocess
 
-    from deploytui import jsonio, paths
+    from deploytui import manifest
     from deploytui.models import ZOO
+    from deploytui.models.check import describe
 
-    refs = list(ZOO)
-    built: dict[str, str] = {}
-    art = paths.artifacts_dir()
-    for mf in sorted(art.glob("*/manifest.json")) if art.is_dir() else []:
-        try:
-            text = jsonio.read(mf).get("model")
-        except (OSError, ValueError, AttributeError):
-            continue
-        if isinstance(text, str):
-            built[text] = mf.parent.name
-            if text not in refs:
-                refs.append(text)
-    proc = subprocess.run(
-        [paths.python(), "-m", "deploytui.models.describe", *refs],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    lines = [json.loads(ln) for ln in proc.stdout.splitlines() if ln.startswith("{")]
+    built = manifest.built_models()
+    lines, err = describe([*ZOO, *(m for m in built if m not in ZOO)])
+    if err:
+        print(f"error: {err}", file=sys.stderr)
+        return 1
     if args.json:
         print(json.dumps([{**d, "built": d.get("model") in built} for d in lines], indent=1))
         return 0
@@ -373,7 +359,7 @@ def cmd_models(args: argparse.Namespace) -> int:
         print(f"{name:<24} {d.get('params', 0):>10,} params  inputs {ins:<28} {mark}".rstrip())
         if name in ZOO:
             print(f"{'':<24} {ZOO[name]}")
-    return 0 if proc.returncode == 0 else 1
+    return 1 if any("error" in d for d in lines) else 0
 
 
 def cmd_sweep(args: argparse.Namespace) -> int:
@@ -462,11 +448,9 @@ def check_model(text: str | None) -> str:
     """Set the current model; "" when it loads, else the one clear message why not (parsed here,
     loaded in a subprocess: a model that does not import, a factory that raises or returns the
     wrong thing, an input of an unsupported dtype), before anything is built."""
-    import json
-    import subprocess
-
     from deploytui import paths
     from deploytui.models import ModelRefError, parse
+    from deploytui.models.check import check
 
     try:
         ref = parse(text)
@@ -475,17 +459,7 @@ def check_model(text: str | None) -> str:
     paths.set_model(ref)
     if ref.kind == "zoo" and not ref.params:
         return ""  # the zoo's own factories, without parameters, are tested
-    proc = subprocess.run(
-        [paths.python(), "-m", "deploytui.models.describe", ref.text],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    for ln in proc.stdout.splitlines():
-        if ln.startswith("{"):
-            err = json.loads(ln).get("error")
-            return str(err) if err else ""
-    return f"could not describe {ref.text}: {(proc.stderr.strip().splitlines() or ['no output'])[-1]}"
+    return check(ref.text)[1]
 
 
 def build_parser() -> argparse.ArgumentParser:

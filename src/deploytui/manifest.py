@@ -67,6 +67,30 @@ def write(art: Path, slug: str, manifest: dict[str, Any]) -> None:
     jsonio.write_atomic(art / slug / NAME, own)
 
 
+def built_models(art: Path | None = None) -> dict[str, str]:
+    """Every model with a folder under the artifacts root: its `--model` text -> its slug (the
+    model its manifest says it was built for)."""
+    art = art or paths.artifacts_dir()
+    found: dict[str, str] = {}
+    for mf in sorted(art.glob(f"*/{NAME}")) if art.is_dir() else []:
+        text = _read(mf.parent).get("model")
+        if isinstance(text, str) and mf.parent.name != paths.SHARED:
+            found[text] = mf.parent.name
+    return found
+
+
+MODEL_INFO = "model.json"  # written by the export-model step: class, params, inputs, outputs
+
+
+def model_info(slug: str | None = None, art: Path | None = None) -> dict[str, Any] | None:
+    """What the build recorded about the model itself (`model.json`), or None before it ran."""
+    try:
+        data = jsonio.read((art or paths.artifacts_dir()) / (slug or paths.model().slug) / MODEL_INFO)
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
 NOT_APPLICABLE = "not-applicable"
 
 

@@ -186,7 +186,9 @@ def _watch(
                     import psutil
 
                     watched = psutil.Process(pid)
-                on_rss(watched.memory_info().rss, elapsed)
+                rss = watched.memory_info().rss
+                if rss:  # 0: it has exited and waits to be reaped (a zombie has no memory)
+                    on_rss(rss, elapsed)
             except Exception:  # the process ended between poll and sample
                 on_rss = None
         if elapsed > timeout_s + 5:  # the launcher should have done this

@@ -17,8 +17,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from deploytui import a1_page, machine, paths
 from deploytui import forms as F
-from deploytui import machine, paths
 from deploytui.manifest import runtime_facts
 from deploytui.results import Store
 from deploytui.ship import store as ship_store
@@ -296,6 +296,8 @@ def markdown(store: Store, manifest: dict[str, Any]) -> str:
                 [[r["form"], r["status"], r["stage"] or "–", r["error"], r["log"] or "–"] for r in failed],
             ),
         ]
+    if _is_a1(manifest):
+        parts += _page_section(store, manifest)
     return "\n\n".join(parts + scale_section()) + "\n"
 
 
@@ -349,6 +351,111 @@ def _isolated(r: dict[str, Any]) -> str:
     return f"✗ {r['isolated_reason']}"
 
 
+# ---- A1 beside the reference page -----------------------------------------------------------
+NOT_MEASURED = "not measured yet"
+
+
+def _is_a1(manifest: dict[str, Any]) -> bool:
+    return (manifest.get("model") or paths.model().text) == "a1"
+
+
+def page_rows(store: Store, manifest: dict[str, Any]) -> list[dict[str, str]]:
+    """Each of the reference page's A1 figures (`a1_page`) with ours beside it, from the store
+    and the manifest only; a figure of ours not measured yet says so and how to get it."""
+    return [
+        {
+            "topic": f.topic,
+            "form": f.form,
+            "figure": f.what,
+            "page": f.page,
+            "ours": _ours(f, store, manifest),
+        }
+        for f in a1_page.FIGURES
+    ]
+
+
+def _ours(fig: a1_page.Figure, store: Store, manifest: dict[str, Any]) -> str:
+    kind, _, arg = fig.ours.partition(":")
+    form = F.get(fig.form)
+    if kind == "file":
+        size = (manifest.get("artifacts", {}).get(arg) or {}).get("size")
+        return _bytes(size) if isinstance(size, int) else f"{NOT_MEASURED}: not built (run deploytui build)"
+    if kind == "runtime":
+        got = runtime_fields(form, manifest)
+        return human(got["runtime_bytes"]) if got["runtime_bytes"] is not None else got["runtime_note"]
+    if kind == "aoti":
+        facts, why = runtime_facts(form, manifest)
+        objects = (facts or {}).get("aoti_objects") or []
+        if not objects:
+            return scrub(why) or f"{NOT_MEASURED}: the build's probe stored no AOTInductor object"
+        value = objects[0].get(arg)
+        return _bytes(value) if arg == "bytes" and isinstance(value, int) else str(value)
+    if kind == "relocation":
+        return _relocation(fig.form, store, manifest)
+    rec = store.forms.get(fig.form)
+    if rec is None or rec.status != "ok" or not rec.wall_s:
+        why = f" (last run {rec.status}: {scrub(rec.error or '')})" if rec is not None else ""
+        return f"{NOT_MEASURED}{why}: run deploytui bench {fig.form}"
+    if kind == "start":
+        return f"{ms(_median(rec.wall_s))} ({ms(min(rec.wall_s))})"
+    if kind == "rss":
+        return human(_median(rec.peak_rss_bytes) or 0)
+    if kind == "diff":
+        return "–" if rec.max_abs_diff is None else f"{rec.max_abs_diff:.3g}"
+    if kind == "stage":
+        v = (rec.stages_ms or {}).get(arg)
+        return f"{v:.2f} ms" if isinstance(v, (int, float)) else f"{NOT_MEASURED}: no {arg} stage stored"
+    if kind == "modules":
+        found = rec.modules_added_total if not arg else (rec.modules_added or {}).get(arg)
+    else:  # "torch": one of torch's own subpackages
+        found = (rec.modules_added_torch or {}).get(arg)
+    return str(found) if found is not None else f"{NOT_MEASURED}: no module census stored"
+
+
+def _bytes(n: int) -> str:
+    """`5 507 B`, as the page writes sizes, with binary units beside from 1 KiB."""
+    text = f"{n:,} B".replace(",", " ")
+    return text if n < 1024 else f"{text} ({human(n)})"
+
+
+def _relocation(key: str, store: Store, manifest: dict[str, Any]) -> str:
+    """The stored run of `key` (burn-onnx's File form) when it panicked for its .bpk; else where
+    its generated Model::default() looks for the .bpk (the build's copy of the generated code)."""
+    rec = store.forms.get(key)
+    if rec is not None and "Failed to load burnpack file" in (rec.error or ""):
+        return scrub(rec.error or "")
+    code = "a1/onnx/a1.rs"
+    path = paths.artifacts_dir() / code
+    found = re.search(r'Self::from_file\(\s*"([^"]+)"', path.read_text()) if path.is_file() else None
+    if code not in manifest.get("artifacts", {}) or found is None:
+        return f"{NOT_MEASURED}: {key} not built (run deploytui build)"
+    ran = f"its stored run: {rec.status}" if rec is not None else "no stored run"
+    return (
+        f"{ran}, its .bpk in place; the generated Model::default() reads {scrub(found.group(1))}, "
+        "a build-dir path: moved, it panics the same way (tests/test_faults.py)"
+    )
+
+
+def _page_section(store: Store, manifest: dict[str, Any]) -> list[str]:
+    rows_ = page_rows(store, manifest)
+    parts = [
+        "## A1 beside the reference page",
+        f"The page's figures (`deploytui.a1_page`) were taken on another machine ({a1_page.MACHINE}) "
+        "with its own methods (start-up: 20 runs after one warm-up, the machine under other load; "
+        "peak RSS: `/usr/bin/time -l`). Ours are this machine's, read from the stored results and "
+        "the build's manifest; a figure not measured yet says so.",
+    ]
+    for topic in dict.fromkeys(r["topic"] for r in rows_):
+        parts += [
+            f"### {topic[0].upper()}{topic[1:]}",
+            _md_table(
+                ["form", "figure", "reference page", "ours"],
+                [[r["form"], r["figure"], r["page"], r["ours"]] for r in rows_ if r["topic"] == topic],
+            ),
+        ]
+    return parts
+
+
 def _stage_ms(stages: dict[str, Any], key: str) -> str:
     v = stages.get(key)
     return f"{v:.2f} ms" if isinstance(v, (int, float)) else "–"
@@ -366,6 +473,7 @@ def as_json(store: Store, manifest: dict[str, Any]) -> str:
             "tools": manifest.get("tools", {}),
             "method": METHOD,
             "forms": rows(store, manifest),
+            **({"reference_page": page_rows(store, manifest)} if _is_a1(manifest) else {}),
         },
         indent=1,
     )

@@ -1,13 +1,15 @@
 """What the app knows and what it is doing, without Textual: the app's widgets only show it.
 
 - `Settings`: how a measurement runs (`DeployApp(runs=, warmup=)`); views read their words here.
-- `Session`: the manifest and which forms can run, the stored results, the highlighted form, the
-  run in flight (`LiveRun`), the inspector sections (cached), the job lane.
+- `Session`: the model shown (switched by `switch`), the manifest and which forms can run, the
+  stored results, the highlighted form, the run in flight (`LiveRun`), the builds in flight
+  (`BuildProgress`), the inspector sections (cached), the job lane.
 - `JobLane`: runs, builds, exports and inspections go one at a time, in the order asked, so an
   export or an inspection (which runs a compiled form once) never overlaps a measurement. Its
   methods are called on the app's thread only; a worker gets nothing but its `Job` (keys and a
   cancel Event).
 - `ProgressGate`: which progress reports of a run are worth a redraw.
+- `BuildProgress`: where a build of one model stands, form by form, from its build events.
 """
 
 from __future__ import annotations
@@ -17,11 +19,14 @@ import time
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from deploytui import forms, manifest, results, sweep_store
+from deploytui import forms, manifest, paths, results, sweep_store
+from deploytui.models import ZOO, ModelRef
 
 if TYPE_CHECKING:
+    from deploytui.builder import BuildEvent
     from deploytui.measure import Progress
     from deploytui.sweep_store import Point, SweepStore
 
@@ -30,7 +35,9 @@ WARMUP = 1
 LIVE_EVERY_S = 0.1  # live RSS/elapsed readings posted at most this often (10 a second is smooth)
 SAMPLES_EVERY_S = 0.25  # finished runs too: redrawing after each 2 ms run slowed the runs ~50 %
 
-RUN, BUILD, EXPORT, INSPECT, SWEEP, SHIP = "run", "build", "export", "inspect", "sweep", "ship"
+RUN, BUILD, EXPORT, INSPECT, OPEN = "run", "build", "export", "inspect", "open"
+SWEEP, SHIP = "sweep", "ship"
+BUILDING, WAITING, BUILT = "building", "waiting", "built"  # a form's state in a build (BuildProgress)
 
 
 @dataclass(frozen=True)
@@ -105,11 +112,61 @@ class ProgressGate:
         return True
 
 
+class BuildProgress:
+    """Where a build of one model stands, per form, fed with the build's events on the app's
+    thread: a form with a step still to come is WAITING, BUILDING while one of its steps runs,
+    BUILT once its steps all ended ok; one whose step failed shows what the manifest says (the
+    stage and the decisive line)."""
+
+    def __init__(self, model: ModelRef) -> None:
+        self.model = model
+        self.left: set[str] = set()  # steps of the plan not ended yet
+        self.ended: dict[str, str] = {}  # step -> its status
+        self.step = ""  # the step running ("" between steps)
+        self.title = ""
+        self.index = self.total = 0
+        self.done = False
+
+    def update(self, e: BuildEvent) -> None:
+        if e.kind == "plan":
+            self.left, self.total = set(e.text.split()), e.total
+        elif e.kind == "start":
+            self.step, self.title, self.index = e.step, e.title, e.index
+        elif e.kind == "end":
+            self.left.discard(e.step)
+            self.ended[e.step] = e.status
+            self.step = ""
+
+    def state(self, form: forms.Form) -> str:
+        """BUILDING, WAITING, BUILT or "" (none of its steps was in this build, or one failed:
+        the form cannot be built whatever comes next)."""
+        ok = ("ok", "up-to-date")
+        if any(self.ended.get(s, "ok") not in ok for s in form.steps):
+            return ""
+        if self.step in form.steps:
+            return BUILDING
+        if any(s in self.left for s in form.steps):
+            return WAITING
+        if form.steps and all(self.ended.get(s) in ok for s in form.steps):
+            return BUILT
+        return ""
+
+    def describe(self, title: bool = True) -> str:
+        """'step 7/31 export-onnx (ONNX export)' (without `title`: 'step 7/31 export-onnx') or
+        'finished'."""
+        if self.done:
+            return "finished"
+        if not self.step:
+            return f"step {self.index}/{self.total}" if self.total else "starting"
+        return f"step {self.index}/{self.total} {self.step}" + (f" ({self.title})" if title else "")
+
+
 @dataclass(eq=False)
 class Job:
-    kind: str  # RUN | BUILD | EXPORT | INSPECT | SWEEP | SHIP (bundle a form, check it isolated)
+    kind: str  # RUN | BUILD | EXPORT | INSPECT | OPEN | SWEEP | SHIP (bundle a form, check it isolated)
     keys: tuple[str, ...] = ()  # the forms to run, or the one to inspect (set when it starts)
     cancel: threading.Event = field(default_factory=threading.Event)
+    model: ModelRef | None = None  # the model it is for: the one shown when it was asked
 
 
 class JobLane:
@@ -142,10 +199,10 @@ class JobLane:
         self.running = self.waiting.popleft()
         return self.running
 
-    def find(self, *kinds: str) -> Job | None:
-        """The first job of these kinds, running or waiting."""
+    def find(self, *kinds: str, model: ModelRef | None = None) -> Job | None:
+        """The first job of these kinds (for that model, if given), running or waiting."""
         for job in (self.running, *self.waiting):
-            if job is not None and job.kind in kinds:
+            if job is not None and job.kind in kinds and (model is None or job.model == model):
                 return job
         return None
 
@@ -170,6 +227,9 @@ class Session:
 
     def __init__(self, settings: Settings | None = None) -> None:
         self.settings = settings or Settings()
+        self.model = paths.model()
+        self.info: dict[str, Any] | None = None  # the model's description (model.json, or its check)
+        self.builds: dict[str, BuildProgress] = {}  # per model slug: its build in flight (or last)
         self.store = results.load()
         self.manifest: dict[str, Any] = {}
         self.status: dict[str, str] = {}  # form key → why it cannot run ("" = it can)
@@ -184,14 +244,53 @@ class Session:
 
     def load_state(self) -> None:
         """Read the manifest and work out which forms can run (cheap: no subprocess, no torch)."""
-        self.manifest = manifest.load()
+        self.read_manifest()
+        self.sections.clear()
+
+    def read_manifest(self) -> None:
+        """The manifest as the build has written it so far, and what it says of each form (the
+        inspector sections are kept: a build in flight clears them when it ends)."""
+        self.manifest = manifest.load(slug=self.model.slug)
+        self.info = manifest.model_info(self.model.slug) or self.info
         self.status = {}
         for f in forms.FORMS:
             try:
-                self.status[f.key] = manifest.availability(f, self.manifest)
+                self.status[f.key] = manifest.availability(f, self.manifest, self.model)
             except Exception as e:  # never die on a strange manifest
                 self.status[f.key] = f"cannot tell: {type(e).__name__}: {e}"
-        self.sections.clear()
+
+    def switch(self, ref: ModelRef, info: dict[str, Any] | None = None) -> None:
+        """Show `ref` from now on: its manifest, its results, its description."""
+        paths.set_model(ref)
+        self.model, self.info = ref, info
+        self.store = results.load()
+        self.live = None
+        self.load_state()
+
+    @property
+    def never_built(self) -> bool:
+        """No build has ever run for the model shown (its own manifest is not there)."""
+        return "model" not in self.manifest
+
+    @property
+    def progress(self) -> BuildProgress | None:
+        """The build of the model shown, in flight or finished in this session."""
+        return self.builds.get(self.model.slug)
+
+    def form_state(self, key: str) -> str:
+        """The form in the build of the model shown: BUILDING, WAITING, BUILT or ""."""
+        progress = self.progress
+        return progress.state(forms.get(key)) if progress else ""
+
+    def known_models(self) -> list[tuple[str, str]]:
+        """(`--model` text, one line about it) for the zoo and every model built here."""
+        built = manifest.built_models()
+        found = [(name, ("built · " if name in built else "") + line) for name, line in ZOO.items()]
+        for text, slug in built.items():
+            if text not in ZOO:
+                info = manifest.model_info(slug) or {}
+                found.append((text, f"built · {describe_model(info)}" if info else "built"))
+        return found
 
     def sweep_points(self) -> list[Point]:
         """The sweep's points, smallest first (sweep.json read once, again after each sweep record)."""
@@ -221,7 +320,39 @@ class Session:
             return None
         return self.current
 
+    def open_check(self, ref: ModelRef) -> str:
+        """Can `ref` be switched to now? "" or why not (a measurement asked for records into the
+        model shown)."""
+        if ref == self.model:
+            return f"{model_label(ref)} is the model shown"
+        if self.lane.find(RUN):
+            return "a run is in flight: cancel it (escape) or let it end before switching models"
+        return ""
+
     def shutdown(self) -> None:
         """The app is going: no more jobs, the one in flight is cancelled (its child killed)."""
         self.quitting = True
         self.lane.close()
+
+
+def model_label(ref: ModelRef) -> str:
+    """How the screens name a model: its `--model` text, a file relative to the working
+    directory when it is under it."""
+    if ref.kind == "file":
+        try:
+            return f"{Path(ref.target).relative_to(Path.cwd())}:{ref.factory}"
+        except ValueError:
+            pass
+    return ref.text
+
+
+def describe_model(info: dict[str, Any] | None) -> str:
+    """'Mlp · 67 params · input float32[4, 4]' from a model's description ("" without one)."""
+    if not info:
+        return ""
+    ins = info.get("inputs") or []
+    shapes = ", ".join(f"{i.get('dtype')}{list(i.get('shape') or [])}" for i in ins if isinstance(i, dict))
+    parts = [str(info.get("class") or "?"), f"{info.get('params', 0):,} params"]
+    if shapes:
+        parts.append(f"input{'s' * (len(ins) > 1)} {shapes}")
+    return " · ".join(parts)

@@ -1,7 +1,8 @@
 """Record a form's runtime facts at build time, so that no reader has to run anything:
 `python -m deploytui.builder.probe_cmd runtime RUNTIME` (a Python runtime: its installed
 distributions and their size) or `... form KEY ART` (a compiled form: run once under
-LD_DEBUG=libs, the shared libraries it loads and their size; `... form KEY ART MODEL` runs it on
+LD_DEBUG=libs, the shared libraries it loads and their size, and for an AOTInductor package its
+shared object's size and undefined aoti_torch_* symbols; `... form KEY ART MODEL` runs it on
 that model's inputs).
 
 Prints one JSON object as its last stdout line; the build keeps it as the probe step's `facts`
@@ -49,6 +50,15 @@ def probe_form(key: str, art: Path, model_text: str | None = None) -> dict[str, 
     with tempfile.TemporaryDirectory() as tmp:
         argv = form.run_command(Path(tmp) / "outputs.safetensors", 0, ref)
         run = elf.loaded_libraries(argv, env=runner_env(), timeout_s=120, own_group=False)
+        # an AOTInductor package's shared object: its size, and the aoti_torch_* symbols it
+        # leaves to the libtorch of the process that loads it (the reference page counts 23)
+        objects = [
+            {"package": pt2.name, "member": so.name, "bytes": so.stat().st_size}
+            | {"aoti_symbols": len(elf.undefined_symbols(so).aoti)}
+            for pt2 in form.ship_paths(ref)
+            if pt2.suffix == ".pt2"
+            for so in elf.aoti_shared_object(pt2, Path(tmp) / pt2.stem)
+        ]
     if run.returncode != 0:
         tail = (run.stderr.strip().splitlines() or [""])[-1]
         raise InspectError(
@@ -63,6 +73,7 @@ def probe_form(key: str, art: Path, model_text: str | None = None) -> dict[str, 
             for lib in run.libraries
         ],
         "files": files,
+        **({"aoti_objects": objects} if objects else {}),
     }
 
 

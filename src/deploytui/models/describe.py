@@ -1,7 +1,7 @@
 """`python -m deploytui.models.describe REF ...`: one JSON line per model (imports torch).
 
 Each line is the model's description (name, class, parameter count, input dtypes and shapes)
-or `{"model": REF, "error": "..."}`; the light side (`deploytui models`, the app) reads them.
+or `{"model": REF, "error": "..."}`. The light side runs it through `deploytui.models.check`.
 """
 
 from __future__ import annotations

@@ -1,11 +1,17 @@
 """The deploytui Textual app: keys, palette, and the job lane's workers. Its state is a
 `session.Session` (no Textual in it); the screens show it.
 
-Every job (run, build, export, inspect) goes through the session's one `JobLane`: one job at a
-time, in the order asked, each in a thread worker that gets its `Job` (keys, cancel Event),
-posts `JobMessage`s and never touches widgets or the session. Its last message, `JobEnded`,
-frees the lane and starts the next job. Quitting closes the lane and cancels the job in flight,
-so the measuring core kills the running child's process group: nothing is left running.
+Every job (run, build, export, inspect, opening a model) goes through the session's one
+`JobLane`: one job at a time, in the order asked, each in a thread worker that gets its `Job`
+(keys, cancel Event, model), posts `JobMessage`s and never touches widgets or the session.
+Its last message, `JobEnded`, frees the lane and starts the next job. Quitting closes the lane
+and cancels the job in flight, so the measuring core (or the build) kills the running child's
+process group: nothing is left running.
+
+The app shows one model at a time (`session.model`); m (or the palette) switches to another.
+A model never built here is checked first (in a subprocess: one clear message if it cannot be
+used), then built in the background while the app stays usable; each form's row follows its
+build steps (waiting, building…, ✓ built, or the stage that failed).
 """
 
 from __future__ import annotations
@@ -24,19 +30,23 @@ from textual.binding import Binding
 from textual.screen import Screen
 
 from deploytui import forms
+from deploytui.models import ModelRef, ModelRefError, parse
 from deploytui.session import (
     BUILD,
     EXPORT,
     INSPECT,
+    OPEN,
     RUN,
     RUNS,
     SHIP,
     SWEEP,
     WARMUP,
+    BuildProgress,
     Job,
     ProgressGate,
     Session,
     Settings,
+    model_label,
 )
 from deploytui.tui import _start  # first: the start-up clock
 from deploytui.tui import messages as msg
@@ -55,6 +65,7 @@ class DeployApp(App):
         Binding("b", "build", "Build", id="build"),
         Binding("c", "compare", "Compare", id="compare"),
         Binding("s", "scale", "Scale", id="scale"),
+        Binding("m", "open_model", "Model", id="model"),
         Binding("e", "export", "Export report", id="export"),
         Binding("i", "ship", "Ship check", id="ship", show=False),
         Binding("escape,x", "cancel", "Cancel run", id="cancel", show=False),
@@ -120,6 +131,9 @@ class DeployApp(App):
     async def _after_ready(self) -> None:
         await self.main.mount_rest()
         self.session.ready = True  # the inspectors' imports waited until the app was on screen
+        if self.session.never_built:  # a fresh clone (`make run`) or a new --model: build it here
+            self.notify(f"{model_label(self.session.model)} is not built yet: building it in the background")
+            self.submit(Job(BUILD, model=self.session.model))
         self.load_sections(self.main.current)
 
     def shutdown(self) -> None:
@@ -153,7 +167,7 @@ class DeployApp(App):
             self.notify(f"{key} cannot run: {self.status[key]}", severity="warning")
             return
         self.main.show_tab("run")
-        self.submit(Job(RUN, (key,)))
+        self.submit(Job(RUN, (key,), model=self.session.model))
 
     def action_run_all(self) -> None:
         if self._busy():
@@ -163,7 +177,7 @@ class DeployApp(App):
             self.notify("No form is built yet: press b to build", severity="warning")
             return
         self.main.show_tab("run")
-        self.submit(Job(RUN, tuple(keys)))
+        self.submit(Job(RUN, tuple(keys), model=self.session.model))
 
     def action_ship(self, key: str | None = None) -> None:
         """Bundle the highlighted form and run the bundle isolated: a job of the lane, like a run."""
@@ -173,7 +187,7 @@ class DeployApp(App):
             return
         if self.session.lane.find(RUN, BUILD, SHIP):
             self.notify(f"The ship check of {key} starts once the job in flight ends", title="Queued")
-        self.submit(Job(SHIP, (key,)))
+        self.submit(Job(SHIP, (key,), model=self.session.model))
 
     def action_cancel(self) -> None:
         job = self.session.lane.find(RUN, BUILD, SWEEP, SHIP)
@@ -198,8 +212,45 @@ class DeployApp(App):
             self._busy()
             return
         self.push_screen(BuildScreen())
-        if not self.job:
-            self.submit(Job(BUILD))
+        if self.session.lane.find(BUILD, model=self.session.model) is None:
+            self.submit(Job(BUILD, model=self.session.model))
+
+    def action_open_model(self) -> None:
+        from deploytui.tui.model_screen import ModelScreen
+
+        if isinstance(self.screen, ModelScreen):
+            return
+        self.push_screen(ModelScreen(self.session.known_models(), self.session.model.text), self.open_model)
+
+    def open_model(self, text: str | None) -> None:
+        """Show the model `text` names: at once when it was built here, else after its check
+        (a subprocess, in the lane) and then with its build in the background."""
+        if not text:
+            return
+        try:
+            ref = parse(text)
+        except ModelRefError as e:
+            self.notify(str(e), title="Not a model", severity="error", timeout=15)
+            return
+        why = self.session.open_check(ref)
+        if why:
+            self.notify(why, severity="warning")
+            return
+        from deploytui import manifest
+
+        if ref.text in manifest.built_models():
+            self._switch(ref)
+            return
+        if self.session.lane.find(OPEN, model=ref):
+            return  # asked already
+        busy = self.session.lane.find(RUN, BUILD)
+        self.notify(f"Checking {model_label(ref)}…" + (" once the job in flight ends" if busy else ""))
+        self.submit(Job(OPEN, model=ref))
+
+    def _switch(self, ref: ModelRef, info: dict | None = None) -> None:
+        self.session.switch(ref, info)
+        self.main.refresh_all()
+        self.notify(f"Showing {model_label(ref)}", title="Model")
 
     def action_compare(self) -> None:
         from deploytui.tui.compare_screen import CompareScreen
@@ -252,6 +303,14 @@ class DeployApp(App):
         yield SystemCommand("Compare", "Every form side by side (c)", self.action_compare)
         yield SystemCommand("Scale", "Every form's costs across the mlp sizes (s)", self.action_scale)
         yield SystemCommand(
+            "Open a model",
+            "The zoo, the models built here, or your own file.py:factory (m)",
+            self.action_open_model,
+        )
+        for text, line in self.session.known_models():
+            if text != self.session.model.text:
+                yield SystemCommand(f"Open model {text}", line, lambda text=text: self.open_model(text))
+        yield SystemCommand(
             "Export report", "Write the Markdown report from stored results (e)", self.action_export
         )
         yield SystemCommand(
@@ -279,10 +338,12 @@ class DeployApp(App):
         while job is not None and job.kind == INSPECT:
             key = self.session.inspect_target()
             if key is not None:
-                job.keys = (key,)
+                job.keys, job.model = (key,), self.session.model  # what is shown when it starts
                 self.main.show_waiting(key, f"Looking inside {key}…")
                 break
             job = self.session.lane.finish(job)  # nothing left to look at: next one
+        if job is not None and job.kind == BUILD and job.model is not None:
+            self.session.builds[job.model.slug] = BuildProgress(job.model)
         if job is not None:
             self.run_worker(
                 lambda: self._job_thread(job), thread=True, group="job", name=job.kind, exit_on_error=False
@@ -297,6 +358,7 @@ class DeployApp(App):
             INSPECT: self._inspect,
             SWEEP: self._sweep,
             SHIP: self._ship,
+            OPEN: self._open,
         }
         try:
             result, error = body[job.kind](job), ""
@@ -327,6 +389,7 @@ class DeployApp(App):
                 on_progress=progress,
                 cancel=job.cancel,
                 manifest=self.session.manifest,
+                ref=job.model,
             )
             cancelled = job.cancel.is_set()
             if not cancelled:
@@ -340,11 +403,22 @@ class DeployApp(App):
 
     def _build(self, job: Job) -> dict:
         from deploytui.builder import BuildEvent, run_build
+        from deploytui.builder.context import BuildContext
+
+        assert job.model is not None
+        slug = job.model.slug
 
         def on_event(e: BuildEvent) -> None:
-            self.post_message(msg.BuildLine(e))
+            self.post_message(msg.BuildLine(e, slug))
 
-        return run_build(on_event=on_event, cancel=job.cancel)
+        return run_build(BuildContext.default(job.model), on_event=on_event, cancel=job.cancel)
+
+    def _open(self, job: Job) -> tuple[dict | None, str]:
+        """The model's check (`deploytui.models.describe`, a subprocess that imports torch)."""
+        from deploytui.models.check import check
+
+        assert job.model is not None
+        return check(job.model.text, job.cancel)
 
     def _sweep(self, job: Job) -> int:
         from deploytui import sweep
@@ -359,7 +433,7 @@ class DeployApp(App):
     def _ship(self, job: Job) -> dict[str, Any]:
         from deploytui import shipping
 
-        return shipping.check(forms.get(job.keys[0]), cancel=job.cancel)
+        return shipping.check(forms.get(job.keys[0]), ref=job.model, cancel=job.cancel)
 
     def _export(self, job: Job) -> Path:
         from deploytui import report
@@ -387,7 +461,7 @@ class DeployApp(App):
             self.main.show_waiting(
                 key, "Looking inside waits until the job in flight ends (inspecting runs ldd and nm)."
             )
-        self.submit(Job(INSPECT))
+        self.submit(Job(INSPECT, model=s.model))
 
     # ---- messages from workers: one handler, one quitting guard ---------------------------
     @on(msg.JobMessage)
@@ -434,8 +508,16 @@ class DeployApp(App):
             )
 
     def _build_line(self, m: msg.BuildLine) -> None:
+        s, e = self.session, m.event
+        progress = s.builds.get(m.slug)
+        if progress is not None:
+            progress.update(e)
+        if m.slug == s.model.slug and e.kind in ("plan", "start", "end"):
+            if e.kind == "end":
+                s.read_manifest()  # rewritten after every step: the forms it finished show it
+            self.main.refresh_all(inspect=False)
         for screen in self._build_screens():
-            screen.add_event(m.event)
+            screen.add_event(e)
 
     def _sweep_line(self, m: msg.SweepLine) -> None:
         if m.event.kind in ("record", "skip", "done"):
@@ -466,16 +548,43 @@ class DeployApp(App):
                 self.notify(f"Ran {done}/{total} forms" + (" (cancelled)" if cancelled else ""))
             self.main.refresh_all()
         elif job.kind == BUILD:
-            s.load_state()
-            self.main.refresh_all()
+            assert job.model is not None
+            if job.model.slug in s.builds:
+                s.builds[job.model.slug].done = True
+            shown = job.model == s.model
+            if shown:
+                s.load_state()
+                self.main.refresh_all()
             for screen in self._build_screens():
                 screen.finished(m.result or {}, cancelled, m.error)
-            built = len(s.runnable())
+            from deploytui import manifest
+
+            view = manifest.load(slug=job.model.slug)
+            built = sum(not manifest.availability(f, view, job.model) for f in forms.FORMS)
             self.notify(
                 m.error
-                or f"Build {'cancelled' if cancelled else 'done'}: {built}/{len(forms.FORMS)} forms built",
+                or f"Build of {model_label(job.model)} {'cancelled' if cancelled else 'done'}: "
+                f"{built}/{len(forms.FORMS)} forms built"
+                + ("" if shown else ": press m to show it"),
                 severity="error" if m.error else "information",
             )
+        elif job.kind == OPEN:
+            assert job.model is not None
+            info, error = m.result or (None, m.error)
+            if cancelled:
+                pass
+            elif error:
+                self.notify(
+                    f"{model_label(job.model)}: {error}",
+                    title="Cannot open this model",
+                    severity="error",
+                    timeout=20,
+                )
+            elif not (why := s.open_check(job.model)):
+                self._switch(job.model, info)
+                self.submit(Job(BUILD, model=job.model))
+            else:
+                self.notify(f"{model_label(job.model)} checked, not shown: {why}", severity="warning")
         elif job.kind == SWEEP:
             s.reload_sweep()
             s.load_state()
@@ -491,28 +600,28 @@ class DeployApp(App):
                 self._job_failed(job, m.error)
             else:
                 self.notify(f"Report written to {m.result}", title="Exported")
-        elif job.kind == INSPECT:
+        elif job.kind == INSPECT and job.model == s.model:  # else: the model shown changed meanwhile
             key = job.keys[0]
             found, error = m.result or ([], m.error)
             if not error and not cancelled:
                 s.sections[key] = found
             self.main.show_sections(key, found, error)
         self._launch(nxt)
-        if job.kind == INSPECT and job.keys[0] != s.current:
+        if job.kind == INSPECT and (job.keys[0] != s.current or job.model != s.model):
             self.load_sections(s.current)  # the highlight moved on meanwhile
 
     def _shipped(self, job: Job, fact: dict[str, Any] | None, error: str) -> None:
         """A ship check ended: its verdict on the form's record (stored), the Artifact tab's
         bundle section read again."""
-        from deploytui import bench, paths
+        from deploytui import bench
 
         key, s = job.keys[0], self.session
         if error or not fact:
             self._job_failed(job, error or "no verdict")
             return
-        rec = s.store.forms.get(key)
-        if rec is not None:
-            rec.isolated = bench.isolated(forms.get(key), paths.model())
+        rec = s.store.forms.get(key) if job.model == s.model else None
+        if rec is not None and job.model is not None:
+            rec.isolated = bench.isolated(forms.get(key), job.model)
             s.store.put(rec)
         s.sections.pop(key, None)
         self.main.refresh_all()

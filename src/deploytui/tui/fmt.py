@@ -39,7 +39,7 @@ def short_reason(why: str) -> str:
     if not why:
         return ""
     if why.startswith("not built"):
-        return "not built"
+        return "not built yet"
     if why.startswith("missing artifact"):
         return "missing file"
     head = why.split(":", 1)[0]

@@ -1,4 +1,5 @@
-"""The main screen: header line, the forms on the left, the highlighted form's detail on the right."""
+"""The main screen: header line (the model shown, and its build in flight), the forms on the
+left, the highlighted form's detail on the right."""
 
 from __future__ import annotations
 
@@ -12,7 +13,8 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
 from textual.widgets import Footer, OptionList, Static
 
-from deploytui import forms, manifest, paths
+from deploytui import forms, manifest
+from deploytui.session import BUILDING, WAITING, describe_model, model_label
 from deploytui.tui import fmt
 from deploytui.tui.widgets.form_list import WIDE_AT, FormList
 
@@ -47,6 +49,7 @@ class MainScreen(Screen):
 
     def compose(self) -> ComposeResult:
         yield Static(id="header")
+        yield Static(id="build-line")
         yield Static(id="banner")
         with Horizontal(id="body"):
             yield FormList(id="forms")
@@ -93,7 +96,7 @@ class MainScreen(Screen):
     def current(self) -> str:
         return self.query_one("#forms", FormList).highlighted_key or self.app.session.current
 
-    def refresh_all(self) -> None:
+    def refresh_all(self, inspect: bool = True) -> None:
         s = self.app.session
         self._header()
         banner = self.query_one("#banner", Static)
@@ -103,13 +106,29 @@ class MainScreen(Screen):
         else:
             banner.display = False
         running = s.live.form if s.live else ""
-        self.query_one("#forms", FormList).populate(s.status, s.store.forms, running)
-        self.show_detail(self.current)
+        self.query_one("#forms", FormList).populate(s.status, s.store.forms, running, self._states())
+        self.show_detail(self.current, inspect=inspect)
+
+    def _states(self) -> dict[str, str]:
+        """Each form's row label beside the results: its state in the build of the model shown,
+        or the stage its build failed at."""
+        s, states = self.app.session, {}
+        for f in forms.FORMS:
+            state = s.form_state(f.key)
+            if not state and s.status.get(f.key):
+                _, stage, _, _ = manifest.way(f, s.manifest, s.model)
+                state = f"{fmt.CROSS} {stage}" if stage else ""
+            states[f.key] = state
+        return states
 
     def refresh_form(self, key: str) -> None:
         s = self.app.session
         self.query_one("#forms", FormList).refresh_form(
-            key, s.status.get(key, ""), s.store.forms.get(key), bool(s.live and s.live.form == key)
+            key,
+            s.status.get(key, ""),
+            s.store.forms.get(key),
+            bool(s.live and s.live.form == key),
+            self._states()[key],
         )
         if key == self.current:
             self.show_detail(key, inspect=False)
@@ -128,14 +147,29 @@ class MainScreen(Screen):
         self.show_tab(name)
 
     def _header(self) -> None:
+        """deploytui — MODEL · class · params · inputs · torch VERSION; under it, while the
+        model shown is being built, where that build stands."""
         s = self.app.session
         tools = s.manifest.get("tools", {})
         t = Text("deploytui", style="bold")
-        model = paths.model()
-        t.append(" — A1 MLP 4→8→3" if model.text == "a1" else f" — {model.text}")
-        t.append(f" · torch {tools.get('torch', '?')}")
+        t.append(" — ")
+        t.append(model_label(s.model), style="bold")
+        t.append(f" · {describe_model(s.info)}" if s.info else " · not built yet")
+        t.append(f" · torch {tools.get('torch', '?')}" if "torch" in tools else "")
         self.query_one("#header", Static).update(t)
-        self.query_one("#forms", FormList).border_subtitle = f"{len(s.runnable())}/{len(forms.FORMS)} built"
+        built = len(s.runnable())
+        self.query_one("#forms", FormList).border_subtitle = f"{built}/{len(forms.FORMS)} built"
+        line = self.query_one("#build-line", Static)
+        progress = s.progress
+        if progress is not None and not progress.done:
+            failed = sum(1 for st in self._states().values() if st.startswith(fmt.CROSS))
+            what = progress.describe(title=False)
+            b = Text(f"⚙ building {model_label(s.model)}: {what}", style="yellow")
+            b.append(f" · {built} forms built, {failed} failed · b: the log", style="dim")
+            line.update(b)
+            line.display = True
+        else:
+            line.display = False
 
     def show_detail(self, key: str, inspect: bool = True, defer: bool = False) -> None:
         """The detail pane for `key`: its title now, the visible tab now or (`defer`, a highlight
@@ -175,6 +209,7 @@ class MainScreen(Screen):
         s = self.app.session
         form = forms.get(key)
         why = s.status.get(key, "")
+        state = s.form_state(key)
         t = Text(f"{form.key}", style="bold")
         t.append(f" — {form.title}\n")
         ships = ", ".join(p.name for p in form.ship_paths()) or "(nothing)"
@@ -182,7 +217,11 @@ class MainScreen(Screen):
         t.append(ships)
         t.append("  runtime ", style="dim")
         t.append(forms.RUNTIME_TITLES.get(form.runtime, form.runtime))
-        if why:
+        if state in (BUILDING, WAITING) and s.progress is not None:
+            t.append("\n○ ", style="grey50")
+            what = "building now" if state == BUILDING else "waiting for its build steps"
+            t.append(f"{what} ({s.progress.describe()})", style="yellow")
+        elif why:
             t.append("\n○ ", style="grey50")
             t.append(why, style="yellow")
             _, stage, log, _ = manifest.way(form, s.manifest)

@@ -43,9 +43,10 @@ class RunFinished(JobMessage):
 
 
 class BuildLine(JobMessage):
-    def __init__(self, event) -> None:
+    def __init__(self, event, slug: str) -> None:
         super().__init__()
         self.event = event  # builder.BuildEvent
+        self.slug = slug  # the model being built
 
 
 class SweepLine(JobMessage):

@@ -19,10 +19,24 @@ KEY_W = 19
 WIDE_AT = 120  # terminal columns from which the list shows start-up and RSS
 
 
+STATE_LABELS = {  # a form's state in a build in flight (session.BuildProgress): label, style
+    "building": ("building…", "bold yellow"),
+    "waiting": ("waiting", "grey50"),
+    "built": ("✓ built", "green"),
+}
+
+
 def row(
-    form: forms.Form, why: str, rec: RunRecord | None, running: bool = False, compact: bool = False
+    form: forms.Form,
+    why: str,
+    rec: RunRecord | None,
+    running: bool = False,
+    compact: bool = False,
+    state: str = "",
 ) -> Text:
-    """One form's line: ●/○ key  start  RSS  verdict (or the reason it cannot run); compact: key and mark."""
+    """One form's line: ●/○ key  start  RSS  verdict (or its state in a build in flight, the
+    stage its build failed at, the reason it cannot run); compact: key and mark.
+    `state`: building / waiting / built (session.BuildProgress) or "✗ STAGE"."""
     built = not why
     t = Text()
     t.append("▶" if running else " ", style="bold yellow")
@@ -33,6 +47,11 @@ def row(
         t.append(mark, style="bold green" if mark == fmt.CHECK else "bold red")
     elif running:
         t.append(f"{'running…':>14}", style="bold yellow")
+    elif state in STATE_LABELS and (state != "built" or not rec):
+        label, style = STATE_LABELS[state]
+        t.append(f"{label:>14}", style=style)
+    elif state and not built:  # "✗ export": the stage its build stopped at
+        t.append(f"{state:>14}", style="red")
     elif rec and rec.status == "ok":
         t.append(f"{units.seconds(fmt.median(rec.wall_s)):>7} ")
         t.append(f"{units.short_size(fmt.median(rec.peak_rss_bytes)):>6} ")
@@ -61,11 +80,18 @@ class FormList(OptionList):
 
     compact = False  # key and verdict only: set by the screen below WIDE_AT columns
     on_highlight: Callable[[str], None] | None = None  # called as the highlight moves onto a form
-    _shown: tuple = ({}, {}, "")  # what populate() last drew: status, results, running
+    _shown: tuple = ({}, {}, "", {})  # what populate() last drew: status, results, running, states
 
-    def populate(self, status: dict[str, str], results: dict[str, RunRecord], running: str = "") -> None:
+    def populate(
+        self,
+        status: dict[str, str],
+        results: dict[str, RunRecord],
+        running: str = "",
+        states: dict[str, str] | None = None,
+    ) -> None:
         """(Re)fill the list, keeping the highlighted form."""
-        self._shown = (status, results, running)
+        states = states or {}
+        self._shown = (status, results, running, states)
         current = self.highlighted_key
         self.clear_options()
         options: list[Option] = []
@@ -80,7 +106,14 @@ class FormList(OptionList):
                 if f.family == family:
                     options.append(
                         Option(
-                            row(f, status.get(f.key, ""), results.get(f.key), running == f.key, self.compact),
+                            row(
+                                f,
+                                status.get(f.key, ""),
+                                results.get(f.key),
+                                running == f.key,
+                                self.compact,
+                                states.get(f.key, ""),
+                            ),
                             id=f.key,
                         )
                     )
@@ -114,8 +147,10 @@ class FormList(OptionList):
             self.compact = compact
             self.populate(*self._shown)
 
-    def refresh_form(self, key: str, why: str, rec: RunRecord | None, running: bool = False) -> None:
-        self.replace_option_prompt(key, row(forms.get(key), why, rec, running, self.compact))
+    def refresh_form(
+        self, key: str, why: str, rec: RunRecord | None, running: bool = False, state: str = ""
+    ) -> None:
+        self.replace_option_prompt(key, row(forms.get(key), why, rec, running, self.compact, state))
 
     @property
     def highlighted_key(self) -> str | None:
