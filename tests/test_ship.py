@@ -24,6 +24,9 @@ from deploytui.ship import sandbox, store
 from deploytui.ship.bundler import ShipError, patchelf, verify
 
 PASS_ISOLATED = (
+    "tract",
+    "onnxruntime-native",
+    "cpp-executorch",
     "burn-file",
     "burn-embed",
     "burn-st",

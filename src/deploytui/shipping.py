@@ -38,6 +38,7 @@ from deploytui.ship.spec import BIN_DIR, MODEL_DIR, VENV, BundleSpec, Library
 RUNNER_SCRIPTS = {
     "deploytui.runners.torch_runner": "deploytui.runners.torch_bundle",  # no model seam: py/model.json
     "deploytui.runners.ort_runner": "deploytui.runners.ort_runner",  # itself
+    "deploytui.runners.executorch_runner": "deploytui.runners.executorch_runner",  # + torch_bundle
 }
 PY_DIR = "py"  # a Python bundle's modules: the runner, protocol.py, the model's source, model.json
 

@@ -1,6 +1,7 @@
 //! ort-run: `ort-run MODEL.onnx --inputs IN --outputs OUT [--repeat K]` (the runner protocol, see
 //! runner-io). ONNX Runtime's C API through the `ort` crate, without Python: the library is
-//! loaded at run time from `ORT_DYLIB_PATH`, else from `DEPLOYTUI_ORT_DYLIB` baked in at build
+//! loaded at run time from `ORT_DYLIB_PATH`, else from `../lib/` beside the program (a ship
+//! bundle's layout, like an `$ORIGIN` RUNPATH), else from `DEPLOYTUI_ORT_DYLIB` baked in at build
 //! time (the onnxruntime wheel's capi/libonnxruntime.so.*). Stages: `import` = loading the
 //! library and creating ONNX Runtime's environment, `load` = creating the session (reading and
 //! optimising the model), then the forwards. CPU, one thread (like the Python onnxruntime form).
@@ -18,10 +19,19 @@ fn err(e: impl std::fmt::Display) -> String {
     one_line(e)
 }
 
+/// The baked library's file name in `../lib/` of the program's folder, when it is there.
+fn beside_program(baked: &str) -> Option<String> {
+    let name = std::path::Path::new(baked).file_name()?;
+    let exe = std::env::current_exe().ok()?;
+    let lib = exe.parent()?.parent()?.join("lib").join(name);
+    lib.is_file().then(|| lib.to_string_lossy().into_owned())
+}
+
 fn dylib() -> String {
     std::env::var("ORT_DYLIB_PATH")
         .ok()
         .filter(|p| !p.is_empty())
+        .or_else(|| BAKED_DYLIB.and_then(beside_program))
         .or(BAKED_DYLIB.map(String::from))
         .unwrap_or_else(|| {
             fail("no ONNX Runtime library: set ORT_DYLIB_PATH (built without DEPLOYTUI_ORT_DYLIB)")

@@ -150,8 +150,11 @@ def fill_wheelhouse(requirements: list[str], wheelhouse: Path, pip_env: dict[str
         return ""
     wheelhouse.mkdir(parents=True, exist_ok=True)
     env = {**os.environ, "PIP_CONFIG_FILE": "/dev/null", **(pip_env or {})}
-    argv = [sys.executable, "-m", "pip", "download", "--only-binary=:all:", "-q", "-d", str(wheelhouse)]
-    res = subprocess.run([*argv, *requirements], capture_output=True, text=True, env=env, check=False)
+    # wheels where there are; a pin that has only an sdist (executorch's antlr4-python3-runtime)
+    # comes as one, and setuptools + wheel with it, so the offline install can build it
+    argv = [sys.executable, "-m", "pip", "download", "--prefer-binary", "-q", "-d", str(wheelhouse)]
+    build = ["setuptools", "wheel"]
+    res = subprocess.run([*argv, *requirements, *build], capture_output=True, text=True, env=env, check=False)
     if res.returncode != 0:
         return f"pip download failed: {(res.stderr.strip().splitlines() or [''])[-1][:300]}"
     stamp.write_text("\n".join(requirements) + "\n")
