@@ -12,7 +12,7 @@ import sys
 from typing import Any
 
 from deploytui.runners.protocol import Stages, emit_stages, fail, parse_args, timed_forwards
-from deploytui.runners.torch_bundle import torch_inputs
+from deploytui.runners.torch_bundle import output_tensors, torch_inputs
 
 USAGE = "executorch_runner PATH --inputs IN --outputs OUT [--repeat K]"
 
@@ -44,8 +44,6 @@ def run_protocol(argv: list[str], stages: Stages) -> None:
         fail(f"could not load {path}: {type(e).__name__}: {e}")
     stages.mark("load")
     added = set(sys.modules) - before
-    from deploytui.models.load import output_tensors
-
     try:
         ys = timed_forwards(lambda: method.execute(inputs), args.repeat, stages)
         outputs = output_tensors(tuple(ys))

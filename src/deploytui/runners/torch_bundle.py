@@ -58,6 +58,11 @@ def flat(y: Any) -> list[Any]:
     return [t for item in y for t in flat(item)] if isinstance(y, (list, tuple)) else [y]
 
 
+def output_tensors(y: Any) -> dict[str, Any]:
+    """A forward's result (a tensor, or nested tuples/lists of them) as output_0, output_1, ..."""
+    return {f"output_{i}": t.detach().contiguous() for i, t in enumerate(flat(y))}
+
+
 def main(argv: list[str]) -> None:
     stages = Stages()
     usage = f"load.py {{{'|'.join(MODES)}}} MODEL_FILE --inputs IN --outputs OUT [--repeat K]"
@@ -79,7 +84,7 @@ def main(argv: list[str]) -> None:
     try:
         with torch.inference_mode():
             y = timed_forwards(lambda: model(*inputs), args.repeat, stages)
-        outputs = {f"output_{i}": t.detach().contiguous() for i, t in enumerate(flat(y))}
+        outputs = output_tensors(y)
         save_file(outputs, args.outputs)
     except Exception as e:
         fail(f"forward failed: {type(e).__name__}: {e}")
