@@ -121,3 +121,12 @@ def test_build_progress_follows_each_forms_steps():
     assert p.state(cpp) == ""
     p.done = True
     assert p.describe() == "finished"
+    # a form that does not apply is never shown built, even when the steps it names all end ok
+    # (burn-st's are shared ones: they run for every model)
+    st = forms.get("burn-st")
+    for model, want in (("convnet", ""), ("mlp:hidden=8,depth=2", BUILT)):
+        q = BuildProgress(parse(model))
+        q.update(BuildEvent("plan", total=len(st.steps), text=" ".join(st.steps)))
+        for i, step in enumerate(st.steps, 1):
+            q.update(BuildEvent("end", step, step, i, len(st.steps), status="ok"))
+        assert q.state(st) == want, model

@@ -138,10 +138,10 @@ class BuildProgress:
             self.step = ""
 
     def state(self, form: forms.Form) -> str:
-        """BUILDING, WAITING, BUILT or "" (none of its steps was in this build, or one failed:
-        the form cannot be built whatever comes next)."""
+        """BUILDING, WAITING, BUILT or "" (the form does not apply to the model, none of its steps
+        was in this build, or one failed: the form cannot be built whatever comes next)."""
         ok = ("ok", "up-to-date")
-        if any(self.ended.get(s, "ok") not in ok for s in form.steps):
+        if form.applies(self.model) or any(self.ended.get(s, "ok") not in ok for s in form.steps):
             return ""
         if self.step in form.steps:
             return BUILDING
