@@ -310,6 +310,7 @@ def test_cli_killed_mid_bench_leaves_nothing_and_keeps_finished_forms(artifacts_
         stderr=subprocess.PIPE,
         text=True,
         cwd=paths.ROOT,
+        env={**os.environ, "PYTHONFAULTHANDLER": "1"},
     )
     deadline = time.monotonic() + 120
     while "burn-embed" not in results.load().forms and time.monotonic() < deadline:
@@ -318,14 +319,19 @@ def test_cli_killed_mid_bench_leaves_nothing_and_keeps_finished_forms(artifacts_
     family = [proc.pid] + [c.pid for c in psutil.Process(proc.pid).children(recursive=True)]
     assert len(family) >= 3, "launcher and runner should be running"
     proc.send_signal(sig)
-    proc.wait(30)
+    # communicate, not wait: a child blocked writing to a full pipe nobody reads never exits
+    try:
+        _, err = proc.communicate(timeout=60)
+    except subprocess.TimeoutExpired:  # say where it hangs: faulthandler dumps every thread
+        proc.send_signal(signal.SIGABRT)
+        pytest.fail(f"still running 60 s after {sig!r}:\n{proc.communicate()[1][-6000:]}")
     time.sleep(0.5)
     alive = [p for p in family if psutil.pid_exists(p) and psutil.Process(p).status() != psutil.STATUS_ZOMBIE]
     assert not alive, alive
     assert "burn-embed" in results.load().forms  # the finished form survived
     assert "torch-export" not in results.load().forms  # only the form in flight is lost
     if sig == signal.SIGINT:
-        assert proc.returncode == 130 and "Traceback" not in proc.stderr.read()
+        assert proc.returncode == 130 and "Traceback" not in err, err
 
 
 def test_bench_of_a_form_that_became_unavailable_keeps_its_earlier_result(artifacts_copy):
