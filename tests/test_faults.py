@@ -311,6 +311,9 @@ def test_cli_killed_mid_bench_leaves_nothing_and_keeps_finished_forms(artifacts_
         text=True,
         cwd=paths.ROOT,
         env={**os.environ, "PYTHONFAULTHANDLER": "1"},
+        # as from a shell: an earlier test may leave SIGINT ignored in this process, and a child
+        # started so ignores ctrl+c too (a full run hung here: the bench never saw the SIGINT)
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     deadline = time.monotonic() + 120
     while "burn-embed" not in results.load().forms and time.monotonic() < deadline:
