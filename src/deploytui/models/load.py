@@ -129,17 +129,11 @@ def input_tensors(loaded: LoadedModel) -> dict[str, torch.Tensor]:
 
 
 def output_tensors(outputs: Any) -> dict[str, torch.Tensor]:
-    """A forward's result (a tensor, or nested tuples/lists of them) as output_0, output_1, ..."""
-    flat: list[torch.Tensor] = []
+    """A forward's result (a tensor, or nested tuples/lists of them) as output_0, output_1, ...;
+    the runners' one flattening (`runners.torch_bundle`), anything else a ModelError."""
+    from deploytui.runners.torch_bundle import output_tensors as flatten
 
-    def walk(x: Any) -> None:
-        if isinstance(x, torch.Tensor):
-            flat.append(x.detach().contiguous())
-        elif isinstance(x, (tuple, list)):
-            for item in x:
-                walk(item)
-        else:
-            raise ModelError(f"the model returned a {type(x).__name__}; outputs must be tensors or tuples")
-
-    walk(outputs)
-    return {f"output_{i}": t for i, t in enumerate(flat)}
+    try:
+        return flatten(outputs)
+    except TypeError as e:
+        raise ModelError(str(e)) from None

@@ -11,8 +11,8 @@ import os
 import sys
 from typing import Any
 
-from deploytui.runners.protocol import Stages, emit_stages, fail, parse_args, timed_forwards
-from deploytui.runners.torch_bundle import output_tensors, torch_inputs
+from deploytui.runners.protocol import Stages, emit_stages, fail, parse_args
+from deploytui.runners.torch_bundle import forwards_to_file, torch_inputs
 
 USAGE = "executorch_runner PATH --inputs IN --outputs OUT [--repeat K]"
 
@@ -32,7 +32,6 @@ def run_protocol(argv: list[str], stages: Stages) -> None:
         fail(f"model file not found: {path}")
     import torch
     from executorch import runtime  # noqa: F401  (timed as part of the import stage)
-    from safetensors.torch import save_file
 
     torch.set_num_threads(1)
     stages.mark("import")
@@ -44,13 +43,7 @@ def run_protocol(argv: list[str], stages: Stages) -> None:
         fail(f"could not load {path}: {type(e).__name__}: {e}")
     stages.mark("load")
     added = set(sys.modules) - before
-    try:
-        ys = timed_forwards(lambda: method.execute(inputs), args.repeat, stages)
-        outputs = output_tensors(tuple(ys))
-        save_file(outputs, args.outputs)
-    except Exception as e:
-        fail(f"forward failed: {type(e).__name__}: {e}")
-    emit_stages(stages, len(outputs), added)
+    emit_stages(stages, forwards_to_file(lambda: tuple(method.execute(inputs)), args, stages), added)
 
 
 def main(argv: list[str]) -> None:

@@ -14,9 +14,10 @@ import importlib
 import json
 import os
 import sys
+from collections.abc import Callable
 from typing import Any
 
-from deploytui.runners.protocol import Stages, emit_stages, fail, parse_args, timed_forwards
+from deploytui.runners.protocol import ProtocolArgs, Stages, emit_stages, fail, parse_args, timed_forwards
 
 HERE = os.path.dirname(os.path.abspath(__file__))  # py/ in a bundle: the model's source is here too
 
@@ -54,13 +55,44 @@ def torch_inputs(path: str) -> list[Any]:
         fail(f"could not read inputs {path}: {type(e).__name__}: {e}")
 
 
-def flat(y: Any) -> list[Any]:
-    return [t for item in y for t in flat(item)] if isinstance(y, (list, tuple)) else [y]
-
-
 def output_tensors(y: Any) -> dict[str, Any]:
-    """A forward's result (a tensor, or nested tuples/lists of them) as output_0, output_1, ..."""
-    return {f"output_{i}": t.detach().contiguous() for i, t in enumerate(flat(y))}
+    """A forward's result (a tensor, or nested tuples/lists of them) as output_0, output_1, ...;
+    TypeError for anything else."""
+    import torch
+
+    found: list[Any] = []
+
+    def walk(x: Any) -> None:
+        if isinstance(x, torch.Tensor):
+            found.append(x.detach().contiguous())
+        elif isinstance(x, (tuple, list)):
+            for item in x:
+                walk(item)
+        else:
+            raise TypeError(f"the model returned a {type(x).__name__}; outputs must be tensors or tuples")
+
+    walk(y)
+    return {f"output_{i}": t for i, t in enumerate(found)}
+
+
+def forwards_to_file(
+    forward: Callable[[], Any],
+    args: ProtocolArgs,
+    stages: Stages,
+    outputs_of: Callable[[Any], dict[str, Any]] = output_tensors,
+) -> int:
+    """The timed forwards in inference mode, the last one's outputs saved to --outputs; how many
+    outputs. Any failure is the one `forward failed:` line."""
+    import torch
+    from safetensors.torch import save_file
+
+    try:
+        with torch.inference_mode():
+            outputs = outputs_of(timed_forwards(forward, args.repeat, stages))
+        save_file(outputs, args.outputs)
+    except Exception as e:
+        fail(f"forward failed: {type(e).__name__}: {e}")
+    return len(outputs)
 
 
 def main(argv: list[str]) -> None:
@@ -71,7 +103,6 @@ def main(argv: list[str]) -> None:
         fail(f"usage: {usage}", 2)
     mode, path = args.positional
     import torch
-    from safetensors.torch import save_file
 
     torch.set_num_threads(1)
     stages.mark("import")
@@ -81,14 +112,7 @@ def main(argv: list[str]) -> None:
     except Exception as e:
         fail(f"could not load {path} ({mode}): {type(e).__name__}: {e}")
     stages.mark("load")
-    try:
-        with torch.inference_mode():
-            y = timed_forwards(lambda: model(*inputs), args.repeat, stages)
-        outputs = output_tensors(y)
-        save_file(outputs, args.outputs)
-    except Exception as e:
-        fail(f"forward failed: {type(e).__name__}: {e}")
-    emit_stages(stages, len(outputs))
+    emit_stages(stages, forwards_to_file(lambda: model(*inputs), args, stages))
 
 
 if __name__ == "__main__":

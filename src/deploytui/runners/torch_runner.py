@@ -12,8 +12,8 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-from deploytui.runners.protocol import Stages, emit_stages, fail, parse_args, timed_forwards
-from deploytui.runners.torch_bundle import torch_inputs
+from deploytui.runners.protocol import Stages, emit_stages, fail, parse_args
+from deploytui.runners.torch_bundle import forwards_to_file, torch_inputs
 
 MODES = ("eager", "jit", "export", "aoti", "aoti-lean")
 
@@ -58,7 +58,6 @@ def run_protocol(argv: list[str], stages: Stages) -> None:
     if not os.path.isfile(path):
         fail(f"model file not found: {path}")
     import torch
-    from safetensors.torch import save_file
 
     torch.set_num_threads(1)
     stages.mark("import")
@@ -70,16 +69,9 @@ def run_protocol(argv: list[str], stages: Stages) -> None:
         fail(f"could not load {path} ({mode}): {type(e).__name__}: {e}")
     stages.mark("load")
     added = set(sys.modules) - before
-    from deploytui.models.load import output_tensors
+    from deploytui.models.load import output_tensors  # a wrong return is the model's error
 
-    try:
-        with torch.inference_mode():
-            y = timed_forwards(lambda: model(*inputs), args.repeat, stages)
-        outputs = output_tensors(y)
-        save_file(outputs, args.outputs)
-    except Exception as e:
-        fail(f"forward failed: {type(e).__name__}: {e}")
-    emit_stages(stages, len(outputs), added)
+    emit_stages(stages, forwards_to_file(lambda: model(*inputs), args, stages, output_tensors), added)
 
 
 def main(argv: list[str]) -> None:
