@@ -535,12 +535,14 @@ def figures(f: FormFacts, req: Request | None = None) -> dict[str, Reading]:
     return {fig.key: fig.read(f, req.limit_of(fig)) for fig in FIGURES}
 
 
-def figure_text(fig: Figure, f: FormFacts, req: Request | None = None) -> str:
-    """A figure as the answer shows it: its value, `–` when none; ship with its parts, isolated
-    with its bundle or its reason."""
+def figure_text(fig: Figure, f: FormFacts, req: Request | None = None, compact: bool = False) -> str:
+    """A figure as the answer shows it: its value, `–` when none; unless `compact`, ship with its
+    parts and isolated with its bundle or its reason."""
     got = fig.read(f, (req or Request()).limit_of(fig))
     if got.value is None:
         return "–"
+    if compact:
+        return fig.text(got.value)
     if fig is SHIP:
         files, runtime = units.human(f.files_bytes or 0), units.human(f.runtime_bytes or 0)
         return f"{units.human(got.value)} (files {files} + runtime {runtime})"
