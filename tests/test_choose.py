@@ -435,3 +435,52 @@ def test_a_damaged_store_is_said_and_read_as_far_as_it_goes(tmp_path, monkeypatc
     captured = capsys.readouterr()
     assert "warning: result for 'onnxruntime' dropped" in captured.err
     assert "burn-embed          not checked yet: run deploytui ship burn-embed --check" in captured.out
+
+
+def test_the_pages_pick_against_ours():
+    python = choose.SITUATIONS[0].request()
+    agree = choose.choose(FACTS, python, "m")
+    assert choose.pick_verdict(("torch-eager",), agree).verdict == choose.AGREES
+    slow = replace(EAGER, startup_s=3.0)
+    differs = choose.pick_verdict(("torch-eager",), choose.choose([slow, EXPORT], python, "m"))
+    assert (differs.ours, differs.verdict) == ("torch-export (torch-eager ranks 2)", choose.DIFFERS)
+    unrun = replace(EAGER, ran="", startup_s=None)
+    unknown = choose.pick_verdict(("torch-eager",), choose.choose([unrun, EXPORT], python, "m"))
+    assert unknown.verdict == choose.NOT_MEASURED
+    assert unknown.ours == "torch-eager: not measured yet: run deploytui bench torch-eager"
+    broken = replace(EAGER, ran="failed", run_error="exit 1", startup_s=None)
+    gone = choose.pick_verdict(("torch-eager",), choose.choose([broken, EXPORT], python, "m"))
+    assert gone.ours == "torch-export (torch-eager: its last run failed: exit 1)"
+
+
+def test_the_reports_how_to_choose(tmp_path, monkeypatch):
+    from deploytui import manifest, report, results
+    from test_probe import _forbid_running
+
+    _stored(tmp_path, monkeypatch)
+    _forbid_running(monkeypatch)
+    text = report.markdown(results.load(), manifest.load())
+    section = text[text.index("## How to choose") :]
+    for s in choose.SITUATIONS:
+        assert f"### {s.title}\n\n`deploytui choose --model a1 {s.flags()}`" in section
+    assert (
+        "`deploytui choose --model a1 --runtime none --isolated`\n\n- burn-embed (burn infer-embed): "
+        in section
+    )
+    # a1: the page's recommendation and claims beside ours
+    assert (
+        "| recommended form | burn-embed, burn-file, burn-st, burn-onnx-embed, burn-onnx-bpk | burn-embed | agrees |"
+        in section
+    )
+    assert "| burn starts in about 3 ms | 3.1 ms | 3.10 ms | agrees |" in section
+    assert "| C++ AOTInductor starts in about 120 ms | ~120 ms (129.5 ms) | 385.0 ms | differs |" in section
+    assert (
+        "| libtorch runtime at least ~404 MiB | ≥ ~404 MiB | not probed yet: run `deploytui build` | not measured yet |"
+        in section
+    )
+    data = json.loads(report.as_json(results.load(), manifest.load()))
+    assert data["how_to_choose"]["no-runtime"]["chosen"][0]["form"] == "burn-embed"
+    m = manifest.load()
+    m["model"] = "convnet"  # another model: the situations, not the page
+    other = report.markdown(results.load(), m)
+    assert "### One file, no runtime" in other and "| recommended form |" not in other

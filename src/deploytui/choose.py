@@ -692,6 +692,10 @@ class Situation:
     def request(self) -> Request:
         return request(self.given)
 
+    def flags(self) -> str:
+        """The constraints as `deploytui choose`'s flags."""
+        return " ".join(f"--{key} {text}".strip() for key, text in self.given)
+
 
 PY_RUNTIMES = ",".join(sorted(forms.RUNTIME_DISTRIBUTIONS))
 LIBRARIES = ",".join(
@@ -800,12 +804,24 @@ def judge(claim: Claim, facts: dict[str, FormFacts]) -> Judged:
 
 
 def pick_verdict(page_forms: tuple[str, ...], answer: Answer) -> Judged:
-    """The page's recommendation for a situation against our first form for it."""
+    """The page's recommendation for a situation against our first form for it: agrees when it is
+    one of the page's; not measured yet while one of the page's forms cannot be judged; else
+    differs, with where the page's best-placed form stands."""
     page = ", ".join(page_forms)
-    if not answer.chosen:
-        return Judged("recommended form", page, "none qualifies on what is stored", NOT_MEASURED)
+    theirs = [v for v in answer.verdicts if v.form.key in page_forms]
+    if answer.chosen and answer.chosen[0].form.key in page_forms:
+        return Judged("recommended form", page, answer.chosen[0].form.key, AGREES)
+    unknown = [v for v in theirs if not v.qualifies and v.first and v.first.outcome == UNKNOWN]
+    if unknown or not answer.chosen:
+        why = f"{unknown[0].form.key}: {unknown[0].why}" if unknown else "none qualifies on what is stored"
+        return Judged("recommended form", page, why, NOT_MEASURED)
     ours = answer.chosen[0].form.key
-    return Judged("recommended form", page, ours, AGREES if ours in page_forms else DIFFERS)
+    placed = [v for v in theirs if v.qualifies]
+    if placed:
+        where = f"{placed[0].form.key} ranks {placed[0].rank}"
+    else:
+        where = "; ".join(f"{v.form.key}: {v.why}" for v in theirs) or "none of the page's forms is here"
+    return Judged("recommended form", page, f"{ours} ({where})", DIFFERS)
 
 
 def by_key(facts: Iterable[FormFacts]) -> dict[str, FormFacts]:
