@@ -127,13 +127,14 @@ class ChooseScreen(Screen):
                 pairs[rule.key] = text
         self._order = [k for k in self._order if k in pairs] + [k for k in pairs if k not in self._order]
         errors = []
-        for key in self._order:
+        for rule in choose.RULES:
             try:
-                choose.request([(key, pairs[key])])
-                self._mark(key, "")
+                if rule.key in pairs:
+                    choose.request([(rule.key, pairs[rule.key])])
+                self._mark(rule.key, "")
             except ValueError as e:
                 errors.append(str(e))
-                self._mark(key, str(e))
+                self._mark(rule.key, str(e))
         return [(k, pairs[k]) for k in self._order], errors
 
     def _text(self, rule: choose.Rule) -> str | None:
