@@ -248,6 +248,9 @@ def test_rank_by_explicitly_and_missing_rank_figures_go_last():
     assert keys(answer(rank_by="rss", facts=[CPP, TRACT, BURN])) == ["burn-embed", "tract", "cpp-torchscript"]
     by_p99 = answer(rank_by="p99", facts=[CPP, TRACT, BURN])  # none has one: start-up decides
     assert keys(by_p99) == ["burn-embed", "tract", "cpp-torchscript"] and by_p99.ranked_by is choose.P99
+    # the first constraint on a figure that ranks: not the accuracy drop, the ship size
+    assert choose.request([("max-accuracy-drop", "1%"), ("max-ship", "1GiB")]).ranking() is choose.SHIP
+    assert choose.request([("no-python", "")]).ranking() is choose.STARTUP
     with pytest.raises(ValueError, match="cannot rank by 'speed'"):
         choose.request([], "speed")
 

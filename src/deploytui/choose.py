@@ -195,7 +195,6 @@ class Rule:
     parse: Callable[[str], Any] = lambda _text: None  # a switch: no value
     example: str = ""  # a value as the user writes it ("" for a switch)
     metavar: str = ""  # what the value is, for the CLI's help
-    ranks: bool = False  # its figure ranks the answer when it is the first the user gives
     accuracy: bool = False  # an accuracy budget: replaces "within the model's tolerance"
 
 
@@ -207,37 +206,31 @@ def _at(limit: Any) -> str:
     return f" at batch {limit.batch}" if isinstance(limit, Batched) else ""
 
 
-def _at_most(
-    key: str, fig: Figure, parse: Callable[[str], Any], example: str, help: str, metavar: str
+def _limit(
+    key: str,
+    fig: Figure,
+    parse: Callable[[str], Any],
+    example: str,
+    help: str,
+    metavar: str,
+    *,
+    least: bool = False,
+    accuracy: bool = False,
 ) -> Rule:
+    """A figure at most (or, `least`, at least) the user's limit."""
+    sign = "≥" if least else "≤"
+    worse = "<" if least else ">"
     return Rule(
         key,
         fig,
         help,
-        meets=lambda v, lim: v <= _bound(lim),
-        broken=lambda v, lim: f"{fig.label}{_at(lim)} {fig.text(v)} > {fig.text(_bound(lim))}",
-        says=lambda lim: f"{fig.label}{_at(lim)} ≤ {fig.text(_bound(lim))}",
+        meets=lambda v, lim: v >= _bound(lim) if least else v <= _bound(lim),
+        broken=lambda v, lim: f"{fig.label}{_at(lim)} {fig.text(v)} {worse} {fig.text(_bound(lim))}",
+        says=lambda lim: f"{fig.label}{_at(lim)} {sign} {fig.text(_bound(lim))}",
         parse=parse,
         example=example,
         metavar=metavar,
-        ranks=True,
-    )
-
-
-def _at_least(
-    key: str, fig: Figure, parse: Callable[[str], Any], example: str, help: str, metavar: str
-) -> Rule:
-    return Rule(
-        key,
-        fig,
-        help,
-        meets=lambda v, lim: v >= _bound(lim),
-        broken=lambda v, lim: f"{fig.label}{_at(lim)} {fig.text(v)} < {fig.text(_bound(lim))}",
-        says=lambda lim: f"{fig.label}{_at(lim)} ≥ {fig.text(_bound(lim))}",
-        parse=parse,
-        example=example,
-        metavar=metavar,
-        ranks=True,
+        accuracy=accuracy,
     )
 
 
@@ -321,7 +314,7 @@ RULES: tuple[Rule, ...] = (
         example="libtorch,none",
         metavar="RUNTIMES",
     ),
-    _at_most(
+    _limit(
         "max-ship",
         SHIP,
         units.parse_size,
@@ -329,9 +322,9 @@ RULES: tuple[Rule, ...] = (
         "largest ship size: model files + program + runtime",
         "SIZE",
     ),
-    _at_most("max-startup", STARTUP, units.parse_seconds, "50ms", "longest start-up, spawn to exit", "TIME"),
-    _at_most("max-rss", RSS, units.parse_size, "200MiB", "largest peak RSS", "SIZE"),
-    _at_most(
+    _limit("max-startup", STARTUP, units.parse_seconds, "50ms", "longest start-up, spawn to exit", "TIME"),
+    _limit("max-rss", RSS, units.parse_size, "200MiB", "largest peak RSS", "SIZE"),
+    _limit(
         "max-p99",
         P99,
         _batched(units.parse_seconds),
@@ -339,13 +332,14 @@ RULES: tuple[Rule, ...] = (
         "longest p99 latency at a batch size",
         "TIME@BATCH",
     ),
-    _at_least(
+    _limit(
         "min-throughput",
         THROUGHPUT,
         _batched(_rate),
         "1000/s@8",
         "least throughput at a batch size",
         "RATE@BATCH",
+        least=True,
     ),
     Rule(
         "isolated",
@@ -355,29 +349,22 @@ RULES: tuple[Rule, ...] = (
         broken=lambda _v, _lim: "✗ isolated",  # the reason is added where the facts are at hand
         says=lambda _lim: "runs isolated",
     ),
-    Rule(
+    _limit(
         "max-diff",
         DIFF,
+        _number,
+        "1e-5",
         "largest absolute difference from eager (in place of the model's tolerance)",
-        meets=lambda v, lim: v <= lim,
-        broken=lambda v, lim: f"max|diff| {_sig(v)} > {_sig(lim)}",
-        says=lambda lim: f"max|diff| ≤ {_sig(lim)}",
-        parse=_number,
-        example="1e-5",
-        metavar="ATOL",
-        ranks=True,
+        "ATOL",
         accuracy=True,
     ),
-    Rule(
+    _limit(
         "max-accuracy-drop",
         ACCURACY_DROP,
+        _fraction,
+        "1%",
         "an int8 variant's accuracy budget: the largest drop of its accuracy against fp32",
-        meets=lambda v, lim: v <= lim,
-        broken=lambda v, lim: f"accuracy drop {ACCURACY_DROP.text(v)} > {ACCURACY_DROP.text(lim)}",
-        says=lambda lim: f"accuracy drop ≤ {ACCURACY_DROP.text(lim)}",
-        parse=_fraction,
-        example="1%",
-        metavar="DROP",
+        "DROP",
         accuracy=True,
     ),
 )
@@ -444,8 +431,8 @@ class Request:
     def ranking(self) -> Figure:
         if self.rank_by:
             return RANKS[self.rank_by]
-        first = next((c.rule.figure for c in self.constraints if c.rule.ranks), None)
-        return first if first is not None and first in RANKS.values() else STARTUP
+        ranking = RANKS.values()
+        return next((c.rule.figure for c in self.constraints if c.rule.figure in ranking), STARTUP)
 
     def limit_of(self, fig: Figure) -> Any:
         return next((c.limit for c in self.constraints if c.rule.figure is fig), None)
