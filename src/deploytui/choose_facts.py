@@ -16,10 +16,10 @@ from deploytui.record import RunRecord
 from deploytui.ship import store as ship_store
 
 
-def read(ref: ModelRef) -> tuple[list[FormFacts], list[str]]:
+def read(ref: ModelRef, store: results.Store | None = None) -> tuple[list[FormFacts], list[str]]:
     """Every form of the registry, in its order, as stored for `ref` on this machine; and what a
-    damaged store dropped."""
-    store = results.load(paths.results_path(ref.slug))
+    damaged store dropped. `store`: the model's results already loaded (the app's session)."""
+    store = store if store is not None else results.load(paths.results_path(ref.slug))
     view = manifest.load(slug=ref.slug)
     shipped = ship_store.load(paths.ship_path(ref.slug))
     facts = [

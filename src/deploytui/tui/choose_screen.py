@@ -111,10 +111,10 @@ class ChooseScreen(Screen):
         self.read_facts()  # runs and ship checks may have been stored meanwhile
 
     def read_facts(self) -> None:
-        """The model's stored figures (choose_facts: results, manifests, ship.json), then the answer."""
-        self._facts, dropped = choose_facts.read(self.app.session.model)
-        if dropped:
-            self.notify("; ".join(dropped), title="Some stored results dropped", severity="warning")
+        """The model's stored figures (the session's results; choose_facts reads the manifests and
+        ship.json), then the answer."""
+        session = self.app.session
+        self._facts, _dropped = choose_facts.read(session.model, session.store)  # the app said so
         self.refresh_answer()
 
     # ---- the fields -----------------------------------------------------------------------
