@@ -309,6 +309,7 @@ def test_the_three_situations():
     assert keys(answers["no-python"]) == ["cpp-torchscript"]
     assert keys(answers["no-runtime"]) == ["burn-embed"]  # tract is not checked isolated
     lines = choose.situation_lines(answers["python"])
+    assert lines[0].endswith(", max|diff| 0, ships as one file")
     assert lines[0].startswith(
         "torch-eager (torch-eager): start-up 1200.0 ms, peak RSS 300.0 MiB, ship 1.8 GiB"
     )

@@ -720,7 +720,8 @@ def situation_lines(answer: Answer, others: int = 3) -> list[str]:
 
 
 def _figures_line(f: FormFacts) -> str:
-    return ", ".join(f"{fig.label} {figure_text(fig, f)}" for fig in SHOWN if figure_text(fig, f) != "–")
+    shown = [f"{fig.label} {figure_text(fig, f)}" for fig in SHOWN if figure_text(fig, f) != "–"]
+    return ", ".join([*shown, "ships as one file" if f.files == 1 else f"ships as {f.files} files"])
 
 
 # ---- the page's claims, checked on this model's figures ------------------------------------------
