@@ -9,7 +9,7 @@ from dataclasses import replace
 
 import pytest
 
-from deploytui import a1_page, choose, units
+from deploytui import a1_page, choose, forms, units
 from deploytui.choose import BROKEN, MET, UNKNOWN, FormFacts
 
 MIB = 1 << 20
@@ -97,7 +97,10 @@ def test_no_python():
 def test_runtimes_allowed():
     a = answer(("runtime", "libtorch,none"))
     assert keys(a) == ["burn-embed", "tract", "cpp-torchscript"]
-    assert others(a)["torch-eager"] == "runtime python-torch not allowed (runtime libtorch or none)"
+    assert others(a)["torch-eager"] == "runtime python-torch not allowed"
+    assert a.request.says() == "runtime libtorch or none"
+    most = choose.request([("runtime", ",".join(r for r in forms.RUNTIME_TITLES if r != "python-torch"))])
+    assert most.says() == "runtime not python-torch"
     with pytest.raises(ValueError, match="unknown runtime torchlib; known: python-torch"):
         choose.request([("runtime", "torchlib")])
 
@@ -342,8 +345,6 @@ def test_the_pages_claims_against_ours():
 
 
 def test_every_claim_and_advice_names_real_forms_and_situations():
-    from deploytui import forms
-
     situations = {s.key for s in choose.SITUATIONS}
     for c in a1_page.CLAIMS:
         assert (
@@ -473,14 +474,14 @@ def test_the_reports_how_to_choose(tmp_path, monkeypatch):
     )
     # a1: the page's recommendation and claims beside ours
     assert (
-        "| recommended form | burn-embed, burn-file, burn-st, burn-onnx-embed, burn-onnx-bpk | burn-embed | agrees |"
-        in section
+        "| recommended form | burn-embed, burn-file, burn-st, burn-onnx-embed, burn-onnx-bpk "
+        "| burn-embed | agrees |" in section
     )
     assert "| burn starts in about 3 ms | 3.1 ms | 3.10 ms | agrees |" in section
     assert "| C++ AOTInductor starts in about 120 ms | ~120 ms (129.5 ms) | 385.0 ms | differs |" in section
     assert (
-        "| libtorch runtime at least ~404 MiB | ≥ ~404 MiB | not probed yet: run `deploytui build` | not measured yet |"
-        in section
+        "| libtorch runtime at least ~404 MiB | ≥ ~404 MiB | not probed yet: run `deploytui build` "
+        "| not measured yet |" in section
     )
     data = json.loads(report.as_json(results.load(), manifest.load()))
     assert data["how_to_choose"]["no-runtime"]["chosen"][0]["form"] == "burn-embed"
