@@ -166,7 +166,7 @@ def test_isolated_met_broken_and_not_checked():
     a = answer(("isolated", ""), facts=[BURN, failing, CPP])
     assert keys(a) == ["burn-embed"]
     assert others(a) == {
-        "tract": "✗ isolated: exit 101: relocation panic",
+        "tract": "✗ isolated: relocation panic",
         "cpp-torchscript": "not checked yet: run deploytui ship cpp-torchscript --check",
     }
     assert choose.figure_text(choose.ISOLATED, BURN) == "✓ 1.0 MiB .tar.gz"

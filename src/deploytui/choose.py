@@ -484,7 +484,7 @@ def evaluate(c: Constraint, f: FormFacts) -> Check:
         return Check(c.rule.key, MET, c.rule.figure.text(got.value))
     text = c.rule.broken(got.value, c.limit)
     if c.rule is BY_KEY["isolated"] and f.isolated_reason:
-        text = f"{text}: {first_words(f.isolated_reason, 100)}"
+        text = f"{text}: {first_words(_own_words(f.isolated_reason), 100)}"
     elif c.rule is TOLERANCE and f.max_abs_diff is not None:
         text = f"{text}: max|diff| {_sig(f.max_abs_diff)} ({f.tolerance})"
     return Check(c.rule.key, BROKEN, text)
@@ -540,7 +540,7 @@ def figure_text(fig: Figure, f: FormFacts, req: Request | None = None, compact: 
     if fig is ISOLATED and got.value and f.bundle_bytes:
         return f"✓ {units.human(f.bundle_bytes)} .tar.gz"
     if fig is ISOLATED and not got.value:
-        return f"✗ {f.isolated_reason}".strip()
+        return f"✗ {first_words(_own_words(f.isolated_reason), 48)}".strip()
     return fig.text(got.value)
 
 
@@ -818,6 +818,11 @@ def pick_verdict(page_forms: tuple[str, ...], answer: Answer) -> Judged:
 
 def by_key(facts: Iterable[FormFacts]) -> dict[str, FormFacts]:
     return {f.key: f for f in facts}
+
+
+def _own_words(reason: str) -> str:
+    """A failed check's reason without its `exit N: error:` head: the program's own words."""
+    return re.sub(r"^(exit -?\d+: )?(error: )?", "", reason)
 
 
 def first_words(text: str, n: int = 80) -> str:

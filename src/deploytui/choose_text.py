@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Callable
 
 from deploytui import plot, units
@@ -82,5 +83,5 @@ def render(answer: Answer, with_chart: bool = False, width: int = 100) -> str:
     lines.append(f"{MARK_FRONT} Pareto front ({axes}) of the qualifying forms: {front}")
     draw = chart(answer) if with_chart else None
     if draw is not None:
-        lines += ["", plot.plain(draw(width, 22)), legend(answer)]
+        lines += ["", plot.plain(draw(width, 22)), *textwrap.wrap(legend(answer), width)]
     return "\n".join(lines)
