@@ -780,7 +780,7 @@ class Judged:
     text: str  # the claim
     page: str  # the page's value, as it gives it
     ours: str  # ours, or what is not measured yet and how to measure it
-    verdict: str  # AGREES, DIFFERS or NOT_MEASURED
+    verdict: str  # AGREES, DIFFERS (`differs: ours is higher` for an "about"), NOT_MEASURED
 
 
 def judge(claim: Claim, facts: dict[str, FormFacts]) -> Judged:
@@ -791,7 +791,12 @@ def judge(claim: Claim, facts: dict[str, FormFacts]) -> Judged:
     got = read(a, b)
     if got.value is None:
         return Judged(claim.text, claim.page_text, got.missing, NOT_MEASURED)
-    verdict = AGREES if agrees(claim.agree, got.value, claim.page) else DIFFERS
+    if agrees(claim.agree, got.value, claim.page):
+        verdict = AGREES
+    elif claim.agree == "about":
+        verdict = f"{DIFFERS}: ours is {'higher' if got.value > claim.page else 'lower'}"
+    else:
+        verdict = DIFFERS
     return Judged(claim.text, claim.page_text, text(got.value), verdict)
 
 
