@@ -44,6 +44,12 @@ def test_choose_screen_from_the_keyboard(tmp_path, monkeypatch):
         assert "--max-ship: size 'lots' not understood" in str(screen.query_one("#choose-error").render())
         assert screen.answer.headline().endswith("ranked by ship")  # the last answer stays
 
+        # a letter typed where the focus is not a field builds, runs or opens nothing
+        screen.query_one("#choose-no-python").focus()
+        await pilot.press("b", "r", "a", "s", "m", "e", "i", "c")
+        await pilot.pause()
+        assert app.screen is screen and app.session.lane.running is None
+
         await pilot.press("ctrl+l")
         await pilot.pause()
         assert ship.value == "" and not ship.has_class("-invalid")

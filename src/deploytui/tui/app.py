@@ -52,6 +52,11 @@ from deploytui.tui import _start  # first: the start-up clock
 from deploytui.tui import messages as msg
 
 EXIT_ON_READY_ENV = "DEPLOYTUI_EXIT_ON_READY"
+# the one-letter actions that are off on a screen of fields (`TYPING`): a letter typed there
+# while a checkbox or a list has the focus (the b of 20MiB, the s of 50ms) must not build or run
+TYPED_OVER = frozenset(
+    {"run", "run_all", "build", "compare", "scale", "choose", "open_model", "export", "ship", "cancel"}
+)
 
 
 class DeployApp(App):
@@ -146,6 +151,10 @@ class DeployApp(App):
         self.session.shutdown()  # however the app went (also when run_test ends)
 
     # ---- actions --------------------------------------------------------------------------
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """Off on a screen of fields (ctrl+p, ctrl+q and the screen's own keys still work)."""
+        return not (getattr(self.screen, "TYPING", False) and action in TYPED_OVER)
+
     def _busy(self) -> bool:
         """A run or build is asked for already: say so (one at a time) and refuse."""
         job = self.session.lane.find(RUN, BUILD, SWEEP)

@@ -60,6 +60,7 @@ class ChooseScreen(Screen):
     #choose-chart { height: 18; }
     #choose-legend { height: auto; color: $text-muted; }
     """
+    TYPING = True  # the app's one-letter keys are off here: letters go into the fields
     BINDINGS = [
         Binding("escape", "close", "Back", id="choose-close"),
         Binding("ctrl+l", "clear", "Clear constraints", id="choose-clear"),
