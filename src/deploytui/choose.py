@@ -234,6 +234,18 @@ def _limit(
     )
 
 
+def _must(key: str, fig: Figure, help: str, broken: str, says: str) -> Rule:
+    """A switch: the figure must be true."""
+    return Rule(
+        key,
+        fig,
+        help,
+        meets=lambda v, _lim: bool(v),
+        broken=lambda _v, _lim: broken,
+        says=lambda _lim: says,
+    )
+
+
 def _batched(parse: Callable[[str], float]) -> Callable[[str], Batched]:
     """`20ms@8`: a value at a batch size (batch 1 when no @)."""
 
@@ -345,13 +357,12 @@ RULES: tuple[Rule, ...] = (
         "RATE@BATCH",
         least=True,
     ),
-    Rule(
+    _must(
         "isolated",
         ISOLATED,
         "must have passed the isolated ship check (deploytui ship FORM --check)",
-        meets=lambda v, _lim: bool(v),
-        broken=lambda _v, _lim: "✗ isolated",  # the reason is added where the facts are at hand
-        says=lambda _lim: "runs isolated",
+        "✗ isolated",  # the reason is added where the facts are at hand
+        "runs isolated",
     ),
     _limit(
         "max-diff",
@@ -375,21 +386,13 @@ RULES: tuple[Rule, ...] = (
 BY_KEY: dict[str, Rule] = {r.key: r for r in RULES}
 
 # always checked after the user's constraints
-RUNS = Rule(
-    "runs",
-    RUNS_HERE,
-    "built and measured here",
-    meets=lambda v, _lim: bool(v),
-    broken=lambda _v, _lim: "does not run",
-    says=lambda _lim: "runs here",
-)
-TOLERANCE = Rule(
+RUNS = _must("runs", RUNS_HERE, "built and measured here", "does not run", "runs here")
+TOLERANCE = _must(
     "within-tol",
     WITHIN_TOL,
     "outputs within the model's tolerance against eager",
-    meets=lambda v, _lim: bool(v),
-    broken=lambda _v, _lim: "outputs beyond the model's tolerance",
-    says=lambda _lim: "within the model's tolerance",
+    "outputs beyond the model's tolerance",
+    "within the model's tolerance",
 )
 
 # what a qualifying answer can be ranked by: the figure's label -> the figure
