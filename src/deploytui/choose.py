@@ -306,7 +306,7 @@ def _runtime_says(limit: frozenset[str]) -> str:
 
 
 PYTHON_FIG = Figure(
-    "python", "Python", lambda f, _l: Reading(f.python), lambda v: "needs Python" if v else ""
+    "python", "Python", lambda f, _l: Reading(f.python), lambda v: "needs Python" if v else "no Python"
 )
 RUNTIME_FIG = Figure("runtime", "runtime", lambda f, _l: Reading(f.runtime), str)
 
