@@ -403,7 +403,20 @@ def how_to_choose() -> dict[str, Any]:
     """Each situation's answer as `deploytui choose --json` gives it."""
     ref = paths.model()
     facts, _dropped = choose_facts.read(ref)
-    return {s.key: choose.choose(facts, s.request(), ref.text).to_json() for s in choose.SITUATIONS}
+    return {
+        s.key: _scrubbed(choose.choose(facts, s.request(), ref.text).to_json()) for s in choose.SITUATIONS
+    }
+
+
+def _scrubbed(value: Any) -> Any:
+    """Every string inside `value` (dicts and lists walked) through `scrub`."""
+    if isinstance(value, str):
+        return scrub(value)
+    if isinstance(value, dict):
+        return {k: _scrubbed(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_scrubbed(v) for v in value]
+    return value
 
 
 def _beside_page(advice: a1_page.Advice, answer: choose.Answer, by_key: dict[str, Any]) -> list[str]:
