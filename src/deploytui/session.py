@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from deploytui import forms, manifest, paths, results, sweep_store
+from deploytui import defaults, forms, manifest, paths, results, sweep_store
 from deploytui.models import ZOO, ModelRef
 
 if TYPE_CHECKING:
@@ -30,8 +30,6 @@ if TYPE_CHECKING:
     from deploytui.measure import Progress
     from deploytui.sweep_store import Point, SweepStore
 
-RUNS = 20
-WARMUP = 1
 LIVE_EVERY_S = 0.1  # live RSS/elapsed readings posted at most this often (10 a second is smooth)
 SAMPLES_EVERY_S = 0.25  # finished runs too: redrawing after each 2 ms run slowed the runs ~50 %
 
@@ -42,8 +40,8 @@ BUILDING, WAITING, BUILT = "building", "waiting", "built"  # a form's state in a
 
 @dataclass(frozen=True)
 class Settings:
-    runs: int = RUNS
-    warmup: int = WARMUP
+    runs: int = defaults.RUNS
+    warmup: int = defaults.WARMUP
 
     @property
     def total(self) -> int:
@@ -231,7 +229,7 @@ class Session:
         self.info: dict[str, Any] | None = None  # the model's description (model.json, or its check)
         self.builds: dict[str, BuildProgress] = {}  # per model slug: its build in flight (or last)
         self.store = results.load()
-        self.manifest: dict[str, Any] = {}
+        self.manifest = manifest.Manifest()
         self.status: dict[str, str] = {}  # form key → why it cannot run ("" = it can)
         self.current: str = forms.FORMS[0].key  # the highlighted form
         self.live: LiveRun | None = None
@@ -270,7 +268,7 @@ class Session:
     @property
     def never_built(self) -> bool:
         """No build has ever run for the model shown (its own manifest is not there)."""
-        return "model" not in self.manifest
+        return self.manifest.model is None
 
     @property
     def progress(self) -> BuildProgress | None:

@@ -29,7 +29,7 @@ from textual.app import App, SystemCommand
 from textual.binding import Binding
 from textual.screen import Screen
 
-from deploytui import forms
+from deploytui import defaults, forms
 from deploytui.models import ModelRef, ModelRefError, parse
 from deploytui.session import (
     BUILD,
@@ -37,10 +37,8 @@ from deploytui.session import (
     INSPECT,
     OPEN,
     RUN,
-    RUNS,
     SHIP,
     SWEEP,
-    WARMUP,
     BuildProgress,
     Job,
     ProgressGate,
@@ -74,7 +72,9 @@ class DeployApp(App):
         Binding("ctrl+q", "quit", "Quit", show=False, priority=True, id="quit-ctrl"),
     ]
 
-    def __init__(self, *, handle_signals: bool = False, runs: int = RUNS, warmup: int = WARMUP) -> None:
+    def __init__(
+        self, *, handle_signals: bool = False, runs: int = defaults.RUNS, warmup: int = defaults.WARMUP
+    ) -> None:
         super().__init__()
         self.started_ns = _start.START_NS
         self.ready_ms: float | None = None
@@ -195,7 +195,7 @@ class DeployApp(App):
             if self.session.lane.cancel(job):  # it had not started: nothing of it to wait for
                 self.notify(f"The {job.kind} waiting is cancelled")
                 for screen in self._build_screens():
-                    screen.finished({}, True, "")
+                    screen.finished(None, True, "")
                 for scale in self._scale_screens():
                     scale.finished(True, "")
             else:
@@ -401,7 +401,7 @@ class DeployApp(App):
             self.post_message(msg.RunFinished(key, record, cancelled))
         return done, len(job.keys)
 
-    def _build(self, job: Job) -> dict:
+    def _build(self, job: Job):
         from deploytui.builder import BuildEvent, run_build
         from deploytui.builder.context import BuildContext
 
@@ -430,7 +430,7 @@ class DeployApp(App):
         store = sweep.run_sweep(refs, on_event=on_event, cancel=job.cancel)
         return len(store.points)
 
-    def _ship(self, job: Job) -> dict[str, Any]:
+    def _ship(self, job: Job):
         from deploytui import shipping
 
         return shipping.check(forms.get(job.keys[0]), ref=job.model, cancel=job.cancel)
@@ -556,7 +556,7 @@ class DeployApp(App):
                 s.load_state()
                 self.main.refresh_all()
             for screen in self._build_screens():
-                screen.finished(m.result or {}, cancelled, m.error)
+                screen.finished(m.result, cancelled, m.error)
             from deploytui import manifest
 
             view = manifest.load(slug=job.model.slug)
@@ -610,7 +610,7 @@ class DeployApp(App):
         if job.kind == INSPECT and (job.keys[0] != s.current or job.model != s.model):
             self.load_sections(s.current)  # the highlight moved on meanwhile
 
-    def _shipped(self, job: Job, fact: dict[str, Any] | None, error: str) -> None:
+    def _shipped(self, job: Job, fact, error: str) -> None:
         """A ship check ended: its verdict on the form's record (stored), the Artifact tab's
         bundle section read again."""
         from deploytui import bench
@@ -625,16 +625,15 @@ class DeployApp(App):
             s.store.put(rec)
         s.sections.pop(key, None)
         self.main.refresh_all()
-        size = fact.get("compressed_bytes")
+        size = fact.compressed_bytes
         from deploytui.units import human
 
         what = f" — bundle {human(size)} .tar.gz" if size else ""
-        if fact.get("verdict") == "✓":
-            self.notify(f"{key} runs isolated{what}", title="Ship check ✓")
+        if fact.passed:
+            self.notify(f"{key} runs isolated{what}", title=f"Ship check {fact.glyph}")
         else:
-            self.notify(
-                f"{key}: {fact.get('reason')}{what}", title="Ship check ✗", severity="error", timeout=15
-            )
+            title = f"Ship check {fact.glyph}"
+            self.notify(f"{key}: {fact.reason}{what}", title=title, severity="error", timeout=15)
 
     def _job_failed(self, job: Job, error: str) -> None:
         self.notify(f"{job.kind} failed: {error}", title="Error", severity="error", timeout=15)

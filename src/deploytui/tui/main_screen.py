@@ -150,7 +150,7 @@ class MainScreen(Screen):
         """deploytui — MODEL · class · params · inputs · torch VERSION; under it, while the
         model shown is being built, where that build stands."""
         s = self.app.session
-        tools = s.manifest.get("tools", {})
+        tools = s.manifest.tools
         t = Text("deploytui", style="bold")
         t.append(" — ")
         t.append(model_label(s.model), style="bold")
