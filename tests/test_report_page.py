@@ -79,7 +79,7 @@ def test_the_stored_relocation_panic_is_ours_when_a_run_had_it(tmp_path, monkeyp
 
 def test_other_models_have_no_page_section(tmp_path, monkeypatch):
     store, m = _fixed(tmp_path, monkeypatch)
-    m["model"] = "convnet"
+    m.model = "convnet"
     assert "reference page" not in report.markdown(store, m)
     assert "reference_page" not in json.loads(report.as_json(store, m))
 
