@@ -57,17 +57,51 @@ class DeployApp(App):
     TITLE = "deploytui"
     ENABLE_COMMAND_PALETTE = True
 
-    BINDINGS = [
-        Binding("r", "run", "Run", id="run"),
-        Binding("a", "run_all", "Run all", id="run-all"),
-        Binding("b", "build", "Build", id="build"),
-        Binding("c", "compare", "Compare", id="compare"),
-        Binding("s", "scale", "Scale", id="scale"),
-        Binding("m", "open_model", "Model", id="model"),
-        Binding("e", "export", "Export report", id="export"),
-        Binding("i", "ship", "Ship check", id="ship", show=False),
-        Binding("escape,x", "cancel", "Cancel run", id="cancel", show=False),
-        Binding("question_mark", "help", "Help", key_display="?", id="help"),
+    BINDINGS = [  # tooltip: "Title — what it does", the palette's and the help screen's text
+        Binding("r", "run", "Run", id="run", tooltip="Run highlighted form — measure it: {runs}"),
+        Binding(
+            "a",
+            "run_all",
+            "Run all",
+            id="run-all",
+            tooltip="Run all forms — measure every built form in order, storing each",
+        ),
+        Binding("b", "build", "Build", id="build", tooltip="Build — every artifact, incrementally"),
+        Binding("c", "compare", "Compare", id="compare", tooltip="Compare — every form side by side"),
+        Binding("s", "scale", "Scale", id="scale", tooltip="Scale — every form's costs across the mlp sizes"),
+        Binding(
+            "m",
+            "open_model",
+            "Model",
+            id="model",
+            tooltip="Open a model — the zoo, the models built here, or your own file.py:factory",
+        ),
+        Binding(
+            "e",
+            "export",
+            "Export report",
+            id="export",
+            tooltip="Export report — write the Markdown report from the stored results",
+        ),
+        Binding(
+            "i",
+            "ship",
+            "Ship check",
+            id="ship",
+            show=False,
+            tooltip="Ship check — bundle the highlighted form, run it where only the bundle and /usr exist",
+        ),
+        Binding(
+            "escape,x",
+            "cancel",
+            "Cancel run",
+            id="cancel",
+            show=False,
+            tooltip="Cancel run — stop the measurement, build or ship check in flight",
+        ),
+        Binding(
+            "question_mark", "help", "Help", key_display="?", id="help", tooltip="Help — deploytui's keys"
+        ),
         Binding("q", "quit", "Quit", id="quit"),
         Binding("ctrl+q", "quit", "Quit", show=False, priority=True, id="quit-ctrl"),
     ]
@@ -290,44 +324,18 @@ class DeployApp(App):
 
     # ---- palette --------------------------------------------------------------------------
     def get_system_commands(self, screen: Screen):
+        from deploytui.tui import keys
+
         yield from super().get_system_commands(screen)
         runs = self.session.settings.describe()
-        yield SystemCommand("Run highlighted form", f"Measure it: {runs} (r)", self.action_run)
-        yield SystemCommand(
-            "Run all forms", "Measure every built form in order, storing each (a)", self.action_run_all
-        )
-        yield SystemCommand(
-            "Cancel run", "Stop the measurement or build in flight (escape)", self.action_cancel
-        )
-        yield SystemCommand("Build", "Build every artifact, incrementally (b)", self.action_build)
-        yield SystemCommand("Compare", "Every form side by side (c)", self.action_compare)
-        yield SystemCommand("Scale", "Every form's costs across the mlp sizes (s)", self.action_scale)
-        yield SystemCommand(
-            "Open a model",
-            "The zoo, the models built here, or your own file.py:factory (m)",
-            self.action_open_model,
-        )
+        for title, help, callback in keys.commands(self, self.BINDINGS, runs=runs):
+            yield SystemCommand(title, help, callback)
         for text, line in self.session.known_models():
             if text != self.session.model.text:
                 yield SystemCommand(f"Open model {text}", line, lambda text=text: self.open_model(text))
-        yield SystemCommand(
-            "Export report", "Write the Markdown report from stored results (e)", self.action_export
-        )
-        yield SystemCommand(
-            "Ship check",
-            "Bundle the highlighted form and run it where only the bundle and /usr exist (s)",
-            self.action_ship,
-        )
-        yield SystemCommand("Help", "deploytui's keys, on every screen (?)", self.action_help)
         if screen is self.main:
-            from deploytui.tui.main_screen import TAB_KEYS
-
-            for key, name in TAB_KEYS:
-                yield SystemCommand(
-                    f"Show the {name.title()} tab",
-                    f"of the highlighted form ({key})",
-                    lambda name=name: self.main.show_tab(name),
-                )
+            for title, help, callback in keys.commands(self.main, self.main.BINDINGS):
+                yield SystemCommand(title, help, callback)
 
     # ---- the job lane ---------------------------------------------------------------------
     def submit(self, job: Job) -> None:

@@ -39,7 +39,14 @@ class MainScreen(Screen):
 
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (WIDE_AT, "-wide")]
     BINDINGS = [
-        Binding(key, f"show_tab('{name}')", name.title(), show=False, id=f"tab-{name}")
+        Binding(
+            key,
+            f"show_tab('{name}')",
+            name.title(),
+            show=False,
+            id=f"tab-{name}",
+            tooltip=f"Show the {name.title()} tab — of the highlighted form",
+        )
         for key, name in TAB_KEYS
     ]
 
