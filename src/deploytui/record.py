@@ -44,21 +44,25 @@ STAGES = ("export", "build", "run", "numerics")  # a form's way, in order
 
 @dataclass(frozen=True)
 class Stats:
-    """min / median / max / mean of a list of samples (run times, peak RSS): the one place a
-    median of the stored runs is taken (`RunRecord.wall`, `.rss`; the measuring core)."""
+    """min / median / max / mean / stdev of a list of samples (run times, peak RSS): the one place
+    a median of runs is taken (`RunRecord.wall`, `.rss`; the measuring core's `Measurement`)."""
 
     n: int
     min: float
     median: float
     max: float
     mean: float
+    stdev: float
 
     @classmethod
     def of(cls, values: Sequence[float]) -> Stats | None:
         """None for no samples."""
         if not values:
             return None
-        return cls(len(values), min(values), statistics.median(values), max(values), statistics.fmean(values))
+        stdev = statistics.stdev(values) if len(values) > 1 else 0.0
+        return cls(
+            len(values), min(values), statistics.median(values), max(values), statistics.fmean(values), stdev
+        )
 
 
 def median(values: Sequence[float] | None) -> float | None:

@@ -12,7 +12,6 @@ import csv
 import io
 import json
 import re
-import statistics
 import time
 from pathlib import Path
 from typing import Any
@@ -112,8 +111,8 @@ def rows(store: Store, manifest: Manifest) -> list[dict[str, Any]]:
         rec = store.forms.get(form.key)
         if rec is None:
             continue
-        wall = list(rec.wall_s)
-        rss = rec.peak_rss_bytes
+        wall, rss = list(rec.wall_s), rec.peak_rss_bytes
+        ws = rec.wall
         out.append(
             {
                 "form": form.key,
@@ -122,11 +121,11 @@ def rows(store: Store, manifest: Manifest) -> list[dict[str, Any]]:
                 "status": rec.status,
                 "error": scrub(rec.error or ""),
                 "n": len(wall),
-                "start_min_s": min(wall) if wall else None,
-                "start_median_s": median(wall),
-                "start_max_s": max(wall) if wall else None,
-                "start_mean_s": statistics.fmean(wall) if wall else None,
-                "start_stdev_s": statistics.stdev(wall) if len(wall) > 1 else None,
+                "start_min_s": ws.min if ws else None,
+                "start_median_s": ws.median if ws else None,
+                "start_max_s": ws.max if ws else None,
+                "start_mean_s": ws.mean if ws else None,
+                "start_stdev_s": ws.stdev if ws and ws.n > 1 else None,
                 "peak_rss_median_bytes": median(rss),
                 "peak_rss_min_bytes": min(rss) if rss else None,
                 "peak_rss_max_bytes": max(rss) if rss else None,
