@@ -115,7 +115,8 @@ class Sweep:
             try:
                 point = Point.from_json(value)
             except RecordError as e:
-                problems.append(f"sweep point {i} dropped: {e}")
+                name = f" ({value['model']!r})" if isinstance(value, dict) and "model" in value else ""
+                problems.append(f"sweep point {i}{name} dropped: {e}")
             else:
                 found.points[point.model] = point
         return found, problems
