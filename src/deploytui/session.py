@@ -257,6 +257,12 @@ class Session:
             except Exception as e:  # never die on a strange manifest
                 self.status[f.key] = f"cannot tell: {type(e).__name__}: {e}"
 
+    def stored(self, model: ModelRef | None, doc: results.Results) -> None:
+        """What a worker just wrote to `model`'s results.json (read back under its lock, so with
+        what other processes stored): the app's copy, when that model is shown."""
+        if model == self.model:
+            self.store.doc = doc
+
     def switch(self, ref: ModelRef, info: dict[str, Any] | None = None) -> None:
         """Show `ref` from now on: its manifest, its results, its description."""
         paths.set_model(ref)

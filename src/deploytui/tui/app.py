@@ -377,9 +377,11 @@ class DeployApp(App):
     # the bodies run in the worker thread: they read the session's settings and manifest, which
     # do not change while a job runs (a build is a job too), and post messages for the rest
     def _measure(self, job: Job) -> tuple[int, int]:
-        from deploytui import bench
+        from deploytui import bench, paths, results
 
+        assert job.model is not None
         settings, done = self.session.settings, 0
+        disk = results.ResultsStore(paths.results_path(job.model.slug))  # written here, off the UI
         for key in job.keys:
             if job.cancel.is_set():
                 break
@@ -401,8 +403,9 @@ class DeployApp(App):
             )
             cancelled = job.cancel.is_set()
             if not cancelled:
-                try:  # stored on the app's thread, before the next form starts
-                    self.call_from_thread(self.session.store.put, record)
+                disk.put(record)  # under the store's lock; what other processes stored is kept
+                try:  # the app's copy, on the app's thread, before the next form starts
+                    self.call_from_thread(self.session.stored, job.model, disk.doc)
                 except RuntimeError:  # the app is gone
                     break
                 done += 1
@@ -439,9 +442,18 @@ class DeployApp(App):
         return len(store.points)
 
     def _ship(self, job: Job):
-        from deploytui import shipping
+        """The check, and its verdict put on the form's stored record (files: off the UI thread)."""
+        from deploytui import bench, paths, results, shipping
 
-        return shipping.check(forms.get(job.keys[0]), ref=job.model, cancel=job.cancel)
+        assert job.model is not None
+        form = forms.get(job.keys[0])
+        check = shipping.check(form, ref=job.model, cancel=job.cancel)
+        disk = results.load(paths.results_path(job.model.slug))
+        rec = disk.forms.get(form.key)
+        if rec is not None:
+            rec.isolated = bench.isolated(form, job.model)
+            disk.put(rec)
+        return check, disk.doc
 
     def _export(self, job: Job) -> Path:
         from deploytui import report
@@ -618,19 +630,15 @@ class DeployApp(App):
         if job.kind == INSPECT and (job.keys[0] != s.current or job.model != s.model):
             self.load_sections(s.current)  # the highlight moved on meanwhile
 
-    def _shipped(self, job: Job, fact, error: str) -> None:
-        """A ship check ended: its verdict on the form's record (stored), the Artifact tab's
-        bundle section read again."""
-        from deploytui import bench
-
+    def _shipped(self, job: Job, result, error: str) -> None:
+        """A ship check ended: its verdict is on the form's record (stored by the worker), the
+        Artifact tab's bundle section is read again."""
         key, s = job.keys[0], self.session
-        if error or not fact:
+        if error or not result:
             self._job_failed(job, error or "no verdict")
             return
-        rec = s.store.forms.get(key) if job.model == s.model else None
-        if rec is not None and job.model is not None:
-            rec.isolated = bench.isolated(forms.get(key), job.model)
-            s.store.put(rec)
+        fact, doc = result
+        s.stored(job.model, doc)
         s.sections.pop(key, None)
         self.main.refresh_all()
         size = fact.compressed_bytes
