@@ -41,11 +41,14 @@ def make_app(**kw):
 
 
 def with_pilot(body, *, notifications: bool = False, message_hook=None, **app_kw) -> None:
-    """Run a fresh app headless and await `body(app, pilot)` once its first frame is up."""
+    """Run a fresh app headless and await `body(app, pilot)` once its first frame is up and its
+    tabs are mounted (on a loaded machine that can take more than one pause)."""
 
     async def go():
         app = make_app(**app_kw)
         async with app.run_test(size=SIZE, notifications=notifications, message_hook=message_hook) as pilot:
+            await pilot.pause()
+            await wait_for(pilot, lambda: app.session.ready)
             await pilot.pause()
             await body(app, pilot)
 

@@ -41,6 +41,7 @@ from deploytui.session import (
     SWEEP,
     BuildProgress,
     Job,
+    ModelState,
     ProgressGate,
     Session,
     Settings,
@@ -417,12 +418,14 @@ class DeployApp(App):
         from deploytui.builder.context import BuildContext
 
         assert job.model is not None
-        slug = job.model.slug
+        model, slug = job.model, job.model.slug
 
-        def on_event(e: BuildEvent) -> None:
-            self.post_message(msg.BuildLine(e, slug))
+        def on_event(e: BuildEvent) -> None:  # the manifest read here, off the app's thread
+            state = ModelState.read(model) if e.kind == "end" else None
+            self.post_message(msg.BuildLine(e, slug, state))
 
-        return run_build(BuildContext.default(job.model), on_event=on_event, cancel=job.cancel)
+        view = run_build(BuildContext.default(model), on_event=on_event, cancel=job.cancel)
+        return view, ModelState.read(model)
 
     def _open(self, job: Job) -> tuple[dict | None, str]:
         """The model's check (`deploytui.models.describe`, a subprocess that imports torch)."""
@@ -533,8 +536,8 @@ class DeployApp(App):
         if progress is not None:
             progress.update(e)
         if m.slug == s.model.slug and e.kind in ("plan", "start", "end"):
-            if e.kind == "end":
-                s.read_manifest()  # rewritten after every step: the forms it finished show it
+            if m.state is not None:
+                s.apply(m.state)  # rewritten after every step: the forms it finished show it
             self.main.refresh_all(inspect=False)
         for screen in self._build_screens():
             screen.add_event(e)
@@ -572,15 +575,13 @@ class DeployApp(App):
             if job.model.slug in s.builds:
                 s.builds[job.model.slug].done = True
             shown = job.model == s.model
-            if shown:
-                s.load_state()
+            view, state = m.result or (None, None)
+            if shown and state is not None:
+                s.load_state(state)
                 self.main.refresh_all()
             for screen in self._build_screens():
-                screen.finished(m.result, cancelled, m.error)
-            from deploytui import manifest
-
-            view = manifest.load(slug=job.model.slug)
-            built = sum(not manifest.availability(f, view, job.model) for f in forms.FORMS)
+                screen.finished(view, cancelled, m.error)
+            built = sum(not why for why in state.status.values()) if state else 0
             self.notify(
                 m.error
                 or f"Build of {model_label(job.model)} {'cancelled' if cancelled else 'done'}: "
