@@ -9,54 +9,32 @@ could be read is kept, what was dropped is said, the file as it was is kept besi
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar
 
 from deploytui import paths
 from deploytui.record import RecordError, RunRecord
-from deploytui.store import Store, read_table
-
-VERSION = 1
+from deploytui.store import FormStore, FormTable
 
 
-@dataclass
-class Results:
+class Results(FormTable[RunRecord]):
     """What results.json holds: form key -> its last record."""
 
-    VERSION: ClassVar[int] = VERSION
-    NAME: ClassVar[str] = "results"
-    forms: dict[str, RunRecord] = field(default_factory=dict)
+    NAME = "result"
 
     @classmethod
-    def empty(cls) -> Results:
-        return cls()
-
-    @classmethod
-    def read(cls, data: dict[str, Any]) -> tuple[Results, list[str]]:
-        if not isinstance(data.get("forms"), dict):
-            return cls(), ["results.json has no 'forms' table, starting empty"]
-        forms, problems = read_table(data, "forms", _read, "result")
-        return cls(forms), problems
-
-    def to_json(self) -> dict[str, Any]:
-        return {"version": VERSION, "forms": {key: rec.to_json() for key, rec in self.forms.items()}}
+    def entry(cls, key: str, value: object) -> RunRecord:
+        return _read(key, value)
 
 
-class ResultsStore(Store[Results]):
+class ResultsStore(FormStore[RunRecord]):
     def __init__(self, path: Path) -> None:
         super().__init__(path, Results)
-
-    @property
-    def forms(self) -> dict[str, RunRecord]:
-        return self.doc.forms
 
     def put(self, record: RunRecord) -> None:
         """Add or replace one form's record and write the file at once."""
         if record.form is None:
             raise ValueError("only a form's record is stored (this one measured a plain command)")
-        key = record.form
-        self.update(lambda doc: doc.forms.__setitem__(key, record))
+        self.put_entry(record.form, record)
 
 
 def load(path: Path | None = None) -> ResultsStore:

@@ -116,6 +116,54 @@ class Store(Generic[D]):
         return f"the file as it was is kept as {backup.name}"
 
 
+class Entry(Protocol):
+    def to_json(self) -> dict[str, Any]: ...
+
+
+EntryT = TypeVar("EntryT", bound=Entry)
+
+
+class FormTable(Generic[EntryT]):
+    """A document {"version": 1, "forms": {form key: entry}} (results.json, ship.json): a
+    subclass names it and says how one entry is read (`entry`, raising ValueError)."""
+
+    VERSION: ClassVar[int] = 1
+    NAME: ClassVar[str]
+
+    def __init__(self, forms: dict[str, EntryT] | None = None) -> None:
+        self.forms: dict[str, EntryT] = forms or {}
+
+    @classmethod
+    def entry(cls, key: str, value: object) -> EntryT:
+        raise NotImplementedError
+
+    @classmethod
+    def empty(cls) -> Self:
+        return cls()
+
+    @classmethod
+    def read(cls, data: dict[str, Any]) -> tuple[Self, list[str]]:
+        if not isinstance(data.get("forms"), dict):
+            return cls(), ["the file has no 'forms' table, starting empty"]
+        forms, problems = read_table(data, "forms", cls.entry, cls.NAME)
+        return cls(forms), problems
+
+    def to_json(self) -> dict[str, Any]:
+        return {"version": self.VERSION, "forms": {key: e.to_json() for key, e in self.forms.items()}}
+
+
+class FormStore(Store[Any], Generic[EntryT]):
+    """A store of a FormTable: its entries by form key, `put` one (the others read again)."""
+
+    @property
+    def forms(self) -> dict[str, EntryT]:
+        forms: dict[str, EntryT] = self.doc.forms
+        return forms
+
+    def put_entry(self, key: str, entry: EntryT) -> None:
+        self.update(lambda doc: doc.forms.__setitem__(key, entry))
+
+
 def read_table(
     data: dict[str, Any], table: str, entry: Callable[[str, object], E], what: str
 ) -> tuple[dict[str, E], list[str]]:

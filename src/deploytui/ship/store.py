@@ -8,12 +8,10 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any
 
 from deploytui.record import Isolated, RecordError, legacy_verdict, read_fields, stamp
-from deploytui.store import Store, read_table
-
-VERSION = 1
+from deploytui.store import FormStore, FormTable
 
 
 def _is(kind: type | tuple[type, ...]) -> dict[str, Any]:
@@ -84,40 +82,23 @@ class ShipCheck:
         )
 
 
-@dataclass
-class ShipChecks:
+class ShipChecks(FormTable[ShipCheck]):
     """What ship.json holds: form key -> its last check."""
 
-    VERSION: ClassVar[int] = VERSION
-    NAME: ClassVar[str] = "ship verdicts"
-    forms: dict[str, ShipCheck] = field(default_factory=dict)
+    NAME = "ship verdict"
 
     @classmethod
-    def empty(cls) -> ShipChecks:
-        return cls()
-
-    @classmethod
-    def read(cls, data: dict[str, Any]) -> tuple[ShipChecks, list[str]]:
-        if not isinstance(data.get("forms"), dict):
-            return cls(), ["ship.json has no 'forms' table, starting empty"]
-        forms, problems = read_table(data, "forms", lambda _k, v: ShipCheck.from_json(v), "ship verdict")
-        return cls(forms), problems
-
-    def to_json(self) -> dict[str, Any]:
-        return {"version": VERSION, "forms": {k: c.to_json() for k, c in self.forms.items()}}
+    def entry(cls, key: str, value: object) -> ShipCheck:
+        return ShipCheck.from_json(value)
 
 
-class ShipStore(Store[ShipChecks]):
+class ShipStore(FormStore[ShipCheck]):
     def __init__(self, path: Path) -> None:
         super().__init__(path, ShipChecks)
 
-    @property
-    def forms(self) -> dict[str, ShipCheck]:
-        return self.doc.forms
-
     def put(self, key: str, check: ShipCheck) -> None:
         """Add or replace one form's verdict (the others' are read again and kept)."""
-        self.update(lambda doc: doc.forms.__setitem__(key, check))
+        self.put_entry(key, check)
 
 
 def load(path: Path) -> ShipStore:
