@@ -246,12 +246,13 @@ def cmd_inspect(args: argparse.Namespace) -> int:
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    from deploytui import results
+    from deploytui import paths, results
     from deploytui.manifest import load as load_manifest
     from deploytui.report import write_report
+    from deploytui.ship import store as ship_store
 
     store = results.load()
-    for msg in store.dropped:
+    for msg in [*store.dropped, *ship_store.load(paths.ship_path()).dropped]:
         print(f"warning: {msg}", file=sys.stderr)
     if not store.forms:
         print("error: no results yet: run `deploytui bench` (or r / a in the app) first", file=sys.stderr)

@@ -27,7 +27,7 @@ from deploytui import defaults, forms, paths
 from deploytui.manifest import Manifest, availability, runtime_facts
 from deploytui.manifest import load as load_manifest
 from deploytui.models import ModelRef
-from deploytui.record import median
+from deploytui.record import median, stamp
 from deploytui.ship import store
 from deploytui.ship.bundler import Bundle, ShipError, bundle, verify
 from deploytui.ship.pysource import plain_modules
@@ -226,7 +226,7 @@ def check(
     ref = ref or paths.model()
     say = on_step or (lambda _msg: None)
     root = (out or default_dir(form, ref)).resolve()
-    fact = ShipCheck(passed=False, model=ref.text, bundle=str(root))
+    fact = ShipCheck(passed=False, model=ref.text, bundle=str(root), checked_at=stamp())
     try:
         if rebuild or not (root / "manifest.json").exists():
             say(f"bundling {form.key} ({ref.text}) → {root}")

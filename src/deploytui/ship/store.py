@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from deploytui.record import Isolated, RecordError, legacy_verdict, read_fields, stamp
+from deploytui.record import Isolated, RecordError, legacy_verdict, read_fields
 from deploytui.store import FormStore, FormTable
 
 
@@ -32,7 +32,7 @@ class ShipCheck:
     passed: bool = field(metadata=_is(bool))  # ran isolated, outputs within tolerance
     model: str = field(default="", metadata=_is(str))
     bundle: str = field(default="", metadata=_is(str))  # the bundle folder checked
-    checked_at: str = field(default_factory=stamp, metadata=_is(str))
+    checked_at: str = field(default="", metadata=_is(str))  # shipping.check stamps it
     reason: str = field(default="", metadata=_is(str))  # why not: the loader's or program's line
     unpacked_bytes: int | None = field(default=None, metadata=_is(int))
     compressed_bytes: int | None = field(default=None, metadata=_is(int))  # .tar.gz: what ships
@@ -78,7 +78,7 @@ class ShipCheck:
             if self.peak_rss_median_bytes is not None
             else None,
             max_abs_diff=self.max_abs_diff,
-            checked_at=self.checked_at,
+            checked_at=self.checked_at or None,
         )
 
 

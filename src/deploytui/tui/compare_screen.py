@@ -172,7 +172,10 @@ class CompareScreen(Screen):
         for key, label in COLUMNS:
             table.add_column(label, key=key)
         app = self.app
-        shipped = ship_store.load(paths.ship_path()).forms
+        ship = ship_store.load(paths.ship_path())
+        if ship.dropped:
+            self.notify("; ".join(ship.dropped), title="ship.json damaged", severity="warning", timeout=15)
+        shipped = ship.forms
         for f in forms.FORMS:
             table.add_row(
                 *row_cells(
