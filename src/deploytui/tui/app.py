@@ -401,6 +401,7 @@ class DeployApp(App):
                 cancel=job.cancel,
                 manifest=self.session.manifest,
                 ref=job.model,
+                say=self._say,  # waiting for a step another deploytui is building
             )
             cancelled = job.cancel.is_set()
             if not cancelled:
@@ -412,6 +413,13 @@ class DeployApp(App):
                 done += 1
             self.post_message(msg.RunFinished(key, record, cancelled))
         return done, len(job.keys)
+
+    def _say(self, line: str) -> None:
+        """A worker's one-line note for the user."""
+        try:
+            self.call_from_thread(self.notify, line, severity="warning")
+        except RuntimeError:  # the app is gone
+            pass
 
     def _build(self, job: Job):
         from deploytui.builder import BuildEvent, run_build
