@@ -284,6 +284,33 @@ def test_palette_has_every_action(art):
     with_pilot(body)
 
 
+def test_the_palette_and_the_help_follow_the_bindings(art):
+    """Their texts come from the bindings: the ship check is `i` in both (the palette said `s`)."""
+
+    async def body(app, pilot):
+        commands = {c.title: c.help for c in app.get_system_commands(app.screen)}
+        for b in app.BINDINGS:
+            if b.tooltip:
+                title = b.tooltip.split(" — ")[0]
+                assert commands[title].endswith(f"({b.key_display or b.key.replace(',', ' ')})"), title
+        assert commands["Ship check"].endswith("(i)") and "(s)" not in commands["Ship check"]
+        assert commands["Scale"].endswith("(s)")
+        await pilot.press("question_mark")
+        await pilot.pause()
+        from rich.console import Console
+
+        console = Console(width=120, record=True)
+        for static in app.screen.query("Static"):
+            console.print(static.content)
+        rows = [ln.split(None, 1) for ln in console.export_text().splitlines() if ln.strip()]
+        assert [
+            "i",
+            "Ship check: bundle the highlighted form, run it where only the bundle and /usr exist",
+        ] in [[r[0], " ".join(r[1].split())] for r in rows if len(r) == 2]
+
+    with_pilot(body)
+
+
 def test_help_screen_lists_keys(art):
     async def body(app, pilot):
         from deploytui.tui.help_screen import HelpScreen
