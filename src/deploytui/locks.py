@@ -17,9 +17,13 @@ import threading
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
-from filelock import FileLock, ReadWriteLock, Timeout
+if TYPE_CHECKING:
+    from filelock import FileLock
+
+# filelock is imported where a lock is taken (~100 ms of imports): reading a whole store takes
+# none, so the app's first frame does not wait for it
 
 LOCKS = ".locks"  # per folder (a model's, shared/): one lock file per build step
 SLICE_S = 0.25  # how long one attempt waits before the cancel Event is looked at again
@@ -31,6 +35,8 @@ class Cancelled(Exception):
 
 def store_lock(path: Path) -> FileLock:
     """The lock of one store file (`.NAME.lock` beside it); hold it across read, change, write."""
+    from filelock import FileLock
+
     path.parent.mkdir(parents=True, exist_ok=True)
     return FileLock(path.with_name(f".{path.name}.lock"))
 
@@ -53,6 +59,8 @@ def step_lock(
     """Hold step `step`'s lock (in `folder`, the step's scope: a model's folder or shared/) for
     reading (a run of a form that ships its outputs) or writing (the step running); yields
     whether it had to wait (what the lock guards may have changed meanwhile)."""
+    from filelock import ReadWriteLock, Timeout
+
     lock = ReadWriteLock(_step_file(folder, step), is_singleton=False)
     acquire = lock.acquire_write if mode == "write" else lock.acquire_read
     waited = False
