@@ -22,7 +22,7 @@ from deploytui import jsonio, paths
 from deploytui.forms import Form
 from deploytui.hashing import unchanged
 from deploytui.models import ModelRef
-from deploytui.record import STAGES, RecordError, StageStatus, read_fields
+from deploytui.record import STAGES, StageStatus, from_checked
 from deploytui.store import Store, read_table
 
 VERSION = 1
@@ -74,11 +74,7 @@ class StepRecord:
 
     @classmethod
     def from_json(cls, data: object) -> StepRecord:
-        values = read_fields(cls, data, "")
-        if "status" not in values:
-            raise RecordError("status", "field 'status' missing")
-        values["status"] = StepStatus(values["status"])
-        return cls(**values)
+        return from_checked(cls, data, "status", status=StepStatus)
 
 
 @dataclass
@@ -99,10 +95,7 @@ class ArtifactRecord:
 
     @classmethod
     def from_json(cls, data: object) -> ArtifactRecord:
-        values = read_fields(cls, data, "")
-        if "size" not in values:
-            raise RecordError("size", "field 'size' missing")
-        return cls(**values)
+        return from_checked(cls, data, "size")
 
 
 @dataclass

@@ -18,7 +18,9 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any
+from typing import Any, TypeVar
+
+T = TypeVar("T")
 
 
 class RunStatus(StrEnum):
@@ -225,6 +227,18 @@ def read_fields(cls: type, data: object, where: str) -> dict[str, Any]:
             raise RecordError(name, f"field {name!r} is malformed")
         values[f.name] = v
     return values
+
+
+def from_checked(cls: type[T], data: object, required: str, **convert: Callable[[Any], Any]) -> T:
+    """A flat record (manifest step or artifact, ship check) from a JSON object: its fields checked
+    (`read_fields`), `required` present, `convert` applied to the named values."""
+    values = read_fields(cls, data, "")
+    if required not in values:
+        raise RecordError(required, f"field {required!r} missing")
+    for name, conv in convert.items():
+        if name in values:
+            values[name] = conv(values[name])
+    return cls(**values)
 
 
 def legacy_verdict(data: dict[str, Any]) -> dict[str, Any]:

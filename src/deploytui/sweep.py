@@ -159,7 +159,7 @@ class Watchdog:
 
 def runs_for(previous: RunRecord | None, runs: int) -> tuple[int, str]:
     """Counted runs for a form at the next size: `runs`, or fewer when one run at the size before
-    took long enough that `runs` would pass RUN_BUDGET_S (with why, for the output)."""
+    took long enough that `runs` would pass defaults.SWEEP_RUN_BUDGET_S (with why, for the output)."""
     if previous is None or not previous.wall_s:
         return runs, ""
     wall = previous.wall.median if previous.wall else 0.0

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from deploytui.record import Isolated, RecordError, legacy_verdict, read_fields
+from deploytui.record import Isolated, from_checked, legacy_verdict
 from deploytui.store import FormStore, FormTable
 
 
@@ -60,10 +60,7 @@ class ShipCheck:
     @classmethod
     def from_json(cls, data: object) -> ShipCheck:
         """A ship.json entry (before verdicts were booleans too); RecordError names the wrong field."""
-        values = read_fields(cls, legacy_verdict(data) if isinstance(data, dict) else data, "")
-        if "passed" not in values:
-            raise RecordError("passed", "field 'passed' missing or not a bool")
-        return cls(**values)
+        return from_checked(cls, legacy_verdict(data) if isinstance(data, dict) else data, "passed")
 
     def isolated(self) -> Isolated:
         """What a RunRecord carries of it."""
