@@ -11,7 +11,7 @@ compares it with a bare Textual app as anyone writes one; the third app, a bare 
 collector off too, shows what is left once that trick is granted to both.
 Prints JSON: the medians, the ratio (goal: at most 1.25), that second ratio and the minima.
 
-    .venv/bin/python bench/app_startup.py [-n 15]
+    .venv/bin/python bench/app_startup.py [-n 15] [--quick]
 """
 
 from __future__ import annotations
@@ -60,7 +60,10 @@ def once(code: str, env: dict) -> float:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("-n", type=int, default=15, help="samples of each (taking turns)")
+    ap.add_argument("--quick", action="store_true", help="2 samples of each (the test suite's)")
     args = ap.parse_args()
+    if args.quick:
+        args.n = 2
     env = {**os.environ, "DEPLOYTUI_EXIT_ON_READY": "1"}
     for code in APPS.values():  # warm the page cache
         once(code, env)

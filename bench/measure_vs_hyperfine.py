@@ -1,6 +1,6 @@
 """Check the measuring core against hyperfine -N (start-up) and GNU time -f %M (peak RSS).
 
-usage: .venv/bin/python bench/measure_vs_hyperfine.py [FORM ...] [-n N]
+usage: .venv/bin/python bench/measure_vs_hyperfine.py [FORM ...] [-n N] [--quick]
 
 For each form (default: onnxruntime and burn-embed, when built) it measures the same command
 three ways in the same run, the core and hyperfine taking turns in 5 rounds, and prints the
@@ -62,7 +62,10 @@ def main() -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("forms", nargs="*", default=list(forms.CROSS_CHECK))
     p.add_argument("-n", type=int, default=20)
+    p.add_argument("--quick", action="store_true", help="n=5: one run a round (the test suite's)")
     args = p.parse_args()
+    if args.quick:
+        args.n = ROUNDS
     missing = [t for t in ("hyperfine", "/usr/bin/time") if not shutil.which(t)]
     if missing:
         print(f"needs {', '.join(missing)} (Debian: apt-get install hyperfine time)", file=sys.stderr)

@@ -6,7 +6,8 @@ per-Mparam start-up each divided by the reference's, and the weight-copy ratio (
 peak RSS growth ÷ weight bytes). Incremental like the sweep: sizes already measured are not run
 again (pass --force through to measure them again).
 
-    .venv/bin/python bench/scale_sweep.py [--sizes 1e2,1e4] [--force] [--skip-sweep]
+    .venv/bin/python bench/scale_sweep.py [--sizes 1e2,1e4] [--forms F1,F2] [-n N] [--force] [--skip-sweep]
+                                          [--quick]
 
 Prints the sweep's output, then one JSON object.
 """
@@ -38,12 +39,20 @@ def reference(point: sweep_store.Point) -> float | None:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--sizes")
+    ap.add_argument("--forms", help="form keys, comma-separated (default: every form)")
+    ap.add_argument("-n", type=int, help="counted runs per form and size (the sweep's default)")
     ap.add_argument("--force", action="store_true")
     ap.add_argument("--skip-sweep", action="store_true", help="use the stored points only")
+    ap.add_argument("--quick", action="store_true", help="2 small sizes, the first form, 2 runs (the tests')")
     args = ap.parse_args()
+    if args.quick:
+        first = forms.FORMS[0].key  # torch-eager: the export-model step only
+        args.sizes, args.forms, args.n = args.sizes or "1e2,1e3", args.forms or first, args.n or 2
     if not args.skip_sweep:
         cmd = [sys.executable, "-m", "deploytui", "sweep"]
         cmd += ["--sizes", args.sizes] if args.sizes else []
+        cmd += ["--forms", args.forms] if args.forms else []
+        cmd += ["-n", str(args.n)] if args.n else []
         cmd += ["--force"] if args.force else []
         subprocess.run(cmd, check=False)
     points = sweep_store.load().ordered()
@@ -61,7 +70,8 @@ def main() -> int:
         else {"fixed_s": ref_line.fixed, "per_mparam_s": ref_line.per_mparam},
         "forms": {},
     }
-    for f in fit.fit_all(points, [k.key for k in forms.FORMS]):
+    keys = args.forms.split(",") if args.forms else [k.key for k in forms.FORMS]
+    for f in fit.fit_all(points, keys):
         line = f.lines["startup"]
         rss = f.lines["rss"]
         out["forms"][f.form] = {  # type: ignore[index]

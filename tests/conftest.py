@@ -16,7 +16,7 @@ def built_artifacts() -> Path:
     from deploytui.builder import run_build
 
     manifest = run_build()
-    failed = {n: r.get("reason") for n, r in manifest["steps"].items() if r.get("status") == "failed"}
+    failed = {n: manifest.steps[n].reason for n in manifest.failed_steps()}
     assert not failed, f"build steps failed: {failed}"
     return paths.artifacts_dir()
 

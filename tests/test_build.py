@@ -5,6 +5,7 @@ import os
 
 from deploytui.builder import plan, run_build
 from deploytui.builder.context import BuildContext
+from deploytui.manifest import StepStatus
 
 
 def test_noop_build_skips_every_step(built_artifacts):
@@ -28,7 +29,7 @@ def test_missing_toolchain_marks_steps_unavailable(artifacts_copy, monkeypatch):
     ctx = BuildContext.default()
     assert ctx.art == artifacts_copy
     manifest = run_build(ctx, only=["cpp-build"], on_event=lambda e: None)
-    assert manifest["steps"]["cpp-build"]["status"] in ("ok",)  # copied state is up to date
+    assert manifest.steps["cpp-build"].status == StepStatus.OK  # copied state is up to date
     bare = artifacts_copy.parent / "bin-without-tools"
     bare.mkdir()
     monkeypatch.setenv("PATH", str(bare))
@@ -36,9 +37,9 @@ def test_missing_toolchain_marks_steps_unavailable(artifacts_copy, monkeypatch):
         mf = artifacts_copy / part / "manifest.json"
         mf.write_text(mf.read_text().replace('"fingerprint"', '"old_fingerprint"'))
     manifest = run_build(ctx, only=["cpp-build", "export-model"], on_event=lambda e: None)
-    cpp = manifest["steps"]["cpp-build"]
-    assert cpp["status"] == "unavailable" and "not found on PATH" in cpp["reason"]
-    assert manifest["steps"]["export-model"]["status"] == "ok"
+    cpp = manifest.steps["cpp-build"]
+    assert cpp.status == StepStatus.UNAVAILABLE and "not found on PATH" in cpp.reason
+    assert manifest.steps["export-model"].status == StepStatus.OK
     # the shared step is recorded in the shared manifest, the model's in its own
     assert "cpp-build" in json.loads((artifacts_copy / "shared" / "manifest.json").read_text())["steps"]
     assert "export-model" in json.loads((artifacts_copy / "a1" / "manifest.json").read_text())["steps"]
@@ -52,7 +53,7 @@ def up_to_date(art):
 
     m = manifest_file.load(art, "a1")
     for step in plan(BuildContext.default()):
-        m["steps"][step.name]["fingerprint"] = step.fingerprint()
+        m.steps[step.name].fingerprint = step.fingerprint()
     manifest_file.write(art, "a1", m)
 
 
@@ -75,10 +76,8 @@ def test_damaged_output_is_rebuilt_and_the_log_says_why(artifacts_copy):
     assert "stale: output a1/a1_export.pt2 changed since it was built" in lines
     assert "stale: output a1/model.json changed since it was built" in lines
     for name in ("a1/a1_export.pt2", "a1/model.json"):
-        assert (artifacts_copy / name).stat().st_size == manifest["artifacts"][name]["size"]
-    assert (
-        manifest["artifacts"]["a1/a1_script.pt"]["mtime_ns"] == script.stat().st_mtime_ns
-    )  # hashed once only
+        assert (artifacts_copy / name).stat().st_size == manifest.artifacts[name].size
+    assert manifest.artifacts["a1/a1_script.pt"].mtime_ns == script.stat().st_mtime_ns  # hashed once only
     assert (a1 / "logs" / "export-model.log").read_text().startswith("$ ")
 
 
@@ -106,9 +105,9 @@ def test_built_steps_stay_up_to_date_without_their_tools(artifacts_copy, monkeyp
         assert manifest_file.availability(forms.get(key), manifest) == "", key
     (artifacts_copy / "a1" / "bin" / "infer-embed").write_bytes(b"damaged")  # burn-embed has to run
     manifest = run_build(only=["burn-convert", "burn-embed"], on_event=lambda e: None)
-    assert manifest["steps"]["burn-convert"]["status"] == "ok"
-    assert manifest["steps"]["burn-embed"]["status"] == "unavailable"
-    assert manifest["steps"]["burn-embed"]["reason"] == "cargo not found on PATH"
+    assert manifest.steps["burn-convert"].status == StepStatus.OK
+    assert manifest.steps["burn-embed"].status == StepStatus.UNAVAILABLE
+    assert manifest.steps["burn-embed"].reason == "cargo not found on PATH"
     assert "cargo not found" in manifest_file.availability(forms.get("burn-embed"), manifest)
 
 

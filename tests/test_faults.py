@@ -200,19 +200,17 @@ def test_no_cargo_makes_burn_forms_unavailable_rest_builds(artifacts_copy, monke
             "tract-optimise",
         ]
     )
-    steps = manifest["steps"]
+    steps = manifest.steps
     for step in ("tract-build", "ort-build"):  # the Rust runtimes' programs need cargo too
-        assert steps[step]["status"] == "unavailable" and "cargo" in steps[step]["reason"], steps[step]
-    assert (
-        steps["tract-optimise"]["status"] == "skipped" and "tract-build" in steps["tract-optimise"]["reason"]
-    )
+        assert steps[step].status == "unavailable" and "cargo" in steps[step].reason, steps[step]
+    assert steps["tract-optimise"].status == "skipped" and "tract-build" in steps["tract-optimise"].reason
     for key in ("tract", "onnxruntime-native"):
         rec = bench.bench_form(forms.get(key), n=1, warmup=0)
         assert rec.status == "unavailable" and "cargo not found" in rec.error, (key, rec.error)
-    assert steps["export-model"]["status"] == "ok"
-    assert steps["burn-tools"]["status"] == "unavailable" and "cargo" in steps["burn-tools"]["reason"]
-    assert steps["burn-convert"]["status"] == "skipped" and "burn-tools" in steps["burn-convert"]["reason"]
-    assert steps["burn-embed"]["status"] == "unavailable" and "cargo" in steps["burn-embed"]["reason"]
+    assert steps["export-model"].status == "ok"
+    assert steps["burn-tools"].status == "unavailable" and "cargo" in steps["burn-tools"].reason
+    assert steps["burn-convert"].status == "skipped" and "burn-tools" in steps["burn-convert"].reason
+    assert steps["burn-embed"].status == "unavailable" and "cargo" in steps["burn-embed"].reason
     rec = bench.bench_form(forms.get("burn-file"), n=1, warmup=0)
     assert rec.status == "unavailable" and "cargo not found" in rec.error
     assert rec.stage is None and rec.stage_status["build"] == "skipped"

@@ -97,10 +97,13 @@ def test_without_a_probe_the_report_and_the_tab_say_so(tmp_path, monkeypatch):
     (row,) = report.rows(store, m)
     assert row["runtime_bytes"] is None and row["runtime_note"] == manifest.NOT_PROBED
     assert "not probed yet: run `deploytui build`" in report.markdown(store, m)
-    m["steps"]["probe-burn-embed"] = {"status": "ok", "facts": {"runtime_bytes": 1, "libraries": ["x"]}}
+    m.steps["probe-burn-embed"] = manifest.StepRecord(
+        manifest.StepStatus.OK, facts={"runtime_bytes": 1, "libraries": ["x"]}
+    )
     facts, why = manifest.runtime_facts(forms.get("burn-embed"), m)
     assert facts is None and "no readable runtime facts" in why
-    m["steps"]["probe-burn-embed"] = {"status": "failed", "reason": "exit 1: error: boom"}
+    failed = manifest.StepStatus.FAILED
+    m.steps["probe-burn-embed"] = manifest.StepRecord(failed, reason="exit 1: error: boom")
     facts, why = manifest.runtime_facts(forms.get("burn-embed"), m)
     assert why == "not probed: step probe-burn-embed failed: exit 1: error: boom (run `deploytui build`)"
 
@@ -109,7 +112,7 @@ def _current(art) -> None:
     """Make the copied manifest current (its steps' commands name the real artifacts folder)."""
     m = manifest.load(art, "a1")
     for step in plan(BuildContext.default()):
-        m["steps"][step.name]["fingerprint"] = step.fingerprint()
+        m.steps[step.name].fingerprint = step.fingerprint()
     manifest.write(art, "a1", m)
 
 

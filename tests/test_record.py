@@ -110,7 +110,7 @@ def records(draw) -> RunRecord:
             st.none()
             | st.builds(
                 Isolated,
-                verdict=st.sampled_from(["✓", "✗"]),
+                passed=st.booleans(),
                 reason=st.none() | text,
                 compressed_bytes=st.none() | st.integers(0, 2**40),
                 startup_median_s=st.none() | samples,
@@ -209,7 +209,7 @@ MALFORMED = {
     "stage": 2,
     "stage_status": {"export": True},
     "log": ["a1/logs/x.log"],
-    "isolated": {"verdict": "✓", "compressed_bytes": "1 MiB"},
+    "isolated": {"passed": True, "compressed_bytes": "1 MiB"},
     "stderr_tail": "warning",
     "n": "1",
     "warmup": 1.5,

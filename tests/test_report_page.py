@@ -18,16 +18,16 @@ def _fixed(tmp_path, monkeypatch):
     monkeypatch.setenv("DEPLOYTUI_ARTIFACTS", str(art))
     m = manifest.load(art, "a1")
     package = {"package": "a1_aoti.pt2", "member": "x.wrapper.so", "bytes": 1617024, "aoti_symbols": 23}
-    m["steps"]["probe-cpp-aoti"] = {
-        "status": "ok",
-        "facts": {"runtime_bytes": 7, "libraries": [], "files": {}, "aoti_objects": [package]},
-    }
+    m.steps["probe-cpp-aoti"] = manifest.StepRecord(
+        manifest.StepStatus.OK,
+        facts={"runtime_bytes": 7, "libraries": [], "files": {}, "aoti_objects": [package]},
+    )
     rs = art / "a1" / "onnx" / "a1.rs"
     rs.parent.mkdir(parents=True, exist_ok=True)
     rs.write_text(
         f'impl Default for Model {{\n    fn default() -> Self {{\n  Self::from_file("{BUILD_DIR_BPK}",\n'
     )
-    m["artifacts"]["a1/onnx/a1.rs"] = {"size": rs.stat().st_size, "step": "burn-onnx-file"}
+    m.artifacts["a1/onnx/a1.rs"] = manifest.ArtifactRecord(rs.stat().st_size, step="burn-onnx-file")
     manifest.write(art, "a1", m)
     return results.load(), manifest.load()
 
@@ -79,7 +79,7 @@ def test_the_stored_relocation_panic_is_ours_when_a_run_had_it(tmp_path, monkeyp
 
 def test_other_models_have_no_page_section(tmp_path, monkeypatch):
     store, m = _fixed(tmp_path, monkeypatch)
-    m["model"] = "convnet"
+    m.model = "convnet"
     assert "reference page" not in report.markdown(store, m)
     assert "reference_page" not in json.loads(report.as_json(store, m))
 

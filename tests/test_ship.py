@@ -14,7 +14,6 @@ import shutil
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -57,12 +56,12 @@ class _Checked(dict):
         super().__init__()
         self.root = root
 
-    def __missing__(self, item: tuple[str, str]) -> dict[str, Any]:
+    def __missing__(self, item: tuple[str, str]) -> store.ShipCheck:
         slug, key = item
         ref = parse(slug)
         where = self.root / slug / key
         self[item] = shipping.check(forms.get(key), where, ref=ref, n=2, warmup=1, repeat=2, save=False)
-        if self[item].get("unpacked_bytes", 0) > 1 << 30:  # cpp-aoti: 2.5 GiB; its fact is enough
+        if (self[item].unpacked_bytes or 0) > 1 << 30:  # cpp-aoti: 2.5 GiB; its fact is enough
             shutil.rmtree(where, ignore_errors=True)
         return self[item]
 
@@ -74,7 +73,7 @@ def built_convnet(built_artifacts: Path) -> Path:
     from deploytui.builder.context import BuildContext
 
     manifest = run_build(BuildContext.default(CONVNET))
-    failed = {n: r.get("reason") for n, r in manifest["steps"].items() if r.get("status") == "failed"}
+    failed = {n: manifest.steps[n].reason for n in manifest.failed_steps()}
     assert not failed, failed
     return built_artifacts
 
@@ -91,11 +90,11 @@ def test_every_compiled_form_is_expected():
 @pytest.mark.parametrize("key", PASS_ISOLATED)
 def test_compiled_bundle_of_a1_runs_isolated(checked, key):
     fact = checked["a1", key]
-    assert fact["verdict"] == store.PASS, fact.get("reason")
-    assert fact["max_abs_diff"] is not None and fact["max_abs_diff"] <= 1e-6  # a1's tolerance
-    assert fact["startup_median_s"] > 0 and fact["peak_rss_median_bytes"] > 0
-    assert fact["stages_ms"]["load"] >= 0 and "steady_forward" in fact["stages_ms"]
-    assert 0 < fact["compressed_bytes"] < fact["unpacked_bytes"] or fact["unpacked_bytes"] < 10_000_000
+    assert fact.passed, fact.reason
+    assert fact.max_abs_diff is not None and fact.max_abs_diff <= 1e-6  # a1's tolerance
+    assert fact.startup_median_s > 0 and fact.peak_rss_median_bytes > 0
+    assert fact.stages_ms["load"] >= 0 and "steady_forward" in fact.stages_ms
+    assert 0 < fact.compressed_bytes < fact.unpacked_bytes or fact.unpacked_bytes < 10_000_000
 
 
 @pytest.mark.slow
@@ -106,31 +105,31 @@ def test_compiled_bundle_of_convnet_runs_isolated_or_says_why(built_convnet, che
     form = forms.get(key)
     fact = checked["convnet", key]
     if form.applies(CONVNET):
-        assert fact["verdict"] == store.FAIL and "not applicable" in fact["reason"]
-        assert "compressed_bytes" not in fact  # no bundle made
+        assert not fact.passed and "not applicable" in fact.reason
+        assert fact.compressed_bytes is None  # no bundle made
     elif key == "burn-onnx-file":
-        assert fact["verdict"] == store.FAIL and RELOCATION_PANIC in fact["reason"], fact["reason"]
+        assert not fact.passed and RELOCATION_PANIC in fact.reason, fact.reason
     else:
-        assert fact["verdict"] == store.PASS, fact.get("reason")
-        assert fact["max_abs_diff"] <= 1e-4 and fact["startup_median_s"] > 0
+        assert fact.passed, fact.reason
+        assert fact.max_abs_diff <= 1e-4 and fact.startup_median_s > 0
 
 
 def test_cpp_aoti_brings_the_cuda_stack(checked):
     fact = checked["a1", "cpp-aoti"]
-    assert {"libtorch_cuda.so", "libcublasLt.so.13"} <= set(fact["libraries"])
-    assert fact["cuda_bytes"] > fact["unpacked_bytes"] / 2  # most of the bundle is CUDA's
+    assert {"libtorch_cuda.so", "libcublasLt.so.13"} <= set(fact.libraries)
+    assert fact.cuda_bytes > fact.unpacked_bytes / 2  # most of the bundle is CUDA's
     lean = checked["a1", "cpp-aoti-lean"]
-    assert "libtorch_cuda.so" not in lean["libraries"] and lean["cuda_bytes"] < 20 << 20
+    assert "libtorch_cuda.so" not in lean.libraries and lean.cuda_bytes < 20 << 20
 
 
 def test_burn_onnx_file_fails_isolated_with_the_relocation_panic(checked):
     fact = checked["a1", "burn-onnx-file"]
-    assert fact["verdict"] == store.FAIL
-    assert RELOCATION_PANIC in fact["reason"], fact["reason"]
+    assert not fact.passed
+    assert RELOCATION_PANIC in fact.reason, fact.reason
     bpk = checked["a1", "burn-onnx-bpk"]  # the same generated model, its .bpk shipped beside it
     assert (
-        bpk["verdict"] == store.PASS
-        and "model/a1_onnx.bpk" in json.loads((Path(bpk["bundle"]) / "manifest.json").read_text())["files"]
+        bpk.passed
+        and "model/a1_onnx.bpk" in json.loads((Path(bpk.bundle) / "manifest.json").read_text())["files"]
     )
 
 
@@ -214,9 +213,9 @@ def test_a_bundle_missing_a_library_fails_with_the_loaders_line(checked, bundles
         )
     finally:
         shutil.rmtree(broken)
-    assert fact["verdict"] == store.FAIL
-    assert "libc10.so: cannot open shared object file" in fact["reason"], fact["reason"]
-    assert "lib/libc10.so is missing" in fact["reason"]
+    assert not fact.passed
+    assert "libc10.so: cannot open shared object file" in fact.reason, fact.reason
+    assert "lib/libc10.so is missing" in fact.reason
 
 
 def test_a_bundle_missing_its_model_file_fails_with_the_programs_line(checked, bundles_dir, tmp_path):
@@ -227,8 +226,8 @@ def test_a_bundle_missing_its_model_file_fails_with_the_programs_line(checked, b
     fact = shipping.check(
         forms.get("burn-onnx-bpk"), broken, ref=A1, n=1, warmup=0, rebuild=False, save=False
     )
-    assert fact["verdict"] == store.FAIL
-    assert "model/a1_onnx.bpk is missing from the bundle" in fact["reason"], fact["reason"]
+    assert not fact.passed
+    assert "model/a1_onnx.bpk is missing from the bundle" in fact.reason, fact.reason
 
 
 def _tree(root: Path) -> dict[Path, int]:
@@ -242,7 +241,7 @@ def test_a_check_writes_nothing_outside_its_bundle(checked, bundles_dir, built_a
     before = _tree(built_artifacts)
     root = tmp_path / "burn-st"
     fact = shipping.check(forms.get("burn-st"), root, ref=A1, n=1, warmup=0, save=False)
-    assert fact["verdict"] == store.PASS, fact.get("reason")
+    assert fact.passed, fact.reason
     assert _tree(built_artifacts) == before
     written = {p.relative_to(root).parts[0] for p in root.rglob("*")}
     assert written <= {"bin", "model", "run", "manifest.json", "check"}
@@ -293,7 +292,7 @@ def test_a_form_that_is_not_built_does_not_ship(tmp_path, monkeypatch):
     with pytest.raises(ShipError, match="cpp-aoti"):
         shipping.spec(forms.get("cpp-aoti"), ref=A1)
     fact = shipping.check(forms.get("cpp-aoti"), tmp_path / "b", ref=A1, save=False)
-    assert fact["verdict"] == store.FAIL and fact["reason"]
+    assert not fact.passed and fact.reason
 
 
 @pytest.mark.slow
@@ -303,8 +302,8 @@ def test_python_bundle_runs_isolated(built_artifacts, bundles_dir, key):
     once per set of pins (`make test` on a fresh machine pays it once), then run there."""
     root = bundles_dir / "a1" / key
     fact = shipping.check(forms.get(key), root, ref=A1, n=2, warmup=1, repeat=2, save=False)
-    assert fact["verdict"] == store.PASS, fact.get("reason")
-    assert fact["max_abs_diff"] <= 1e-6 and fact["venv_bytes"] > 10 << 20
+    assert fact.passed, fact.reason
+    assert fact.max_abs_diff <= 1e-6 and fact.venv_bytes > 10 << 20
     reqs = (root / "requirements.txt").read_text().split()
     assert reqs and all("==" in r for r in reqs)
     assert not any((root / "venv").iterdir())  # the venv is mounted there, never written into the bundle
@@ -319,11 +318,12 @@ def test_the_report_lists_each_bundle_and_its_verdict(tmp_path, monkeypatch):
         results={k: record(k, [3.0], 3.0) for k in ("burn-embed", "burn-onnx-file", "burn-st")},
     )
     monkeypatch.setenv("DEPLOYTUI_ARTIFACTS", str(art))
-    ok = {"verdict": store.PASS, "compressed_bytes": 2_300_000, "unpacked_bytes": 6_000_000}
-    ok.update(startup_median_s=0.004, peak_rss_median_bytes=4_400_000)
+    ok = store.ShipCheck(True, compressed_bytes=2_300_000, unpacked_bytes=6_000_000)
+    ok.startup_median_s, ok.peak_rss_median_bytes = 0.004, 4_400_000
     store.put(paths.ship_path("a1"), "burn-embed", ok)
-    bad = {"verdict": store.FAIL, "compressed_bytes": 2_000_000, "unpacked_bytes": 5_000_000}
-    store.put(paths.ship_path("a1"), "burn-onnx-file", {**bad, "reason": f"exit 101: {RELOCATION_PANIC}"})
+    bad = store.ShipCheck(False, compressed_bytes=2_000_000, unpacked_bytes=5_000_000)
+    bad.reason = f"exit 101: {RELOCATION_PANIC}"
+    store.put(paths.ship_path("a1"), "burn-onnx-file", bad)
     text = report.markdown(results.load(), manifest.load())
     ships = text.split("## What ships", 1)[1].split("##", 1)[0]
     assert "| form | ships | bundle (.tar.gz) | runs isolated |" in ships
@@ -332,7 +332,8 @@ def test_the_report_lists_each_bundle_and_its_verdict(tmp_path, monkeypatch):
     assert f"✗ exit 101: {RELOCATION_PANIC}" in lines["burn-onnx-file"]
     assert lines["burn-st"].count("–") >= 2  # not checked: no bundle, no verdict
     row = {r["form"]: r for r in report.rows(results.load(), manifest.load())}
-    assert row["burn-embed"]["isolated"] == store.PASS and row["burn-embed"]["bundle_compressed_bytes"]
+    assert row["burn-embed"]["isolated"] is True and row["burn-embed"]["bundle_compressed_bytes"]
+    assert row["burn-onnx-file"]["isolated"] is False and row["burn-st"]["isolated"] is None
 
 
 def test_bench_records_carry_the_isolated_verdict(tmp_path, monkeypatch):
@@ -343,12 +344,13 @@ def test_bench_records_carry_the_isolated_verdict(tmp_path, monkeypatch):
 
     art = make_artifacts(tmp_path, built=())
     monkeypatch.setenv("DEPLOYTUI_ARTIFACTS", str(art))
-    fact = {"verdict": store.FAIL, "reason": f"exit 101: {RELOCATION_PANIC}", "compressed_bytes": 2_000_000}
-    store.put(paths.ship_path("a1"), "burn-onnx-file", {**fact, "stderr_tail": ["x"]})
+    fact = store.ShipCheck(False, reason=f"exit 101: {RELOCATION_PANIC}", compressed_bytes=2_000_000)
+    fact.stderr_tail = ["x"]
+    store.put(paths.ship_path("a1"), "burn-onnx-file", fact)
     rec = bench.bench_form(forms.get("burn-onnx-file"), ref=A1)
     assert rec.status == "unavailable" and rec.isolated is not None
     back = RunRecord.from_json(json.loads(json.dumps(rec.to_json())))
-    assert back.isolated == rec.isolated and back.isolated.reason == fact["reason"]
+    assert back.isolated == rec.isolated and back.isolated.reason == fact.reason
     assert bench.bench_form(forms.get("burn-embed"), ref=A1).isolated is None
 
 
@@ -386,5 +388,5 @@ def test_the_apps_ship_check_is_a_job_of_the_lane(artifacts_copy, tmp_path, monk
         return app
 
     asyncio.run(go())
-    fact = store.load(paths.ship_path("a1"))["burn-embed"]
-    assert fact["verdict"] == store.PASS and (tmp_path / "bundles" / "a1" / "burn-embed" / "run").exists()
+    fact = store.load(paths.ship_path("a1")).forms["burn-embed"]
+    assert fact.passed and (tmp_path / "bundles" / "a1" / "burn-embed" / "run").exists()

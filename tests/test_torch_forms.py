@@ -87,13 +87,11 @@ def test_manifest_records_exports_and_deprecation_warnings(built_artifacts):
     from deploytui import manifest
 
     m = manifest.load()
-    ts = m["steps"]["export-script"]["facts"]
+    ts = m.facts("export-script")
     assert any("torch.jit.script" in w and "deprecated" in w for w in ts["warnings"])
-    assert (
-        m["artifacts"]["a1/a1.safetensors"]["size"] > 0 and len(m["artifacts"]["a1/a1.onnx"]["sha256"]) == 64
-    )
-    assert m["steps"]["export-onnx"]["facts"]["nodes"] == ["Gemm", "Relu", "Gemm"]
-    assert m["tools"]["torch"].startswith("2.15.0")
+    assert m.artifacts["a1/a1.safetensors"].size > 0 and len(m.artifacts["a1/a1.onnx"].sha256) == 64
+    assert m.facts("export-onnx")["nodes"] == ["Gemm", "Relu", "Gemm"]
+    assert m.tools["torch"].startswith("2.15.0")
 
 
 def test_runner_reports_missing_model_in_one_line(tmp_path):

@@ -41,11 +41,14 @@ def make_app(**kw):
 
 
 def with_pilot(body, *, notifications: bool = False, message_hook=None, **app_kw) -> None:
-    """Run a fresh app headless and await `body(app, pilot)` once its first frame is up."""
+    """Run a fresh app headless and await `body(app, pilot)` once its first frame is up and its
+    tabs are mounted (on a loaded machine that can take more than one pause)."""
 
     async def go():
         app = make_app(**app_kw)
         async with app.run_test(size=SIZE, notifications=notifications, message_hook=message_hook) as pilot:
+            await pilot.pause()
+            await wait_for(pilot, lambda: app.session.ready)
             await pilot.pause()
             await body(app, pilot)
 
@@ -281,6 +284,33 @@ def test_palette_has_every_action(art):
     with_pilot(body)
 
 
+def test_the_palette_and_the_help_follow_the_bindings(art):
+    """Their texts come from the bindings: the ship check is `i` in both (the palette said `s`)."""
+
+    async def body(app, pilot):
+        commands = {c.title: c.help for c in app.get_system_commands(app.screen)}
+        for b in app.BINDINGS:
+            if b.tooltip:
+                title = b.tooltip.split(" — ")[0]
+                assert commands[title].endswith(f"({b.key_display or b.key.replace(',', ' ')})"), title
+        assert commands["Ship check"].endswith("(i)") and "(s)" not in commands["Ship check"]
+        assert commands["Scale"].endswith("(s)")
+        await pilot.press("question_mark")
+        await pilot.pause()
+        from rich.console import Console
+
+        console = Console(width=120, record=True)
+        for static in app.screen.query("Static"):
+            console.print(static.content)
+        rows = [ln.split(None, 1) for ln in console.export_text().splitlines() if ln.strip()]
+        assert [
+            "i",
+            "Ship check: bundle the highlighted form, run it where only the bundle and /usr exist",
+        ] in [[r[0], " ".join(r[1].split())] for r in rows if len(r) == 2]
+
+    with_pilot(body)
+
+
 def test_help_screen_lists_keys(art):
     async def body(app, pilot):
         from deploytui.tui.help_screen import HelpScreen
@@ -458,7 +488,9 @@ def test_a_hidden_tab_is_drawn_when_it_is_shown(art):
     with_pilot(body)
 
 
-def test_a_burst_of_moves_draws_the_visible_tab_once_for_the_last_form(art, monkeypatch):
+def test_a_burst_of_moves_draws_the_visible_tab_for_its_first_and_last_form_only(art, monkeypatch):
+    """The first move of a burst draws at once (a single move is answered in its own frame);
+    the moves after it draw only the title, and the tab once the highlight rests."""
     (art / "a1" / "results.json").write_text(json.dumps({"version": 1, "forms": FIXED_RESULTS}))
     from deploytui.tui.widgets.run_view import RunView
 
@@ -479,7 +511,7 @@ def test_a_burst_of_moves_draws_the_visible_tab_once_for_the_last_form(art, monk
         assert app.main.current == "cpp-torchscript"  # past the "C++ libtorch" header
         assert "cpp-torchscript" in str(app.main.query_one("#detail-title").content)  # at once
         await pilot.pause(0.3)
-        assert drawn == ["cpp-torchscript"], drawn
+        assert len(drawn) == 2 and drawn[-1] == "cpp-torchscript", drawn
         assert "FAILED" in str(app.main.query_one("#run-status").content)
 
     with_pilot(body)

@@ -37,7 +37,7 @@ def built_convnet(art: Path) -> None:
     from deploytui import manifest
 
     view = manifest.load(art, "a1")
-    view["model"] = "convnet"
+    view.model = "convnet"
     manifest.write(art, "convnet", view)
     info = {
         "model": "convnet",

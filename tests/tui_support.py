@@ -118,25 +118,13 @@ def make_artifacts(root: Path, *, results: dict | None = None, built: tuple[str,
             continue
         for s in f.steps:
             scope = "shared" if s in shared else "model"
-            steps[s] = {
-                "status": "ok",
-                "reason": "",
-                "wall_s": 1.0,
-                "facts": {},
-                "log_tail": [],
-                "scope": scope,
-            }
+            steps[s] = manifest_file.StepRecord(manifest_file.StepStatus.OK, wall_s=1.0, scope=scope)
         for key in f.ship_files(parse("a1")):
             (art / key).parent.mkdir(parents=True, exist_ok=True)
             (art / key).write_bytes(b"x" * 100)
-            artifacts[key] = {"size": 100, "sha256": "0" * 64, "step": f.steps[0]}
-    manifest = {
-        "version": 1,
-        "tools": {"python": "3.11.7", "torch": "2.15.0+test", "onnx": "1.23.2"},
-        "steps": steps,
-        "artifacts": artifacts,
-        "model": "a1",
-    }
+            artifacts[key] = manifest_file.ArtifactRecord(100, sha256="0" * 64, step=f.steps[0])
+    tools = {"python": "3.11.7", "torch": "2.15.0+test", "onnx": "1.23.2"}
+    manifest = manifest_file.Manifest(tools, steps, artifacts, model="a1")
     manifest_file.write(art, "a1", manifest)
     info = {"model": "a1", "slug": "a1", "class": "Mlp", "params": 67}  # as export-model writes it
     info["inputs"] = [{"dtype": "F32", "shape": [4, 4]}]

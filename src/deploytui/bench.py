@@ -9,23 +9,23 @@ the Diff view) and K steady-state forwards, then diffs each output against eager
 
 from __future__ import annotations
 
-import statistics
 import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from deploytui import jsonio, paths
+from deploytui import defaults, jsonio, locks, paths
 from deploytui.forms import Form
-from deploytui.manifest import NOT_APPLICABLE, STAGES, availability, load, way
+from deploytui.manifest import Manifest, availability, load, way
 from deploytui.measure import Measurement, Progress, measure
 from deploytui.models import ModelRef, tolerance
 from deploytui.numerics import ShapeError, compare_files
-from deploytui.record import Isolated, RecordError, RunRecord
+from deploytui.record import STAGES, Isolated, RunRecord, RunStatus, StageStatus, median
 from deploytui.runenv import runner_env
-from deploytui.runners.protocol import DEFAULT_REPEAT
 from deploytui.ship import store as ship_store
 from deploytui.tensorfile import TensorFileError
+
+MODEL_STEP = "export-model"  # writes the inputs and eager's reference every run reads
 
 
 def parse_output(stdout: str) -> dict[str, Any]:
@@ -43,15 +43,15 @@ def parse_output(stdout: str) -> dict[str, Any]:
     )
 
 
-def not_run(form: Form, why: str, manifest: dict[str, Any], ref: ModelRef) -> RunRecord:
+def not_run(form: Form, why: str, manifest: Manifest, ref: ModelRef) -> RunRecord:
     """A form that did not get to run: not applicable, or its export/build did not pass."""
     stages, first, log, failed = way(form, manifest, ref)
     if form.applies(ref):
-        status = "not-applicable"
-        stage_status = {s: NOT_APPLICABLE for s in STAGES}
+        status = RunStatus.NOT_APPLICABLE
+        stage_status = {s: StageStatus.NOT_APPLICABLE for s in STAGES}
     else:
-        status = "failed" if first else "unavailable"
-        stage_status = {**stages, "run": "skipped", "numerics": "skipped"}
+        status = RunStatus.FAILED if first else RunStatus.UNAVAILABLE
+        stage_status = {**stages, "run": StageStatus.SKIPPED, "numerics": StageStatus.SKIPPED}
     return RunRecord(
         form.key,
         form.command(ref),
@@ -68,36 +68,54 @@ def not_run(form: Form, why: str, manifest: dict[str, Any], ref: ModelRef) -> Ru
 def bench_form(
     form: Form,
     *,
-    n: int = 20,
-    warmup: int = 1,
-    repeat: int = DEFAULT_REPEAT,
-    timeout_s: float = 120.0,
+    n: int = defaults.RUNS,
+    warmup: int = defaults.WARMUP,
+    repeat: int = defaults.REPEAT,
+    timeout_s: float = defaults.RUN_TIMEOUT_S,
     on_progress: Callable[[Progress], None] | None = None,
     cancel: threading.Event | None = None,
-    manifest: dict[str, Any] | None = None,
+    manifest: Manifest | None = None,
     ref: ModelRef | None = None,
+    say: Callable[[str], None] = lambda _line: None,
 ) -> RunRecord:
+    """Measure one form. Its runs hold its build steps' locks for reading (`locks.steps_read`):
+    a build of those steps in another process waits for the run, and a run waits (`say` tells)
+    for a step being built, then sees the manifest as that build left it."""
     ref = ref or paths.model()
     manifest = manifest if manifest is not None else load(slug=ref.slug)
-    why = availability(form, manifest, ref)
-    if not why and not paths.reference_path(ref.slug).is_file():
-        why = f"no eager reference ({paths.reference_path(ref.slug).name}): run `deploytui build`"
-    rec = (
-        not_run(form, why, manifest, ref)
-        if why
-        else _run(form, n, warmup, repeat, timeout_s, on_progress, cancel, ref)
-    )
+    try:
+        with locks.steps_read(step_places(form, manifest, ref), say=say, cancel=cancel) as waited:
+            if waited:  # a build of its steps ended meanwhile: what does the manifest say now
+                manifest = load(slug=ref.slug)
+            why = availability(form, manifest, ref)
+            if not why and not paths.reference_path(ref.slug).is_file():
+                why = f"no eager reference ({paths.reference_path(ref.slug).name}): run `deploytui build`"
+            rec = (
+                not_run(form, why, manifest, ref)
+                if why
+                else _run(form, n, warmup, repeat, timeout_s, on_progress, cancel, ref)
+            )
+    except locks.Cancelled as e:
+        rec = not_run(form, str(e), manifest, ref)
     rec.isolated = isolated(form, ref)
     return rec
 
 
+def step_places(form: Form, manifest: Manifest, ref: ModelRef) -> list[tuple[Path, str]]:
+    """(folder, step) of every step whose outputs a run of `form` reads: its own steps and the
+    one that writes the inputs and the reference, each in the folder of its scope."""
+    places = []
+    for step in (MODEL_STEP, *form.steps):
+        rec = manifest.steps.get(step)
+        shared = rec is not None and rec.scope == "shared"
+        places.append((paths.shared_dir() if shared else paths.model_dir(ref.slug), step))
+    return places
+
+
 def isolated(form: Form, ref: ModelRef) -> Isolated | None:
     """The form's last `deploytui ship --check` for the model, or None (never, or unreadable)."""
-    fact = ship_store.load(paths.ship_path(ref.slug)).get(form.key)
-    try:
-        return Isolated.from_json(fact) if fact else None
-    except RecordError:
-        return None
+    check = ship_store.load(paths.ship_path(ref.slug)).forms.get(form.key)
+    return check.isolated() if check else None
 
 
 def _run(
@@ -132,7 +150,8 @@ def evaluate(
     """Turn a measurement into a record: numbers, the runner's stages, the per-output diffs of
     the outputs file the run wrote (`outputs`, default the model's outputs/<form>.safetensors)."""
     s = m.summary()
-    stage_status = {"export": "ok", "build": "ok", "run": "failed", "numerics": "skipped"}
+    ok, failed, skipped = StageStatus.OK, StageStatus.FAILED, StageStatus.SKIPPED
+    stage_status = {"export": ok, "build": ok, "run": failed, "numerics": skipped}
     rec = RunRecord(
         form.key,
         m.argv,
@@ -160,7 +179,7 @@ def evaluate(
             rec.error = str(e)
             return rec
     line = lines[-1]
-    stage_status["run"] = "ok"
+    stage_status["run"] = ok
     rec.stage = "numerics"
     stage_runs = [o["stages_ms"] for o in lines if isinstance(o.get("stages_ms"), dict)]
     if stage_runs:
@@ -168,7 +187,7 @@ def evaluate(
         for k in stage_runs[-1]:
             vals = [r[k] for r in stage_runs if isinstance(r.get(k), (int, float))]
             if vals:
-                rec.stages_ms[k] = statistics.median(vals)
+                rec.stages_ms[k] = median(vals) or 0.0
         rec.modules_added = line.get("modules_added")
         rec.modules_added_torch = line.get("modules_added_torch")
         rec.modules_added_total = line.get("modules_added_total")
@@ -177,17 +196,17 @@ def evaluate(
     try:
         diffs = compare_files(got, paths.reference_path(ref.slug), atol, rtol)
     except (ShapeError, TensorFileError) as e:
-        stage_status["numerics"] = "failed"
+        stage_status["numerics"] = failed
         rec.error = f"bad outputs: {e}"
         return rec
     rec.outputs = diffs
     rec.max_abs_diff = max((d.max_abs for d in diffs), default=0.0)
     rec.within_tol = all(d.within_tol for d in diffs)
-    rec.status = "ok"
+    rec.status = RunStatus.OK
     if rec.within_tol:
-        stage_status["numerics"], rec.stage = "ok", None
+        stage_status["numerics"], rec.stage = ok, None
     else:
-        stage_status["numerics"] = "failed"
+        stage_status["numerics"] = failed
         bad = next(d for d in diffs if not d.within_tol)
         rec.error = (
             f"{bad.name} differs from eager by {bad.max_abs:.3g} ({bad.failing} of {bad.n} elements "

@@ -33,8 +33,7 @@ def cmd_build(args: argparse.Namespace) -> int:
     except ValueError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
-    statuses = {n: r.get("status") for n, r in manifest["steps"].items()}
-    failed = [n for n, s in statuses.items() if s == "failed" and (not args.only or n in args.only)]
+    failed = [n for n in manifest.failed_steps() if not args.only or n in args.only]
     if failed:
         print(f"build: {len(failed)} step(s) failed: {', '.join(failed)}", file=sys.stderr)
         return 1
@@ -49,21 +48,19 @@ def _is_progress(line: str) -> bool:
 
 def _table_line(rec: RunRecord, label: str | None = None) -> str:
     """One record as `bench` and `measure` print it; `label` in place of the form key."""
+    from deploytui.record import RunStatus
     from deploytui.units import human, ms
 
     name = label if label is not None else rec.form
-    wall, rss = rec.wall_s, rec.peak_rss_bytes
-    if rec.status in ("unavailable", "not-applicable") or not wall:
+    wall, rss = rec.wall, rec.rss
+    if rec.status in (RunStatus.UNAVAILABLE, RunStatus.NOT_APPLICABLE) or wall is None or rss is None:
         line = f"{name:<20} {_problem(rec)}"
         if rec.stage:
             line += f"\n{'':<20} stage {rec.stage} failed" + (f"; full log: {rec.log}" if rec.log else "")
         return line
-    ws = sorted(wall)
-    med = ws[len(ws) // 2] if len(ws) % 2 else (ws[len(ws) // 2 - 1] + ws[len(ws) // 2]) / 2
-    rs = sorted(rss)
     line = (
-        f"{name:<20} n={len(wall):<3} min={ms(ws[0], 9)} median={ms(med, 9)} "
-        f"max={ms(ws[-1], 9)}  rss={human(rs[len(rs) // 2]):>10}"
+        f"{name:<20} n={wall.n:<3} min={ms(wall.min, 9)} median={ms(wall.median, 9)} "
+        f"max={ms(wall.max, 9)}  rss={human(rss.median):>10}"
     )
     if rec.max_abs_diff is not None:
         line += f"  max|diff|={rec.max_abs_diff:.3g} {'OK' if rec.within_tol else 'FAIL'}"
@@ -97,9 +94,11 @@ def _table_line(rec: RunRecord, label: str | None = None) -> str:
 def _problem(rec: RunRecord) -> str:
     """`failed: exit 1: …`, `unavailable: step …`, or `FAIL: output_0 differs …` for a run that is
     ok but beyond tolerance; the status is not repeated when the reason starts with it."""
-    if rec.status == "not-applicable":
+    from deploytui.record import RunStatus
+
+    if rec.status == RunStatus.NOT_APPLICABLE:
         return rec.error or "not applicable"
-    label = rec.status if rec.status != "ok" else "FAIL"
+    label = str(rec.status) if rec.status != RunStatus.OK else "FAIL"
     error = rec.error or ""
     return error if error.startswith(label + ":") else f"{label}: {error}"
 
@@ -115,6 +114,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
     from deploytui import bench, forms, machine, paths, results
     from deploytui.manifest import load as load_manifest
+    from deploytui.record import RunStatus
 
     if args.repeat < 0:
         print("error: need --repeat >= 0", file=sys.stderr)
@@ -136,9 +136,15 @@ def cmd_bench(args: argparse.Namespace) -> int:
         if not args.json and sys.stderr.isatty():
             print(f"{form.key} …", end="\r", file=sys.stderr, flush=True)
         rec = bench.bench_form(
-            form, n=args.n, warmup=args.warmup, repeat=args.repeat, timeout_s=args.timeout, manifest=manifest
+            form,
+            n=args.n,
+            warmup=args.warmup,
+            repeat=args.repeat,
+            timeout_s=args.timeout,
+            manifest=manifest,
+            say=lambda line: print(line, file=sys.stderr, flush=True),
         )
-        if rec.status != "unavailable" or form.key not in store.forms:  # keep an earlier measurement
+        if rec.status != RunStatus.UNAVAILABLE or form.key not in store.forms:  # keep an earlier one
             store.put(rec)
         records.append(rec)
         if not args.json:
@@ -148,14 +154,18 @@ def cmd_bench(args: argparse.Namespace) -> int:
             json.dumps(
                 {
                     "machine": machine.info(),
-                    "tools": manifest.get("tools", {}),
+                    "tools": manifest.tools,
                     "model": paths.model().text,
                     "forms": [r.to_json() for r in records],
                 },
                 indent=1,
             )
         )
-    bad = [r for r in records if r.status not in ("ok", "not-applicable") or r.within_tol is False]
+    bad = [
+        r
+        for r in records
+        if r.status not in (RunStatus.OK, RunStatus.NOT_APPLICABLE) or r.within_tol is False
+    ]
     return 1 if bad else 0
 
 
@@ -164,7 +174,7 @@ def cmd_measure(args: argparse.Namespace) -> int:
     import os
 
     from deploytui.measure import MeasureError, measure
-    from deploytui.record import RunRecord
+    from deploytui.record import RunRecord, RunStatus
 
     if err := _check_counts(args):
         print(f"error: {err}", file=sys.stderr)
@@ -184,7 +194,7 @@ def cmd_measure(args: argparse.Namespace) -> int:
         None,
         s["argv"],
         os.getcwd(),
-        status=s["status"],
+        status=RunStatus(s["status"]),
         error=s["error"],
         wall_s=s["wall_s"],
         peak_rss_bytes=s["peak_rss_bytes"],
@@ -237,12 +247,13 @@ def cmd_inspect(args: argparse.Namespace) -> int:
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    from deploytui import results
+    from deploytui import paths, results
     from deploytui.manifest import load as load_manifest
     from deploytui.report import write_report
+    from deploytui.ship import store as ship_store
 
     store = results.load()
-    for msg in store.dropped:
+    for msg in [*store.dropped, *ship_store.load(paths.ship_path()).dropped]:
         print(f"warning: {msg}", file=sys.stderr)
     if not store.forms:
         print("error: no results yet: run `deploytui bench` (or r / a in the app) first", file=sys.stderr)
@@ -286,33 +297,33 @@ def cmd_ship(args: argparse.Namespace) -> int:
     if args.json:
         import json
 
-        print(json.dumps({"form": form.key, "model": ref.text, "isolated": fact}, indent=1))
+        print(json.dumps({"form": form.key, "model": ref.text, "isolated": fact.to_json()}, indent=1))
     else:
         size = (
-            f"bundle {human(fact['unpacked_bytes'])} unpacked, {human(fact['compressed_bytes'])} .tar.gz"
-            if "compressed_bytes" in fact
+            f"bundle {human(fact.unpacked_bytes or 0)} unpacked, {human(fact.compressed_bytes)} .tar.gz"
+            if fact.compressed_bytes is not None
             else "no bundle"
         )
-        if fact["verdict"] == "✓":
+        if fact.passed:
             print(
-                f"✓ {form.key} runs isolated — {size}; start-up median {ms(fact['startup_median_s'])}, "
-                f"peak RSS {human(fact['peak_rss_median_bytes'])}, "
-                f"max|diff| vs eager {fact['max_abs_diff']:.3g}"
+                f"{fact.glyph} {form.key} runs isolated — {size}; start-up median "
+                f"{ms(fact.startup_median_s)}, peak RSS {human(fact.peak_rss_median_bytes or 0)}, "
+                f"max|diff| vs eager {fact.max_abs_diff or 0:.3g}"
             )
-            if fact.get("sandbox_floor_s"):
-                print(f"  (the sandbox itself: /usr/bin/true in it takes {ms(fact['sandbox_floor_s'])})")
+            if fact.sandbox_floor_s:
+                print(f"  (the sandbox itself: /usr/bin/true in it takes {ms(fact.sandbox_floor_s)})")
         else:
-            print(f"✗ {form.key} does not run isolated — {size}\n  reason: {fact.get('reason')}")
-        if fact.get("libraries"):
-            print(f"  lib/: {', '.join(fact['libraries'])}")
-        if fact.get("venv_bytes"):
-            print(f"  its venv, made on the target from requirements.txt: {human(fact['venv_bytes'])}")
-        if fact.get("cuda_bytes"):
+            print(f"{fact.glyph} {form.key} does not run isolated — {size}\n  reason: {fact.reason}")
+        if fact.libraries:
+            print(f"  lib/: {', '.join(fact.libraries)}")
+        if fact.venv_bytes:
+            print(f"  its venv, made on the target from requirements.txt: {human(fact.venv_bytes)}")
+        if fact.cuda_bytes:
             print(
-                f"  of which CUDA's: {human(fact['cuda_bytes'])} unpacked, "
-                f"{human(fact['cuda_compressed_bytes'])} compressed (a CPU-only libtorch needs none of it)"
+                f"  of which CUDA's: {human(fact.cuda_bytes)} unpacked, "
+                f"{human(fact.cuda_compressed_bytes or 0)} compressed (a CPU-only libtorch needs none of it)"
             )
-    return 0 if fact["verdict"] == "✓" else 1
+    return 0 if fact.passed else 1
 
 
 def _bundle_line(key: str, manifest: dict[str, object], root: Path, tarball: Path | None) -> str:
@@ -428,7 +439,7 @@ def cmd_models(args: argparse.Namespace) -> int:
 
 def cmd_sweep(args: argparse.Namespace) -> int:
     """Build and measure every form across the mlp sizes (deploytui.sweep), then print the fit."""
-    from deploytui import forms, sweep, sweep_store
+    from deploytui import defaults, forms, sweep, sweep_store
     from deploytui.units import human
 
     try:
@@ -451,8 +462,9 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     if not args.show:
         print(
             f"sweep: {len(refs)} sizes x {len(chosen)} forms, n={args.n} runs per form after {args.warmup} "
-            f"warm-up (fewer where {args.n} runs would pass {sweep.RUN_BUDGET_S:.0f} s); build steps killed "
-            f"past {human(args.memory_limit_gib * (1 << 30))} or {args.build_timeout:.0f} s",
+            f"warm-up (fewer where {args.n} runs would pass {defaults.SWEEP_RUN_BUDGET_S:.0f} s); "
+            f"build steps killed past {human(args.memory_limit_gib * (1 << 30))} "
+            f"or {args.build_timeout:.0f} s",
             flush=True,
             file=out,
         )
@@ -545,11 +557,14 @@ def build_parser() -> argparse.ArgumentParser:
     model_opt(b)
     b.set_defaults(func=cmd_build)
 
+    from deploytui import defaults
+
     def counts(q: argparse.ArgumentParser, n: int) -> None:
         q.add_argument("-n", type=int, default=n, help=f"counted runs (default {n})")
-        q.add_argument("--warmup", type=int, default=1, help="runs before counting (default 1)")
+        w, t = defaults.WARMUP, defaults.RUN_TIMEOUT_S
+        q.add_argument("--warmup", type=int, default=w, help=f"runs before counting (default {w})")
         q.add_argument(
-            "--timeout", type=float, default=120.0, help="seconds before a run is killed (default 120)"
+            "--timeout", type=float, default=t, help=f"seconds before a run is killed (default {t:g})"
         )
         q.add_argument("--json", action="store_true", help="print JSON (schema in README)")
 
@@ -557,15 +572,18 @@ def build_parser() -> argparse.ArgumentParser:
         "bench", help="measure forms (all by default); exits 1 if one fails or misses tolerance"
     )
     be.add_argument("forms", nargs="*", metavar="FORM", help="form keys (see `deploytui inspect --help`)")
-    counts(be, 20)
+    counts(be, defaults.RUNS)
     be.add_argument(
-        "--repeat", type=int, default=10, help="steady-state forwards per run after the first (default 10)"
+        "--repeat",
+        type=int,
+        default=defaults.REPEAT,
+        help=f"steady-state forwards per run after the first (default {defaults.REPEAT})",
     )
     model_opt(be)
     be.set_defaults(func=cmd_bench)
 
     me = sub.add_parser("measure", help="measure any command the same way: deploytui measure -- CMD ARG...")
-    counts(me, 20)
+    counts(me, defaults.RUNS)
     me.add_argument("cmd", nargs=argparse.REMAINDER, metavar="-- COMMAND [ARG ...]")
     me.set_defaults(func=cmd_measure)
 
@@ -587,7 +605,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="run the bundle in a sandbox that sees only it and /usr (Python forms: builds its venv "
         "there from a local wheelhouse first: slow), compare with eager, store the verdict",
     )
-    counts(sh, 5)
+    counts(sh, defaults.SHIP_RUNS)
     model_opt(sh)
     sh.set_defaults(func=cmd_ship)
 
@@ -610,19 +628,25 @@ def build_parser() -> argparse.ArgumentParser:
         help="parameter counts (1e3,1e5) or mlp refs separated by ';' (default: 7 from 1e2 to 2e8)",
     )
     sw.add_argument("--forms", metavar="F1,F2", help="form keys, comma-separated (default: every form)")
-    counts(sw, 5)
-    sw.add_argument("--repeat", type=int, default=10, help="steady-state forwards per run (default 10)")
+    counts(sw, defaults.SWEEP_RUNS)
+    sw.add_argument(
+        "--repeat",
+        type=int,
+        default=defaults.REPEAT,
+        help=f"steady-state forwards per run (default {defaults.REPEAT})",
+    )
     sw.add_argument(
         "--build-timeout",
         type=float,
-        default=1800.0,
-        help="seconds before a build step is killed (default 1800)",
+        default=defaults.BUILD_TIMEOUT_S,
+        help=f"seconds before a build step is killed (default {defaults.BUILD_TIMEOUT_S:g})",
     )
     sw.add_argument(
         "--memory-limit-gib",
         type=float,
-        default=10.0,
-        help="a build step whose processes pass this many GiB is killed (default 10)",
+        default=defaults.BUILD_MEMORY_LIMIT / (1 << 30),
+        help="a build step whose processes pass this many GiB is killed "
+        f"(default {defaults.BUILD_MEMORY_LIMIT >> 30})",
     )
     sw.add_argument("--force", action="store_true", help="measure sizes already measured again")
     sw.add_argument("--show", action="store_true", help="print the stored points' fit and chart, run nothing")

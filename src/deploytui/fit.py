@@ -57,13 +57,9 @@ def least_squares(xs: list[float], ys: list[float]) -> Line | None:
     return Line(fixed, slope, r2, len(xs))
 
 
-def _median(values: list[float] | list[int]) -> float:
-    return float(statistics.median(values))
-
-
 def measured(rec: RunRecord | None) -> bool:
     """The form ran (its numbers are real), whether or not its outputs were within tolerance."""
-    return rec is not None and rec.status == "ok" and bool(rec.wall_s)
+    return rec is not None and rec.measured
 
 
 def cost(point: Point, form: str, measure: str) -> float | None:
@@ -76,9 +72,9 @@ def cost(point: Point, form: str, measure: str) -> float | None:
     if rec is None or not measured(rec):
         return None
     if measure == "startup":
-        return _median(rec.wall_s)
+        return rec.wall.median if rec.wall else None
     if measure == "rss":
-        return _median(rec.peak_rss_bytes)
+        return rec.rss.median if rec.rss else None
     load = (rec.stages_ms or {}).get("load")
     return load / 1000 if load is not None else None
 

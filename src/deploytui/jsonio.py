@@ -1,14 +1,12 @@
 """JSON files that survive a crash (written to a temp file in the same folder, then renamed), and
-the JSON line a subprocess prints last."""
+the JSON line a subprocess prints last. The stores on top of them: `store.py`."""
 
 from __future__ import annotations
 
 import json
 import os
-import shutil
 import tempfile
-import time
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -26,18 +24,6 @@ def write_atomic(path: Path, obj: Any) -> None:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
-
-
-def set_aside(path: Path, rewrite: Callable[[], None]) -> str:
-    """Keep a damaged file as it was (`NAME.damaged-<time>`) and `rewrite` it with what could be
-    read, so nothing is lost and the next start is clean; returns the line that says so."""
-    backup = path.with_name(f"{path.name}.damaged-{time.strftime('%Y%m%d-%H%M%S')}")
-    try:
-        shutil.copyfile(path, backup)
-        rewrite()
-    except OSError as e:
-        return f"could not set the damaged file aside ({e})"
-    return f"the file as it was is kept as {backup.name}"
 
 
 def read(path: Path) -> Any:

@@ -16,7 +16,6 @@ import os
 import select
 import shutil
 import signal
-import statistics
 import subprocess
 import threading
 import time
@@ -27,6 +26,7 @@ from typing import IO, Any
 
 from deploytui import paths
 from deploytui.procs import kill_group
+from deploytui.record import Stats
 
 LAUNCHER_SRC = Path(__file__).with_name("launcher.c")
 FIRST_SAMPLE_S = 0.02  # no RSS sample before a run is this old (see _watch)
@@ -217,29 +217,6 @@ def _error(s: Sample, r: dict[str, Any], timeout_s: float, cancelled: bool) -> s
 
 def _last(s: Sample) -> str:
     return f": {s.stderr_tail[-1].strip()[:300]}" if s.stderr_tail else ""
-
-
-@dataclass
-class Stats:
-    n: int
-    min: float
-    median: float
-    max: float
-    mean: float
-    stdev: float
-
-    @classmethod
-    def of(cls, values: list[float]) -> Stats | None:
-        if not values:
-            return None
-        return cls(
-            len(values),
-            min(values),
-            statistics.median(values),
-            max(values),
-            statistics.fmean(values),
-            statistics.stdev(values) if len(values) > 1 else 0.0,
-        )
 
 
 @dataclass

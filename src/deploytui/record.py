@@ -13,10 +13,64 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import statistics
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from enum import StrEnum
+from typing import Any, TypeVar
+
+T = TypeVar("T")
+
+
+class RunStatus(StrEnum):
+    """A record's `status` (its JSON holds the value)."""
+
+    OK = "ok"
+    FAILED = "failed"
+    UNAVAILABLE = "unavailable"
+    NOT_APPLICABLE = "not-applicable"
+
+
+class StageStatus(StrEnum):
+    """One stage's status in `stage_status`."""
+
+    OK = "ok"
+    FAILED = "failed"
+    SKIPPED = "skipped"
+    NOT_APPLICABLE = "not-applicable"
+
+
+STAGES = ("export", "build", "run", "numerics")  # a form's way, in order
+
+
+@dataclass(frozen=True)
+class Stats:
+    """min / median / max / mean / stdev of a list of samples (run times, peak RSS): the one place
+    a median of runs is taken (`RunRecord.wall`, `.rss`; the measuring core's `Measurement`)."""
+
+    n: int
+    min: float
+    median: float
+    max: float
+    mean: float
+    stdev: float
+
+    @classmethod
+    def of(cls, values: Sequence[float]) -> Stats | None:
+        """None for no samples."""
+        if not values:
+            return None
+        stdev = statistics.stdev(values) if len(values) > 1 else 0.0
+        return cls(
+            len(values), min(values), statistics.median(values), max(values), statistics.fmean(values), stdev
+        )
+
+
+def median(values: Sequence[float] | None) -> float | None:
+    """The median of `values`, None when there are none."""
+    s = Stats.of(values or [])
+    return s.median if s else None
 
 
 class RecordError(ValueError):
@@ -157,54 +211,89 @@ class OutputDiff:
         )
 
 
-def _opt(check: Callable[[object], bool]) -> Callable[[object], bool]:
-    return lambda v: v is None or check(v)
+def read_fields(cls: type, data: object, where: str) -> dict[str, Any]:
+    """The values of a record type's fields in a JSON object (absent ones left out, other keys
+    ignored), each checked by its field's `check`; RecordError when one is wrong, naming `where`
+    (the record's field in its parent) or else the wrong field itself."""
+    if not isinstance(data, dict):
+        raise RecordError(where, f"{where or 'entry'!r} is not an object")
+    values: dict[str, Any] = {}
+    for f in dataclasses.fields(cls):
+        v = data.get(f.name)
+        if v is None:
+            continue
+        if not f.metadata["check"](v):
+            name = where or f.name
+            raise RecordError(name, f"field {name!r} is malformed")
+        values[f.name] = v
+    return values
+
+
+def from_checked(cls: type[T], data: object, required: str, **convert: Callable[[Any], Any]) -> T:
+    """A flat record (manifest step or artifact, ship check) from a JSON object: its fields checked
+    (`read_fields`), `required` present, `convert` applied to the named values."""
+    values = read_fields(cls, data, "")
+    if required not in values:
+        raise RecordError(required, f"field {required!r} missing")
+    for name, conv in convert.items():
+        if name in values:
+            values[name] = conv(values[name])
+    return cls(**values)
+
+
+def legacy_verdict(data: dict[str, Any]) -> dict[str, Any]:
+    """ship.json and results.json written before verdicts were booleans held `"verdict": "✓"`."""
+    if "passed" not in data and data.get("verdict") in ("✓", "✗"):
+        return {**data, "passed": data["verdict"] == "✓"}
+    return data
 
 
 @dataclass
 class Isolated:
-    """The form's last `deploytui ship FORM --check` for the model (its `ship.json` entry): the
-    bundle run under bubblewrap seeing only itself and the OS's /usr."""
+    """The form's last `deploytui ship FORM --check` for the model (from its `ship.json` entry):
+    the bundle run under bubblewrap seeing only itself and the OS's /usr."""
 
-    verdict: str = field(metadata=_doc("`✓` (ran isolated, outputs within tolerance) or `✗`", _str))
+    passed: bool = field(
+        metadata=_doc("`true`: ran isolated with its outputs within tolerance; else `false`", _bool)
+    )
     reason: str | None = field(
-        metadata=_doc("why not: the loader's or the program's own line (`null` or empty when ✓)", _opt(_str)),
+        metadata=_doc("why not: the loader's or the program's own line (`null` or empty when passed)", _str),
         default=None,
     )
     unpacked_bytes: int | None = field(
-        metadata=_doc("the bundle folder's size, bytes (`null` when no bundle was made)", _opt(_int)),
+        metadata=_doc("the bundle folder's size, bytes (`null` when no bundle was made)", _int),
         default=None,
     )
     compressed_bytes: int | None = field(
-        metadata=_doc("the bundle as `.tar.gz` (gzip -6), bytes: what ships", _opt(_int)), default=None
+        metadata=_doc("the bundle as `.tar.gz` (gzip -6), bytes: what ships", _int), default=None
     )
     venv_bytes: int | None = field(
-        metadata=_doc("Python forms: the venv its `setup` made on the target, bytes", _opt(_int)),
+        metadata=_doc("Python forms: the venv its `setup` made on the target, bytes", _int),
         default=None,
     )
     startup_median_s: float | None = field(
-        metadata=_doc("median wall time of the isolated runs, spawn to exit, seconds (when ✓)", _opt(_num)),
+        metadata=_doc("median wall time of the isolated runs, spawn to exit, seconds (when passed)", _num),
         default=None,
     )
     peak_rss_median_bytes: int | None = field(
-        metadata=_doc("median peak RSS of the isolated runs, bytes (when ✓)", _opt(_num)), default=None
+        metadata=_doc("median peak RSS of the isolated runs, bytes (when passed)", _num), default=None
     )
     max_abs_diff: float | None = field(
-        metadata=_doc("the isolated run's largest absolute difference from eager", _opt(_float)),
+        metadata=_doc("the isolated run's largest absolute difference from eager", _float),
         default=None,
     )
     checked_at: str | None = field(
-        metadata=_doc("when it was checked (as `measured_at`)", _opt(_str)), default=None
+        metadata=_doc("when it was checked (as `measured_at`)", _str), default=None
     )
 
     @classmethod
     def from_json(cls, data: object) -> Isolated:
         """The fields of a ship.json entry (other keys ignored); RecordError when one is wrong."""
-        if not isinstance(data, dict) or not all(
-            f.metadata["check"](data.get(f.name)) for f in dataclasses.fields(cls)
-        ):
+        if isinstance(data, dict):
+            data = legacy_verdict(data)
+        values = read_fields(cls, data, "isolated")
+        if "passed" not in values:
             raise RecordError("isolated", "field 'isolated' is malformed")
-        values: dict[str, Any] = {f.name: data.get(f.name) for f in dataclasses.fields(cls)}
         return cls(**values)
 
 
@@ -225,14 +314,14 @@ class RunRecord:
     model: str | None = field(
         metadata=_doc("the model, as `--model` spells it (`null` for `measure`)", _str), default=None
     )
-    status: str = field(
+    status: RunStatus = field(
         metadata=_doc(
             "`ok` (ran, wrote its outputs), `failed` (its export or build failed, non-zero exit, "
             "signal, timeout, bad outputs), `unavailable` (not built, tool missing), "
             "`not-applicable` (the form cannot exist for this model, `error` says why)",
-            _str,
+            lambda v: isinstance(v, str) and v in RunStatus._value2member_map_,
         ),
-        default="failed",
+        default=RunStatus.FAILED,
     )
     error: str | None = field(metadata=_doc("why, or `null`", _str), default=None)
     wall_s: list[float] = field(
@@ -300,11 +389,15 @@ class RunRecord:
         ),
         default=None,
     )
-    stage_status: dict[str, str] | None = field(
+    stage_status: dict[str, StageStatus] | None = field(
         metadata=_doc(
             "each stage's status: `ok`, `failed`, `skipped` or `not-applicable`",
             lambda v: (
-                isinstance(v, dict) and all(isinstance(k, str) and isinstance(x, str) for k, x in v.items())
+                isinstance(v, dict)
+                and all(
+                    isinstance(k, str) and isinstance(x, str) and x in StageStatus._value2member_map_
+                    for k, x in v.items()
+                )
             ),
         ),
         default=None,
@@ -343,6 +436,21 @@ class RunRecord:
         """The JSON object: every field, in this order, each output diff as an object."""
         return dataclasses.asdict(self)
 
+    @property
+    def wall(self) -> Stats | None:
+        """The counted runs' wall times (None without any)."""
+        return Stats.of(self.wall_s)
+
+    @property
+    def rss(self) -> Stats | None:
+        """The counted runs' peak RSS (None without any)."""
+        return Stats.of(self.peak_rss_bytes)
+
+    @property
+    def measured(self) -> bool:
+        """It ran to the end: ok, with run times."""
+        return self.status == RunStatus.OK and bool(self.wall_s)
+
     @classmethod
     def from_json(cls, data: object) -> RunRecord:
         """The record a JSON object holds. Absent or null fields take their empty value (`[]`, `null`,
@@ -369,6 +477,9 @@ class RunRecord:
             values["outputs"] = [OutputDiff.from_json(o) for o in values["outputs"]]
         if "isolated" in values:
             values["isolated"] = Isolated.from_json(values["isolated"])
+        values["status"] = RunStatus(values["status"])
+        if "stage_status" in values:
+            values["stage_status"] = {k: StageStatus(x) for k, x in values["stage_status"].items()}
         walls = values["wall_s"]
         n = data.get("n", len(walls))
         if values["status"] == "ok" and (not walls or len(walls) != n):

@@ -12,16 +12,17 @@ import csv
 import io
 import json
 import re
-import statistics
 import time
 from pathlib import Path
 from typing import Any
 
 from deploytui import a1_page, choose, choose_facts, choose_text, machine, paths, plot
 from deploytui import forms as F
-from deploytui.manifest import runtime_facts
-from deploytui.results import Store
+from deploytui.manifest import Manifest, runtime_facts
+from deploytui.record import median
+from deploytui.results import ResultsStore as Store
 from deploytui.ship import store as ship_store
+from deploytui.ship.store import ShipCheck
 from deploytui.units import human, ms
 
 FORMATS = ("md", "json", "csv")
@@ -39,16 +40,12 @@ def scrub(text: str) -> str:
     return re.sub(r"(?<![\w.~<>])/(?:[^\s/:'\"]+/)+([^\s/:'\"]*)", r"/…/\1", text)
 
 
-def _median(xs: list[Any]) -> float | None:
-    return statistics.median(xs) if xs else None
-
-
 def ship_bytes(form: F.Form) -> int | None:
     sizes = [p.stat().st_size for p in form.ship_paths() if p.exists()]
     return sum(sizes) if len(sizes) == len(form.ship_paths()) else None
 
 
-def runtime_fields(form: F.Form, manifest: dict[str, Any]) -> dict[str, Any]:
+def runtime_fields(form: F.Form, manifest: Manifest) -> dict[str, Any]:
     """The runtime facts the build probed for `form`, as report fields (never runs anything)."""
     facts, why = runtime_facts(form, manifest)
     if facts is None:
@@ -77,31 +74,45 @@ def runtime_fields(form: F.Form, manifest: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def isolated_fields(fact: dict[str, Any] | None) -> dict[str, Any]:
-    """A form's last `deploytui ship --check` (artifacts/<model>/ship.json) as report fields."""
-    fact = fact or {}
+def isolated_fields(check: ShipCheck | None) -> dict[str, Any]:
+    """A form's last `deploytui ship --check` (artifacts/<model>/ship.json) as report fields:
+    `isolated` is true (passed), false, or null (never checked)."""
+    if check is None:
+        return dict.fromkeys(ISOLATED_FIELDS) | {"isolated_reason": ""}
     return {
-        "isolated": fact.get("verdict"),
-        "isolated_reason": scrub(str(fact.get("reason") or "")),
-        "bundle_bytes": fact.get("unpacked_bytes"),
-        "bundle_compressed_bytes": fact.get("compressed_bytes"),
-        "bundle_venv_bytes": fact.get("venv_bytes"),
-        "isolated_start_median_s": fact.get("startup_median_s"),
-        "isolated_peak_rss_bytes": fact.get("peak_rss_median_bytes"),
-        "isolated_checked_at": fact.get("checked_at"),
+        "isolated": check.passed,
+        "isolated_reason": scrub(check.reason),
+        "bundle_bytes": check.unpacked_bytes,
+        "bundle_compressed_bytes": check.compressed_bytes,
+        "bundle_venv_bytes": check.venv_bytes,
+        "isolated_start_median_s": check.startup_median_s,
+        "isolated_peak_rss_bytes": check.peak_rss_median_bytes,
+        "isolated_checked_at": check.checked_at,
     }
 
 
-def rows(store: Store, manifest: dict[str, Any]) -> list[dict[str, Any]]:
+ISOLATED_FIELDS = (
+    "isolated",
+    "isolated_reason",
+    "bundle_bytes",
+    "bundle_compressed_bytes",
+    "bundle_venv_bytes",
+    "isolated_start_median_s",
+    "isolated_peak_rss_bytes",
+    "isolated_checked_at",
+)
+
+
+def rows(store: Store, manifest: Manifest) -> list[dict[str, Any]]:
     """One flat row per form that has a result, in registry order."""
     out = []
-    shipped = ship_store.load(paths.ship_path())
+    shipped = ship_store.load(paths.ship_path()).forms
     for form in F.FORMS:
         rec = store.forms.get(form.key)
         if rec is None:
             continue
-        wall = list(rec.wall_s)
-        rss = rec.peak_rss_bytes
+        wall, rss = list(rec.wall_s), rec.peak_rss_bytes
+        ws = rec.wall
         out.append(
             {
                 "form": form.key,
@@ -110,12 +121,12 @@ def rows(store: Store, manifest: dict[str, Any]) -> list[dict[str, Any]]:
                 "status": rec.status,
                 "error": scrub(rec.error or ""),
                 "n": len(wall),
-                "start_min_s": min(wall) if wall else None,
-                "start_median_s": _median(wall),
-                "start_max_s": max(wall) if wall else None,
-                "start_mean_s": statistics.fmean(wall) if wall else None,
-                "start_stdev_s": statistics.stdev(wall) if len(wall) > 1 else None,
-                "peak_rss_median_bytes": _median(rss),
+                "start_min_s": ws.min if ws else None,
+                "start_median_s": ws.median if ws else None,
+                "start_max_s": ws.max if ws else None,
+                "start_mean_s": ws.mean if ws else None,
+                "start_stdev_s": ws.stdev if ws and ws.n > 1 else None,
+                "peak_rss_median_bytes": median(rss),
                 "peak_rss_min_bytes": min(rss) if rss else None,
                 "peak_rss_max_bytes": max(rss) if rss else None,
                 "ships": ", ".join(
@@ -172,12 +183,12 @@ def _verdict(r: dict[str, Any]) -> str:
     return "OK" if r["within_tol"] else "FAIL"
 
 
-def markdown(store: Store, manifest: dict[str, Any]) -> str:
+def markdown(store: Store, manifest: Manifest) -> str:
     rs = rows(store, manifest)
     m = machine.info()
-    tools = manifest.get("tools", {})
+    tools = manifest.tools
     parts = [
-        f"# deploytui report: {manifest.get('model') or paths.model().text}",
+        f"# deploytui report: {manifest.model or paths.model().text}",
         f"Generated {time.strftime('%Y-%m-%d %H:%M %Z')}. Machine: {m['os']} {m['arch']}, {m['cpu']}, "
         f"{m['cores']} cores, {human(m['memory_bytes'])}. Tools: "
         + ", ".join(v if str(v).startswith(k) else f"{k} {v}" for k, v in sorted(tools.items()))
@@ -344,9 +355,9 @@ def _bundle(r: dict[str, Any]) -> str:
 
 
 def _isolated(r: dict[str, Any]) -> str:
-    if not r["isolated"]:
+    if r["isolated"] is None:
         return "–"
-    if r["isolated"] == ship_store.PASS:
+    if r["isolated"]:
         start, rss = r["isolated_start_median_s"], r["isolated_peak_rss_bytes"]
         return f"✓ ({ms(start)}, {human(rss)})" if start is not None and rss is not None else "✓"
     return f"✗ {r['isolated_reason']}"
@@ -436,11 +447,11 @@ def _beside_page(advice: a1_page.Advice, answer: choose.Answer, by_key: dict[str
 NOT_MEASURED = "not measured yet"
 
 
-def _is_a1(manifest: dict[str, Any]) -> bool:
-    return (manifest.get("model") or paths.model().text) == "a1"
+def _is_a1(manifest: Manifest) -> bool:
+    return (manifest.model or paths.model().text) == "a1"
 
 
-def page_rows(store: Store, manifest: dict[str, Any]) -> list[dict[str, str]]:
+def page_rows(store: Store, manifest: Manifest) -> list[dict[str, str]]:
     """Each of the reference page's A1 figures (`a1_page`) with ours beside it, from the store
     and the manifest only; a figure of ours not measured yet says so and how to get it."""
     return [
@@ -455,12 +466,12 @@ def page_rows(store: Store, manifest: dict[str, Any]) -> list[dict[str, str]]:
     ]
 
 
-def _ours(fig: a1_page.Figure, store: Store, manifest: dict[str, Any]) -> str:
+def _ours(fig: a1_page.Figure, store: Store, manifest: Manifest) -> str:
     kind, _, arg = fig.ours.partition(":")
     form = F.get(fig.form)
     if kind == "file":
-        size = (manifest.get("artifacts", {}).get(arg) or {}).get("size")
-        return _bytes(size) if isinstance(size, int) else f"{NOT_MEASURED}: not built (run deploytui build)"
+        art = manifest.artifacts.get(arg)
+        return _bytes(art.size) if art else f"{NOT_MEASURED}: not built (run deploytui build)"
     if kind == "runtime":
         got = runtime_fields(form, manifest)
         return human(got["runtime_bytes"]) if got["runtime_bytes"] is not None else got["runtime_note"]
@@ -474,13 +485,13 @@ def _ours(fig: a1_page.Figure, store: Store, manifest: dict[str, Any]) -> str:
     if kind == "relocation":
         return _relocation(fig.form, store, manifest)
     rec = store.forms.get(fig.form)
-    if rec is None or rec.status != "ok" or not rec.wall_s:
+    if rec is None or not rec.measured:
         why = f" (last run {rec.status}: {scrub(rec.error or '')})" if rec is not None else ""
         return f"{NOT_MEASURED}{why}: run deploytui bench {fig.form}"
     if kind == "start":
-        return f"{ms(_median(rec.wall_s))} ({ms(min(rec.wall_s))})"
+        return f"{ms(median(rec.wall_s))} ({ms(min(rec.wall_s))})"
     if kind == "rss":
-        return human(_median(rec.peak_rss_bytes) or 0)
+        return human(median(rec.peak_rss_bytes) or 0)
     if kind == "diff":
         return "–" if rec.max_abs_diff is None else f"{rec.max_abs_diff:.3g}"
     if kind == "stage":
@@ -499,7 +510,7 @@ def _bytes(n: int) -> str:
     return text if n < 1024 else f"{text} ({human(n)})"
 
 
-def _relocation(key: str, store: Store, manifest: dict[str, Any]) -> str:
+def _relocation(key: str, store: Store, manifest: Manifest) -> str:
     """The stored run of `key` (burn-onnx's File form) when it panicked for its .bpk; else where
     its generated Model::default() looks for the .bpk (the build's copy of the generated code)."""
     rec = store.forms.get(key)
@@ -508,7 +519,7 @@ def _relocation(key: str, store: Store, manifest: dict[str, Any]) -> str:
     code = "a1/onnx/a1.rs"
     path = paths.artifacts_dir() / code
     found = re.search(r'Self::from_file\(\s*"([^"]+)"', path.read_text()) if path.is_file() else None
-    if code not in manifest.get("artifacts", {}) or found is None:
+    if code not in manifest.artifacts or found is None:
         return f"{NOT_MEASURED}: {key} not built (run deploytui build)"
     ran = f"its stored run: {rec.status}" if rec is not None else "no stored run"
     return (
@@ -517,7 +528,7 @@ def _relocation(key: str, store: Store, manifest: dict[str, Any]) -> str:
     )
 
 
-def _page_section(store: Store, manifest: dict[str, Any]) -> list[str]:
+def _page_section(store: Store, manifest: Manifest) -> list[str]:
     rows_ = page_rows(store, manifest)
     parts = [
         "## A1 beside the reference page",
@@ -546,12 +557,12 @@ def _top(counts: dict[str, Any] | None, n: int) -> str:
     return ", ".join(f"{k} {v}" for k, v in list((counts or {}).items())[:n]) or "–"
 
 
-def as_json(store: Store, manifest: dict[str, Any]) -> str:
+def as_json(store: Store, manifest: Manifest) -> str:
     return json.dumps(
         {
             "generated_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
             "machine": machine.info(),
-            "tools": manifest.get("tools", {}),
+            "tools": manifest.tools,
             "method": METHOD,
             "forms": rows(store, manifest),
             **({"reference_page": page_rows(store, manifest)} if _is_a1(manifest) else {}),
@@ -561,7 +572,7 @@ def as_json(store: Store, manifest: dict[str, Any]) -> str:
     )
 
 
-def as_csv(store: Store, manifest: dict[str, Any]) -> str:
+def as_csv(store: Store, manifest: Manifest) -> str:
     rs = rows(store, manifest)
     buf = io.StringIO()
     cols = [
@@ -582,7 +593,7 @@ def as_csv(store: Store, manifest: dict[str, Any]) -> str:
 RENDER = {"md": markdown, "json": as_json, "csv": as_csv}
 
 
-def write_report(store: Store, manifest: dict[str, Any], fmt: str = "md", path: Path | None = None) -> Path:
+def write_report(store: Store, manifest: Manifest, fmt: str = "md", path: Path | None = None) -> Path:
     if fmt not in RENDER:
         raise ValueError(f"unknown format {fmt!r}; use one of {', '.join(FORMATS)}")
     path = path or paths.ROOT / "reports" / f"deploytui-report-{time.strftime('%Y%m%d-%H%M%S')}.{fmt}"

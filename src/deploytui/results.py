@@ -1,84 +1,56 @@
-"""The results store: one JSON file per model (artifacts/<slug>/results.json), replaced atomically
-after every form.
+"""The results store: one JSON file per model (artifacts/<slug>/results.json), one RunRecord per
+form, written after every form.
 
 The app, the CLI and the report all read it. Each record is a RunRecord (deploytui.record), whose
-`from_json` checks every field. A damaged file never stops anything: `load` returns what it could
-read and says what it dropped (the unreadable file is kept beside it).
+`from_json` checks every field. It is a `store.Store`: a damaged file never stops anything (what
+could be read is kept, what was dropped is said, the file as it was is kept beside it), and
+`put` reads the file again under the lock, so two benches of one model at once keep both.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from pathlib import Path
 
-from deploytui import jsonio, paths
+from deploytui import paths
 from deploytui.record import RecordError, RunRecord
+from deploytui.store import FormStore, FormTable
 
-VERSION = 1
+
+class Results(FormTable[RunRecord]):
+    """What results.json holds: form key -> its last record."""
+
+    NAME = "result"
+
+    @classmethod
+    def entry(cls, key: str, value: object) -> RunRecord:
+        return _read(key, value)
 
 
-@dataclass
-class Store:
-    path: Path
-    forms: dict[str, RunRecord] = field(default_factory=dict)
-    dropped: list[str] = field(default_factory=list)  # what could not be read, for the user
+class ResultsStore(FormStore[RunRecord]):
+    def __init__(self, path: Path) -> None:
+        super().__init__(path, Results)
 
     def put(self, record: RunRecord) -> None:
-        """Add or replace one form's record and write the file at once (atomic replace)."""
+        """Add or replace one form's record and write the file at once."""
         if record.form is None:
             raise ValueError("only a form's record is stored (this one measured a plain command)")
-        self.forms[record.form] = record
-        self.write()
-
-    def write(self) -> None:
-        forms = {key: rec.to_json() for key, rec in self.forms.items()}
-        jsonio.write_atomic(self.path, {"version": VERSION, "forms": forms})
+        self.put_entry(record.form, record)
 
 
-def load(path: Path | None = None) -> Store:
-    """What the file holds. Anything unreadable is reported in `dropped`; the file is then kept
-    beside itself (results.json.damaged-<time>) and rewritten with what could be read, so nothing
-    is lost and the next start is clean."""
-    path = path or paths.results_path()
-    store = Store(path)
-    if not path.exists():
-        return store
-    try:
-        data = jsonio.read(path)
-    except (OSError, ValueError) as e:
-        data, why = None, f"{path.name} could not be read ({type(e).__name__}: {e})"
-    else:
-        why = (
-            ""
-            if isinstance(data, dict) and isinstance(data.get("forms"), dict)
-            else f"{path.name} has no 'forms' table"
-        )
-    if why:
-        store.dropped.append(why + ", starting empty")
-    else:
-        for key, value in data["forms"].items():
-            rec, problem = _read(key, value)
-            if rec is None:
-                store.dropped.append(f"result for {key!r} dropped: {problem}")
-            else:
-                store.forms[key] = rec
-    if store.dropped:
-        store.dropped.append(jsonio.set_aside(store.path, store.write))
-    return store
+def load(path: Path | None = None) -> ResultsStore:
+    """What the file holds (`dropped` says what could not be read)."""
+    return ResultsStore(path or paths.results_path()).load()
 
 
-def _read(key: str, value: object) -> tuple[RunRecord | None, str]:
-    """The stored record, or None and why it cannot be used."""
+def _read(key: str, value: object) -> RunRecord:
+    """The stored record; RecordError (a ValueError) says why it cannot be used."""
     if isinstance(value, dict) and not isinstance(value.get("form"), str):
-        return None, "field 'form' missing or not a str"  # a plain command's record is never stored
-    try:
-        rec = RunRecord.from_json(value)
-    except RecordError as e:
-        return None, str(e)
+        raise RecordError("form", "field 'form' missing or not a str")  # a plain command's is never stored
+    rec = RunRecord.from_json(value)
     if rec.form != key:
-        return None, f"names form {rec.form!r}"
+        raise RecordError("form", f"names form {rec.form!r}")
     if rec.outputs:
         fresh = (max(d.max_abs for d in rec.outputs), all(d.within_tol for d in rec.outputs))
         if fresh != (rec.max_abs_diff, rec.within_tol):
-            return None, "its max_abs_diff / within_tol do not match its outputs"
-    return rec, ""
+            raise RecordError("outputs", "its max_abs_diff / within_tol do not match its outputs")
+    return rec

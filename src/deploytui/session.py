@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from deploytui import forms, manifest, paths, results, sweep_store
+from deploytui import defaults, forms, manifest, paths, results, sweep_store
 from deploytui.models import ZOO, ModelRef
 
 if TYPE_CHECKING:
@@ -30,8 +30,6 @@ if TYPE_CHECKING:
     from deploytui.measure import Progress
     from deploytui.sweep_store import Point, SweepStore
 
-RUNS = 20
-WARMUP = 1
 LIVE_EVERY_S = 0.1  # live RSS/elapsed readings posted at most this often (10 a second is smooth)
 SAMPLES_EVERY_S = 0.25  # finished runs too: redrawing after each 2 ms run slowed the runs ~50 %
 
@@ -42,8 +40,8 @@ BUILDING, WAITING, BUILT = "building", "waiting", "built"  # a form's state in a
 
 @dataclass(frozen=True)
 class Settings:
-    runs: int = RUNS
-    warmup: int = WARMUP
+    runs: int = defaults.RUNS
+    warmup: int = defaults.WARMUP
 
     @property
     def total(self) -> int:
@@ -222,6 +220,29 @@ class JobLane:
             self.running.cancel.set()
 
 
+@dataclass
+class ModelState:
+    """What the files say of one model: its manifest view, its description (model.json) and
+    each form's availability. Reading it stats every form's files: workers read it (a build
+    after each step), the app takes it on its thread."""
+
+    model: ModelRef
+    manifest: manifest.Manifest
+    info: dict[str, Any] | None
+    status: dict[str, str]
+
+    @classmethod
+    def read(cls, ref: ModelRef) -> ModelState:
+        view = manifest.load(slug=ref.slug)
+        status = {}
+        for f in forms.FORMS:
+            try:
+                status[f.key] = manifest.availability(f, view, ref)
+            except Exception as e:  # never die on a strange manifest
+                status[f.key] = f"cannot tell: {type(e).__name__}: {e}"
+        return cls(ref, view, manifest.model_info(ref.slug), status)
+
+
 class Session:
     """The app's state. Read and changed on the app's thread only (workers get a `Job`)."""
 
@@ -231,7 +252,7 @@ class Session:
         self.info: dict[str, Any] | None = None  # the model's description (model.json, or its check)
         self.builds: dict[str, BuildProgress] = {}  # per model slug: its build in flight (or last)
         self.store = results.load()
-        self.manifest: dict[str, Any] = {}
+        self.manifest = manifest.Manifest()
         self.status: dict[str, str] = {}  # form key → why it cannot run ("" = it can)
         self.current: str = forms.FORMS[0].key  # the highlighted form
         self.live: LiveRun | None = None
@@ -242,22 +263,25 @@ class Session:
         self._sweep: SweepStore | None = None  # artifacts/sweep.json, read when the Scale screen asks
         self.load_state()
 
-    def load_state(self) -> None:
-        """Read the manifest and work out which forms can run (cheap: no subprocess, no torch)."""
-        self.read_manifest()
+    def load_state(self, state: ModelState | None = None) -> None:
+        """Take the model's state (default: read it now) and forget the inspector sections."""
+        self.apply(state or ModelState.read(self.model))
         self.sections.clear()
 
-    def read_manifest(self) -> None:
+    def apply(self, state: ModelState) -> None:
         """The manifest as the build has written it so far, and what it says of each form (the
-        inspector sections are kept: a build in flight clears them when it ends)."""
-        self.manifest = manifest.load(slug=self.model.slug)
-        self.info = manifest.model_info(self.model.slug) or self.info
-        self.status = {}
-        for f in forms.FORMS:
-            try:
-                self.status[f.key] = manifest.availability(f, self.manifest, self.model)
-            except Exception as e:  # never die on a strange manifest
-                self.status[f.key] = f"cannot tell: {type(e).__name__}: {e}"
+        inspector sections are kept: a build in flight clears them when it ends). Read by a
+        worker (`ModelState.read`), taken here on the app's thread."""
+        if state.model != self.model:
+            return  # read for a model no longer shown
+        self.manifest, self.status = state.manifest, state.status
+        self.info = state.info or self.info
+
+    def stored(self, model: ModelRef | None, doc: results.Results) -> None:
+        """What a worker just wrote to `model`'s results.json (read back under its lock, so with
+        what other processes stored): the app's copy, when that model is shown."""
+        if model == self.model:
+            self.store.doc = doc
 
     def switch(self, ref: ModelRef, info: dict[str, Any] | None = None) -> None:
         """Show `ref` from now on: its manifest, its results, its description."""
@@ -270,7 +294,7 @@ class Session:
     @property
     def never_built(self) -> bool:
         """No build has ever run for the model shown (its own manifest is not there)."""
-        return "model" not in self.manifest
+        return self.manifest.model is None
 
     @property
     def progress(self) -> BuildProgress | None:

@@ -23,15 +23,16 @@ import time
 from pathlib import Path
 from typing import Any
 
-from deploytui import forms, paths
-from deploytui.manifest import availability, runtime_facts
+from deploytui import defaults, forms, paths
+from deploytui.manifest import Manifest, availability, runtime_facts
 from deploytui.manifest import load as load_manifest
 from deploytui.models import ModelRef
-from deploytui.runners import protocol  # DEFAULT_REPEAT
+from deploytui.record import median, stamp
 from deploytui.ship import store
 from deploytui.ship.bundler import Bundle, ShipError, bundle, verify
 from deploytui.ship.pysource import plain_modules
 from deploytui.ship.spec import BIN_DIR, MODEL_DIR, VENV, BundleSpec, Library
+from deploytui.ship.store import ShipCheck
 
 # what each Python runner ships as: a module that imports no more of deploytui than
 # runners.protocol (copied beside it as plain modules, `ship.pysource`)
@@ -77,7 +78,7 @@ def _model_source(ref: ModelRef) -> list[tuple[str, str]]:
     return [(f"{PY_DIR}/{name}", text) for name, text in sorted(texts.items())]
 
 
-def spec(form: forms.Form, manifest: dict[str, Any] | None = None, ref: ModelRef | None = None) -> BundleSpec:
+def spec(form: forms.Form, manifest: Manifest | None = None, ref: ModelRef | None = None) -> BundleSpec:
     """What `form` ships for the model, from the registry and the runtime facts the build probed."""
     ref = ref or paths.model()
     manifest = manifest if manifest is not None else load_manifest(slug=ref.slug)
@@ -163,19 +164,16 @@ def reason(error: str, stderr_tail: list[str]) -> str:
     return error
 
 
-def _sizes(manifest: dict[str, Any]) -> dict[str, Any]:
+def _sizes(manifest: dict[str, Any], check: ShipCheck) -> None:
     """What a bundle's manifest says of its size, and CUDA's share of it."""
-    out = {
-        "unpacked_bytes": manifest["unpacked_bytes"],
-        "compressed_bytes": manifest["compressed_bytes"],
-        "files": len(manifest["files"]),
-        "libraries": manifest.get("libraries", []),
-    }
+    check.unpacked_bytes = manifest["unpacked_bytes"]
+    check.compressed_bytes = manifest["compressed_bytes"]
+    check.files = len(manifest["files"])
+    check.libraries = list(manifest.get("libraries", []))
     cuda = [f"lib/{n}" for n in manifest.get("cuda_libraries", [])]
     if cuda:
-        out["cuda_bytes"] = sum(manifest["files"][f]["bytes"] for f in cuda)
-        out["cuda_compressed_bytes"] = sum(manifest["files"][f]["gz_bytes"] for f in cuda)
-    return out
+        check.cuda_bytes = sum(manifest["files"][f]["bytes"] for f in cuda)
+        check.cuda_compressed_bytes = sum(manifest["files"][f]["gz_bytes"] for f in cuda)
 
 
 def venv_dir(requirements: list[str], python: str) -> Path:
@@ -185,7 +183,7 @@ def venv_dir(requirements: list[str], python: str) -> Path:
     return paths.cache_dir() / "ship" / "venvs" / key
 
 
-def _venv(root: Path, manifest: dict[str, Any], fact: dict[str, Any], say: Any) -> Path:
+def _venv(root: Path, manifest: dict[str, Any], fact: ShipCheck, say: Any) -> Path:
     """The bundle's venv, made inside the sandbox (offline, from the wheelhouse) unless made."""
     from deploytui.ship import sandbox
 
@@ -197,11 +195,11 @@ def _venv(root: Path, manifest: dict[str, Any], fact: dict[str, Any], say: Any) 
             raise ShipError(err)
         say(f"making the venv inside the sandbox (pip --no-index from the wheelhouse) → {venv}")
         setup = sandbox.setup_venv(root, wheelhouse(), venv)
-        fact["setup_s"] = round(setup.wall_s, 1)
+        fact.setup_s = round(setup.wall_s, 1)
         if not setup.ok:
             shutil.rmtree(venv, ignore_errors=True)
             raise ShipError(setup.error)
-    fact["venv_bytes"] = sum(p.stat().st_size for p in venv.rglob("*") if p.is_file() and not p.is_symlink())
+    fact.venv_bytes = sum(p.stat().st_size for p in venv.rglob("*") if p.is_file() and not p.is_symlink())
     return venv
 
 
@@ -211,15 +209,15 @@ def check(
     *,
     ref: ModelRef | None = None,
     tar: bool = False,
-    n: int = 5,
-    warmup: int = 1,
-    repeat: int = protocol.DEFAULT_REPEAT,
-    timeout_s: float = 120.0,
+    n: int = defaults.SHIP_RUNS,
+    warmup: int = defaults.WARMUP,
+    repeat: int = defaults.REPEAT,
+    timeout_s: float = defaults.RUN_TIMEOUT_S,
     rebuild: bool = True,
     save: bool = True,
     cancel: threading.Event | None = None,
     on_step: Any = None,
-) -> dict[str, Any]:
+) -> ShipCheck:
     """Bundle `form` for the model (unless `rebuild` is False and the folder is there), run it in
     the sandbox and judge it like `bench` does. The isolated fact, also stored in ship.json."""
     from deploytui import bench
@@ -228,19 +226,14 @@ def check(
     ref = ref or paths.model()
     say = on_step or (lambda _msg: None)
     root = (out or default_dir(form, ref)).resolve()
-    fact: dict[str, Any] = {
-        "verdict": store.FAIL,
-        "model": ref.text,
-        "bundle": str(root),
-        "checked_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
-    }
+    fact = ShipCheck(passed=False, model=ref.text, bundle=str(root), checked_at=stamp())
     try:
         if rebuild or not (root / "manifest.json").exists():
             say(f"bundling {form.key} ({ref.text}) → {root}")
             manifest = bundle(spec(form, ref=ref), root, tar=tar).manifest
         else:
             manifest = json.loads((root / "manifest.json").read_text())
-        fact.update(_sizes(manifest))
+        _sizes(manifest, fact)
         venv = _venv(root, manifest, fact, say) if manifest.get("requirements") else None
         say(f"running {form.key} in the sandbox ({warmup} warm-up + {n})")
         m = sandbox.run_checked(
@@ -253,37 +246,28 @@ def check(
         mismatch = verify(root)
         if mismatch and not passed:
             why += f" (the bundle: {mismatch})"
-        fact.update(
-            verdict=store.PASS if passed else store.FAIL,
-            reason=why,
-            startup_median_s=_median(rec.wall_s) if passed else None,
-            peak_rss_median_bytes=_median(rec.peak_rss_bytes) if passed else None,
-            max_abs_diff=rec.max_abs_diff,
-            stages_ms=rec.stages_ms,
-            sandbox_floor_s=floor,
-            n=len(rec.wall_s),
-            stderr_tail=rec.stderr_tail[-4:],
-        )
+        fact.passed, fact.reason = passed, why
+        fact.startup_median_s = median(rec.wall_s) if passed else None
+        fact.peak_rss_median_bytes = median(rec.peak_rss_bytes) if passed else None
+        fact.max_abs_diff = rec.max_abs_diff
+        fact.stages_ms = rec.stages_ms
+        fact.sandbox_floor_s = floor
+        fact.n = len(rec.wall_s)
+        fact.stderr_tail = rec.stderr_tail[-4:]
     except (ShipError, OSError, KeyError, ValueError) as e:
-        fact["reason"] = str(e)
+        fact.reason = str(e)
     if save and not form.applies(ref):  # a form that cannot exist for the model has no verdict
         store.put(store_path(ref), form.key, fact)
     return fact
-
-
-def _median(xs: list[Any]) -> Any:
-    import statistics
-
-    return statistics.median(xs) if xs else None
 
 
 def _pip_env() -> dict[str, str]:
     return {"PIP_CACHE_DIR": str(paths.cache_dir() / "pip")}
 
 
-def facts(ref: ModelRef | None = None) -> dict[str, dict[str, Any]]:
+def facts(ref: ModelRef | None = None) -> dict[str, ShipCheck]:
     """form key → its last isolated check for the model (artifacts/<slug>/ship.json)."""
-    return store.load(store_path(ref))
+    return store.load(store_path(ref)).forms
 
 
 def fill_wheelhouse() -> int:

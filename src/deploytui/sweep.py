@@ -19,22 +19,19 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 
-from deploytui import forms, paths, results
+from deploytui import defaults, forms, paths, results
 from deploytui.forms import Form
+from deploytui.manifest import Manifest
 from deploytui.models import ModelRef, parse
+from deploytui.procs import tree_rss
 from deploytui.record import RunRecord
 from deploytui.sweep_store import Point, SweepStore, load
 from deploytui.units import human
 
 D_IN, D_OUT, BATCH = 16, 8, 8
 LOW, HIGH, POINTS = 1e2, 2e8, 7  # ~10² to ~2·10⁸ parameters (800 MB of f32 weights)
-RUNS, WARMUP = 5, 1
-RUN_BUDGET_S = 10.0  # counted runs per form and size: about this long in all, at least MIN_RUNS
 MIN_RUNS = 2
-MEMORY_LIMIT = 10 << 30  # a build step whose process tree passes this is killed (the machine is shared)
-BUILD_TIMEOUT_S = 1800.0
 
 
 def default_targets() -> list[float]:
@@ -80,14 +77,15 @@ def parse_sizes(text: str) -> list[ModelRef]:
 # ------------------------------------------------------------------------------- from the manifest
 
 
-def ship_bytes(form: Form, ref: ModelRef, manifest: dict[str, Any]) -> int | None:
+def ship_bytes(form: Form, ref: ModelRef, manifest: Manifest) -> int | None:
     """What ships for the form (model files + program): each file's size as the build recorded
     it, else as it is on disk (an optional file, the `.onnx.data`); None when one is missing.
     (The one place to switch to a ship bundle's compressed size.)"""
-    arts, total = manifest.get("artifacts", {}), 0
+    total = 0
     for rel in form.ship_files(ref):
-        size = arts.get(rel, {}).get("size")
-        if not isinstance(size, int):
+        art = manifest.artifacts.get(rel)
+        size = art.size if art else None
+        if size is None:
             try:
                 size = (paths.artifacts_dir() / rel).stat().st_size
             except OSError:
@@ -96,21 +94,20 @@ def ship_bytes(form: Form, ref: ModelRef, manifest: dict[str, Any]) -> int | Non
     return total
 
 
-def build_seconds(form: Form, manifest: dict[str, Any], after: dict[str, tuple[str, ...]]) -> float | None:
+def build_seconds(form: Form, manifest: Manifest, after: dict[str, tuple[str, ...]]) -> float | None:
     """Seconds the build spent on this model for the form: its model steps and the model steps
     they need (`after`), as the manifest recorded each; shared programs (built once) excluded."""
-    steps = manifest.get("steps", {})
     todo, seen, total = list(form.steps), set(), 0.0
     while todo:
         name = todo.pop()
         if name in seen:
             continue
         seen.add(name)
-        rec = steps.get(name)
-        if not rec or not isinstance(rec.get("wall_s"), (int, float)):
+        rec = manifest.steps.get(name)
+        if not rec:
             return None
-        if rec.get("scope") != "shared":
-            total += rec["wall_s"]
+        if rec.scope != "shared":
+            total += rec.wall_s
             todo.extend(after.get(name, ()))
     return round(total, 3)
 
@@ -145,8 +142,6 @@ class Watchdog:
         self._last = 0.0
 
     def __call__(self, step: str, pid: int) -> str:
-        import psutil
-
         now = time.monotonic()
         started = self._started.setdefault(step, now)
         if now - started > self.timeout_s:
@@ -154,17 +149,7 @@ class Watchdog:
         if now - self._last < 0.25:
             return ""
         self._last = now
-        try:
-            root = psutil.Process(pid)
-            procs = [root, *root.children(recursive=True)]
-        except psutil.Error:
-            return ""
-        rss = 0
-        for p in procs:
-            try:
-                rss += p.memory_info().rss
-            except psutil.Error:
-                pass
+        rss = tree_rss(pid)
         self.peak[step] = max(self.peak.get(step, 0), rss)
         if rss > self.limit:
             limit = human(self.limit)
@@ -174,11 +159,11 @@ class Watchdog:
 
 def runs_for(previous: RunRecord | None, runs: int) -> tuple[int, str]:
     """Counted runs for a form at the next size: `runs`, or fewer when one run at the size before
-    took long enough that `runs` would pass RUN_BUDGET_S (with why, for the output)."""
+    took long enough that `runs` would pass defaults.SWEEP_RUN_BUDGET_S (with why, for the output)."""
     if previous is None or not previous.wall_s:
         return runs, ""
-    wall = sorted(previous.wall_s)[len(previous.wall_s) // 2]
-    n = max(MIN_RUNS, min(runs, int(RUN_BUDGET_S // max(wall, 1e-9))))
+    wall = previous.wall.median if previous.wall else 0.0
+    n = max(MIN_RUNS, min(runs, int(defaults.SWEEP_RUN_BUDGET_S // max(wall, 1e-9))))
     return n, (f"{n} runs: one took {wall:.1f} s at the size before" if n < runs else "")
 
 
@@ -190,12 +175,12 @@ def run_sweep(
     refs: list[ModelRef],
     chosen: list[Form] | None = None,
     *,
-    runs: int = RUNS,
-    warmup: int = WARMUP,
-    repeat: int = 10,
-    timeout_s: float = 120.0,
-    build_timeout_s: float = BUILD_TIMEOUT_S,
-    memory_limit: int = MEMORY_LIMIT,
+    runs: int = defaults.SWEEP_RUNS,
+    warmup: int = defaults.WARMUP,
+    repeat: int = defaults.REPEAT,
+    timeout_s: float = defaults.RUN_TIMEOUT_S,
+    build_timeout_s: float = defaults.BUILD_TIMEOUT_S,
+    memory_limit: int = defaults.BUILD_MEMORY_LIMIT,
     force: bool = False,
     on_event: Callable[[SweepEvent], None] = lambda e: None,
     cancel: threading.Event | None = None,
@@ -243,7 +228,7 @@ def run_sweep(
         if cancel is not None and cancel.is_set():
             break
         manifest = load_manifest(ctx.art, ctx.slug)
-        params = (manifest.get("steps", {}).get("export-model", {}).get("facts") or {}).get("params")
+        params = manifest.facts("export-model").get("params")
         if not isinstance(params, int) or params < 1:
             params = params_of(ref)
         if force or point is None or point.params != params:
@@ -313,9 +298,8 @@ def params_of(ref: ModelRef) -> int:
 def _summary(rec: RunRecord) -> str:
     from deploytui.units import ms
 
-    if rec.status != "ok" or not rec.wall_s:
+    if not rec.measured or rec.wall is None or rec.rss is None:
         return (rec.error or rec.status).splitlines()[0][:160]
-    wall = sorted(rec.wall_s)[len(rec.wall_s) // 2]
-    rss = sorted(rec.peak_rss_bytes)[len(rec.peak_rss_bytes) // 2]
+    wall, rss = rec.wall.median, rec.rss.median
     verdict = "" if rec.within_tol else "  FAIL numerics"
     return f"n={len(rec.wall_s)} start-up {ms(wall)}  peak RSS {human(rss)}{verdict}"

@@ -1,17 +1,18 @@
-"""The sweep's store: artifacts/sweep.json, one `Point` per size of the mlp family, replaced
-atomically after every form, checked on read (a damaged point is dropped, said, and the file as it
-was kept beside it), like results.json. Light: the app, the fit and the report read it."""
+"""The sweep's store: artifacts/sweep.json, one `Point` per size of the mlp family, written after
+every form; a `store.Store` like results.json (a damaged point is dropped and said, the file as it
+was kept beside it; `put` under the lock). Light: the app, the fit and the report read it."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
-from deploytui import jsonio, paths
+from deploytui import paths
 from deploytui.models import parse
 from deploytui.record import RecordError, RunRecord
+from deploytui.store import Store
 
 VERSION = 1
 NAME = "sweep.json"
@@ -94,21 +95,53 @@ class Point:
 
 
 @dataclass
-class SweepStore:
-    path: Path
-    points: dict[str, Point] = field(default_factory=dict)  # by model text
-    dropped: list[str] = field(default_factory=list)
+class Sweep:
+    """What sweep.json holds: the points, by model text."""
+
+    VERSION: ClassVar[int] = VERSION
+    NAME: ClassVar[str] = "sweep points"
+    points: dict[str, Point] = field(default_factory=dict)
+
+    @classmethod
+    def empty(cls) -> Sweep:
+        return cls()
+
+    @classmethod
+    def read(cls, data: dict[str, Any]) -> tuple[Sweep, list[str]]:
+        if not isinstance(data.get("points"), list):
+            return cls(), [f"{NAME} has no 'points' list, starting empty"]
+        found, problems = cls(), []
+        for i, value in enumerate(data["points"]):
+            try:
+                point = Point.from_json(value)
+            except RecordError as e:
+                name = f" ({value['model']!r})" if isinstance(value, dict) and "model" in value else ""
+                problems.append(f"sweep point {i}{name} dropped: {e}")
+            else:
+                found.points[point.model] = point
+        return found, problems
 
     def ordered(self) -> list[Point]:
         return sorted(self.points.values(), key=lambda p: p.params)
 
-    def put(self, point: Point) -> None:
-        self.points[point.model] = point
-        self.write()
+    def to_json(self) -> dict[str, Any]:
+        return {"version": VERSION, "points": [p.to_json() for p in self.ordered()]}
 
-    def write(self) -> None:
-        data = {"version": VERSION, "points": [p.to_json() for p in self.ordered()]}
-        jsonio.write_atomic(self.path, data)
+
+class SweepStore(Store[Sweep]):
+    def __init__(self, path: Path) -> None:
+        super().__init__(path, Sweep)
+
+    @property
+    def points(self) -> dict[str, Point]:
+        return self.doc.points
+
+    def ordered(self) -> list[Point]:
+        return self.doc.ordered()
+
+    def put(self, point: Point) -> None:
+        """Add or replace one size's point and write the file at once."""
+        self.update(lambda doc: doc.points.__setitem__(point.model, point))
 
 
 def store_path() -> Path:
@@ -118,25 +151,4 @@ def store_path() -> Path:
 def load(path: Path | None = None) -> SweepStore:
     """What sweep.json holds; a damaged point is dropped and said in `dropped` (the file as it was
     is kept beside it, as results.json's is)."""
-    path = path or store_path()
-    store = SweepStore(path)
-    if not path.exists():
-        return store
-    try:
-        data = jsonio.read(path)
-    except (OSError, ValueError) as e:
-        data = None
-        store.dropped.append(f"{path.name} could not be read ({type(e).__name__}: {e}), starting empty")
-    if data is not None and not (isinstance(data, dict) and isinstance(data.get("points"), list)):
-        store.dropped.append(f"{path.name} has no 'points' list, starting empty")
-    elif data is not None:
-        for i, value in enumerate(data["points"]):
-            try:
-                point = Point.from_json(value)
-            except RecordError as e:
-                store.dropped.append(f"sweep point {i} dropped: {e}")
-            else:
-                store.points[point.model] = point
-    if store.dropped:
-        store.dropped.append(jsonio.set_aside(path, store.write))
-    return store
+    return SweepStore(path or store_path()).load()

@@ -6,34 +6,34 @@ its outputs are still what that run wrote (size and mtime, else sha256, against 
 otherwise it runs, and the log says why. A step that has to run but whose tool is missing is
 marked unavailable with the reason, and steps after it that need it are skipped with that
 reason. Model steps are recorded in artifacts/<slug>/manifest.json, the model-independent ones
-(scope "shared") in artifacts/shared/manifest.json; both are rewritten after every step. Each
+(scope "shared") in artifacts/shared/manifest.json, each step's record as it ends. Each
 step that runs writes its full output to <its folder>/logs/<step>.log; its reason is the
 decisive line of that output (`decisive_line`).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import importlib
 import os
 import platform
 import re
 import shutil
-import subprocess
 import threading
 import time
-from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any
 
-from deploytui import jsonio, paths
+from deploytui import jsonio, locks, paths, procs
 from deploytui import manifest as manifest_file
 from deploytui.builder.context import BuildContext
 from deploytui.builder.steps import Step
-from deploytui.hashing import file_record, unchanged
-from deploytui.procs import kill_group, tool_version
+from deploytui.hashing import file_record
+from deploytui.manifest import ArtifactRecord, Manifest, StepRecord, StepStatus
+from deploytui.procs import tool_version
+from deploytui.store import Store
 
 FAMILY_MODULES = (
     "deploytui.builder.torch_plan",
@@ -54,7 +54,7 @@ class BuildEvent:
     index: int = 0
     total: int = 0
     text: str = ""  # a log line ("line"), or the reason ("end")
-    status: str = ""  # "ok" | "up-to-date" | "failed" | "unavailable" | "skipped"
+    status: str = ""  # a StepStatus ("end" events)
     wall_s: float = 0.0
 
 
@@ -86,17 +86,29 @@ def run_build(
     on_event: Callable[[BuildEvent], None] = lambda e: None,
     cancel: threading.Event | None = None,
     watch: Watch | None = None,
-) -> dict[str, Any]:
-    """Run the plan (or the steps named in `only` and nothing else); returns the manifest.
-    `watch(step, pid)`, called while a step runs (every 50 ms), returns "" or why to kill it (the
-    sweep's memory and time limits): the step then fails with that reason."""
+) -> Manifest:
+    """Run the plan (or the steps named in `only` and nothing else); returns the model's view of
+    the manifests. `watch(step, pid)`, called while a step runs (every 50 ms), returns "" or why
+    to kill it (the sweep's memory and time limits): the step then fails with that reason.
+
+    Each step runs holding its lock for writing (`locks.step_lock`, in its scope's folder): a
+    second build of the same step (another process, this model or another sharing shared/)
+    waits for it with a line saying so, then finds it up to date; a bench running a form that
+    ships the step's outputs holds it for reading. The manifest is read again once the lock is
+    held, and the step's record is written under the store's lock, so nothing is lost."""
     ctx = ctx or BuildContext.default()
     for d in (ctx.art, ctx.mdir, ctx.shared, ctx.cache):
         d.mkdir(parents=True, exist_ok=True)
     paths.scratch_dir().mkdir(parents=True, exist_ok=True)
-    manifest = manifest_file.load(ctx.art, ctx.slug)
-    manifest["tools"].update(tool_versions(ctx))
-    manifest["model"] = ctx.model.text
+    tools = tool_versions(ctx)
+    stores = {"shared": manifest_file.store(ctx.shared), "model": manifest_file.store(ctx.mdir)}
+
+    def own(doc: Manifest) -> None:
+        doc.tools.update(tools)
+        doc.model = ctx.model.text
+
+    stores["model"].update(own)
+    stores["shared"].update(lambda doc: doc.tools.update(tools))
     steps = plan(ctx)
     if only:
         known = {s.name for s in steps}
@@ -111,126 +123,126 @@ def run_build(
         on_event(BuildEvent("start", step.name, step.title, i, len(steps)))
         t0 = time.perf_counter()
         on_line = functools.partial(_line_event, on_event, step, i, len(steps))
-        status, reason, record = _run_step(ctx, step, manifest, on_line, cancel, watch)
+        store = stores["shared" if step.scope == "shared" else "model"]
+        try:
+            with locks.step_lock(store.path.parent, step.name, "write", say=on_line, cancel=cancel):
+                status, reason = _build_step(ctx, step, store, _view(stores), on_line, cancel, watch, t0)
+        except locks.Cancelled as e:
+            status, reason = StepStatus.SKIPPED, str(e)
         wall = time.perf_counter() - t0
-        if status != "up-to-date":
-            record.update(
-                status=status,
-                reason=reason,
-                wall_s=round(wall, 3),
-                finished_at=time.strftime("%Y-%m-%dT%H:%M:%S%z"),
-            )
-            record["scope"], record["stage"] = step.scope, step.stage
-            manifest["steps"][step.name] = record
-            for out in step.outputs:
-                if status == "ok" and out.is_file():
-                    manifest["artifacts"][_artifact_key(ctx, out)] = _artifact_record(out, step.name)
-                else:
-                    manifest["artifacts"].pop(_artifact_key(ctx, out), None)
-            facts = record.get("facts") or {}
-            if step.name == "export-model" and "torch" in facts:
-                manifest["tools"]["torch"] = facts["torch"]
-            if step.name == "export-onnx" and "onnx" in facts:
-                manifest["tools"]["onnx"] = facts["onnx"]
-            manifest_file.write(ctx.art, ctx.slug, manifest)
-        elif _refresh_mtimes(ctx, step, manifest):
-            manifest_file.write(ctx.art, ctx.slug, manifest)
         on_event(
             BuildEvent("end", step.name, step.title, i, len(steps), text=reason, status=status, wall_s=wall)
         )
-    return manifest
+    return _view(stores)
+
+
+def _view(stores: dict[str, Store[Manifest]]) -> Manifest:
+    return manifest_file.merged(stores["shared"].load().doc, stores["model"].load().doc)
+
+
+def _build_step(
+    ctx: BuildContext,
+    step: Step,
+    store: Store[Manifest],
+    manifest: Manifest,
+    on_line: Callable[[str], None],
+    cancel: threading.Event | None,
+    watch: Watch | None,
+    t0: float,
+) -> tuple[StepStatus, str]:
+    """Run one step (its lock held) and record it in its manifest, under that store's lock."""
+    status, reason, record = _run_step(ctx, step, manifest, on_line, cancel, watch)
+    if status == StepStatus.UP_TO_DATE:
+        touched = _touched(ctx, step, manifest)
+        if touched:
+            store.update(lambda doc: doc.artifacts.update(touched))
+        return status, reason
+    record.status, record.reason = status, reason
+    record.wall_s = round(time.perf_counter() - t0, 3)
+    record.finished_at = time.strftime("%Y-%m-%dT%H:%M:%S%z")
+    record.scope, record.stage = step.scope, step.stage
+    outputs = {
+        _artifact_key(ctx, out): _artifact_record(out, step.name) if status == StepStatus.OK else None
+        for out in step.outputs
+        if status != StepStatus.OK or out.is_file()
+    }
+
+    def put(doc: Manifest) -> None:
+        doc.steps[step.name] = record
+        for key, art in outputs.items():
+            if art is None:
+                doc.artifacts.pop(key, None)
+            else:
+                doc.artifacts[key] = art
+        for tool in TOOL_FACTS.get(step.name, ()):
+            if isinstance(record.facts.get(tool), str):
+                doc.tools[tool] = record.facts[tool]
+
+    store.update(put)
+    return status, reason
+
+
+TOOL_FACTS = {"export-model": ("torch",), "export-onnx": ("onnx",)}  # versions a step reports
 
 
 def _run_step(
     ctx: BuildContext,
     step: Step,
-    manifest: dict[str, Any],
+    manifest: Manifest,
     on_line: Callable[[str], None],
     cancel: threading.Event | None,
     watch: Watch | None = None,
-) -> tuple[str, str, dict[str, Any]]:
+) -> tuple[StepStatus, str, StepRecord]:
     # The fingerprint holds no tool (neither its path nor its version), so it can be taken without
     # the tool; and a missing tool cannot have changed anything the step made. So the tool is
     # required only when the step has to run: a built step stays up to date without it.
     fingerprint = step.fingerprint()
     stale = _stale_reason(ctx, step, manifest, fingerprint)
     missing = [t for t in step.needs if shutil.which(t) is None]
+    blank = StepRecord(StepStatus.FAILED)
     if stale and missing:
-        return "unavailable", f"{', '.join(missing)} not found on PATH", {}
+        return StepStatus.UNAVAILABLE, f"{', '.join(missing)} not found on PATH", blank
     for dep in step.after:
-        dep_status = manifest["steps"].get(dep, {}).get("status")
-        if dep_status != "ok":
-            why = manifest["steps"].get(dep, {}).get("reason") or dep_status or "not built"
-            return "skipped", f"needs step {dep} ({why})", {}
+        dep_rec = manifest.steps.get(dep)
+        if dep_rec is None or not dep_rec.ok:
+            why = (dep_rec.reason or dep_rec.status) if dep_rec else "not built"
+            return StepStatus.SKIPPED, f"needs step {dep} ({why})", blank
     if not stale:
-        return "up-to-date", "", manifest["steps"][step.name]
+        return StepStatus.UP_TO_DATE, "", manifest.steps[step.name]
     on_line(f"stale: {stale}")
-    env = {**os.environ, **step.env}
-    tail: deque[str] = deque(maxlen=40)
     log_path = (ctx.shared if step.scope == "shared" else ctx.mdir) / "logs" / f"{step.name}.log"
     log_path.parent.mkdir(parents=True, exist_ok=True)
-    log = log_path.open("w", encoding="utf-8", errors="replace")
-    log.write("$ " + " ".join(step.argv) + "\n")
-    log_lines: list[str] = []
-    try:
-        proc = subprocess.Popen(
-            step.argv,
-            cwd=step.cwd or ctx.root,
-            env=env,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-            errors="replace",
-            start_new_session=True,
-        )
-    except OSError as e:
-        return "failed", f"could not start {step.argv[0]}: {e}", {"fingerprint": fingerprint}
-    stdout_lines: list[str] = []
-    reader = threading.Thread(target=lambda: stdout_lines.extend(proc.stdout or ()), daemon=True)
-    reader.start()
-    deadline = time.monotonic() + step.timeout_s
-    killed = ""
-    assert proc.stderr is not None
 
-    def on_err(line: str) -> None:
-        log_lines.append(line)
-        on_line(line)
+    def line(stream: str, text: str) -> None:
+        if stream == "stderr":
+            on_line(text)
 
-    stderr_thread = threading.Thread(target=_pump, args=(proc.stderr, tail, on_err), daemon=True)
-    stderr_thread.start()
-    while proc.poll() is None:
-        if cancel is not None and cancel.is_set():
-            killed = "cancelled"
-        elif time.monotonic() > deadline:
-            killed = f"timed out after {step.timeout_s:.0f} s"
-        elif watch is not None:
-            killed = watch(step.name, proc.pid)
-        if killed:
-            kill_group(proc.pid)
-            break
-        time.sleep(0.05)
-    proc.wait()
-    reader.join(5)
-    stderr_thread.join(5)
-    for line in stdout_lines:
-        tail.append(line.rstrip("\n"))
-        log_lines.append(line.rstrip("\n"))
-    log.write("\n".join(log_lines) + "\n")
-    log.close()
-    record = {
-        "fingerprint": fingerprint,
-        "log_tail": list(tail)[-20:],
-        "log": str(log_path.relative_to(ctx.art)),
-        "facts": jsonio.last_object(stdout_lines) or {},
-    }
-    if killed:
-        return "failed", killed, record
-    if proc.returncode != 0:
-        return "failed", f"exit {proc.returncode}: {decisive_line(log_lines)[:300]}", record
+    child = procs.run(
+        step.argv,
+        cwd=step.cwd or ctx.root,
+        env={**os.environ, **step.env},
+        timeout_s=step.timeout_s,
+        cancel=cancel,
+        on_line=line,
+        watch=None if watch is None else functools.partial(watch, step.name),
+    )
+    log_lines = [*child.stderr, *child.stdout]
+    log_path.write_text("$ " + " ".join(step.argv) + "\n" + "\n".join(log_lines) + "\n", errors="replace")
+    record = StepRecord(
+        StepStatus.FAILED,
+        fingerprint=fingerprint,
+        log_tail=log_lines[-20:],
+        log=str(log_path.relative_to(ctx.art)),
+        facts=jsonio.last_object(child.stdout) or {},
+    )
+    if child.error or child.killed:
+        return StepStatus.FAILED, child.error or child.killed, record
+    if child.returncode != 0:
+        return StepStatus.FAILED, f"exit {child.returncode}: {decisive_line(log_lines)[:300]}", record
     absent = [str(o) for o in step.outputs if not o.exists()]
     if absent:
-        return "failed", f"finished but did not write {', '.join(absent)}", record
-    return "ok", "", record
+        return StepStatus.FAILED, f"finished but did not write {', '.join(absent)}", record
+    return StepStatus.OK, "", record
 
 
 COMPILER_ERROR = re.compile(r"^(error(\[E\d+\])?: |.*:\d+:\d+: (fatal )?error: )")
@@ -257,49 +269,45 @@ def decisive_line(lines: list[str]) -> str:
     return clean[-1].strip() if clean else ""
 
 
-def _stale_reason(ctx: BuildContext, step: Step, manifest: dict[str, Any], fingerprint: str) -> str:
+def _stale_reason(ctx: BuildContext, step: Step, manifest: Manifest, fingerprint: str) -> str:
     """Why the step has to run; "" when it is up to date."""
-    previous = manifest["steps"].get(step.name)
+    previous = manifest.steps.get(step.name)
     if not previous:
         return "never built"
-    if previous.get("status") != "ok":
-        return f"last build: {previous.get('status')}"
-    if previous.get("fingerprint") != fingerprint:
+    if not previous.ok:
+        return f"last build: {previous.status}"
+    if previous.fingerprint != fingerprint:
         return "command or inputs changed"
     for out in step.outputs:
+        key = _artifact_key(ctx, out)
         if not out.exists():
-            return f"output {_artifact_key(ctx, out)} is missing"
-        if not unchanged(out, manifest["artifacts"].get(_artifact_key(ctx, out))):
-            return f"output {_artifact_key(ctx, out)} changed since it was built"
+            return f"output {key} is missing"
+        art = manifest.artifacts.get(key)
+        if art is None or not art.matches(out):
+            return f"output {key} changed since it was built"
     return ""
 
 
-def _refresh_mtimes(ctx: BuildContext, step: Step, manifest: dict[str, Any]) -> bool:
-    """Outputs of an up-to-date step that were touched but not changed: record their new mtime, so
-    that they are hashed once only. True when a record changed."""
-    refreshed = False
+def _touched(ctx: BuildContext, step: Step, manifest: Manifest) -> dict[str, ArtifactRecord]:
+    """Outputs of an up-to-date step that were touched but not changed: their records with the
+    new mtime, so that they are hashed once only."""
+    touched = {}
     for out in step.outputs:
-        record = manifest["artifacts"][_artifact_key(ctx, out)]
+        key = _artifact_key(ctx, out)
+        art = manifest.artifacts[key]
         mtime = out.stat().st_mtime_ns
-        refreshed |= record.get("mtime_ns") != mtime
-        record["mtime_ns"] = mtime
-    return refreshed
+        if art.mtime_ns != mtime:
+            touched[key] = dataclasses.replace(art, mtime_ns=mtime)
+    return touched
 
 
 def _artifact_key(ctx: BuildContext, out: Path) -> str:
     return str(out.relative_to(ctx.art)) if out.is_relative_to(ctx.art) else str(out)
 
 
-def _artifact_record(out: Path, step: str) -> dict[str, Any]:
-    return {**file_record(out), "step": step}
+def _artifact_record(out: Path, step: str) -> ArtifactRecord:
+    return ArtifactRecord(**file_record(out), step=step)
 
 
 def _line_event(on_event: Callable[[BuildEvent], None], step: Step, i: int, total: int, line: str) -> None:
     on_event(BuildEvent("line", step.name, step.title, i, total, text=line))
-
-
-def _pump(stream: IO[str], tail: deque[str], on_line: Callable[[str], None]) -> None:
-    for line in stream:
-        line = line.rstrip("\n")
-        tail.append(line)
-        on_line(line)

@@ -17,16 +17,13 @@ import json
 import os
 import re
 import shutil
-import subprocess
 import sys
-import threading
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from deploytui import jsonio
+from deploytui import jsonio, procs
 from deploytui.procs import tool_version
 
 WARNING_RE = re.compile(r"^warning: (?!`[^`]+` \(.*\) generated \d+ warnings?)(.*)$")
@@ -76,48 +73,33 @@ class Cargo:
             full_env["DEPLOYTUI_BPK"] = str(self.out / f"{self.stem}.bpk")
             full_env["DEPLOYTUI_ONNX"] = str(self.onnx)
         print("$ " + " ".join(argv), file=sys.stderr, flush=True)
-        t0 = time.monotonic()
-        proc = subprocess.Popen(
-            argv,
-            cwd=self.rust,
-            env=full_env,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-            bufsize=1,
-        )
         found: dict[str, Any] = {"bins": {}, "out_dirs": {}}
 
-        # stderr: cargo's progress and the rendered diagnostics, streamed through as they come
-        def pump_stderr() -> None:
-            assert proc.stderr is not None
-            for line in proc.stderr:
-                sys.stderr.write(line)
-                sys.stderr.flush()
-                m = WARNING_RE.match(line.rstrip("\n"))
+        # stderr: cargo's progress and the rendered diagnostics, streamed through as they come;
+        # stdout: cargo's JSON messages (what it built, where build scripts wrote)
+        def line(stream: str, text: str) -> None:
+            if stream == "stderr":
+                print(text, file=sys.stderr, flush=True)
+                m = WARNING_RE.match(text)
                 if m and m.group(1) not in self.warnings:
                     self.warnings.append(m.group(1))
-
-        t = threading.Thread(target=pump_stderr, daemon=True)
-        t.start()
-        assert proc.stdout is not None
-        for line in proc.stdout:
+                return
             try:
-                msg = json.loads(line)
+                msg = json.loads(text)
             except json.JSONDecodeError:
-                sys.stderr.write(line)
-                continue
+                print(text, file=sys.stderr, flush=True)
+                return
             reason = msg.get("reason")
-            name = msg.get("package_id", "")
             if reason == "compiler-artifact" and msg.get("executable"):
                 found["bins"][msg["target"]["name"]] = Path(msg["executable"])
             elif reason == "build-script-executed":
-                found["out_dirs"][_package_name(name)] = Path(msg["out_dir"])
-        rc = proc.wait()
-        t.join()
-        self.seconds += time.monotonic() - t0
-        if rc != 0:
-            raise StepError(f"cargo build -p {package} failed (exit {rc})")
+                found["out_dirs"][_package_name(msg.get("package_id", ""))] = Path(msg["out_dir"])
+
+        # in this step's process group: the build kills the group whole
+        child = procs.run(argv, cwd=self.rust, env=full_env, on_line=line, own_group=False)
+        self.seconds += child.wall_s
+        if not child.ok:
+            raise StepError(f"cargo build -p {package} failed ({child.why})")
         for b in bins:
             if b not in found["bins"]:
                 raise StepError(f"cargo did not report binary {b}")
@@ -147,11 +129,12 @@ def _copy(src: Path, dst: Path) -> int:
 
 def _run(argv: list[str]) -> str:
     print("$ " + " ".join(argv), file=sys.stderr, flush=True)
-    proc = subprocess.run(argv, capture_output=True, text=True, check=False)
-    sys.stderr.write(proc.stderr)
-    if proc.returncode != 0:
-        raise StepError(f"{Path(argv[0]).name} failed (exit {proc.returncode}): {proc.stderr.strip()}")
-    return proc.stdout
+    child = procs.run(argv, own_group=False)
+    for line in child.stderr:
+        print(line, file=sys.stderr)
+    if not child.ok:
+        raise StepError(f"{Path(argv[0]).name} failed ({child.why}): {chr(10).join(child.stderr).strip()}")
+    return child.text
 
 
 def _locked_versions(rust: Path) -> dict[str, str]:

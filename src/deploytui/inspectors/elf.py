@@ -20,14 +20,13 @@ from __future__ import annotations
 import os
 import re
 import shutil
-import subprocess
 import tempfile
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
+from deploytui import procs
 from deploytui.inspectors import InspectError
-from deploytui.procs import kill_group
 
 ELF_MAGIC = b"\x7fELF"
 SYSTEM_PREFIXES = ("/lib/", "/lib64/", "/usr/lib/", "/usr/lib64/", "/lib32/", "/usr/lib32/", "/libx32/")
@@ -167,21 +166,14 @@ def _tool(name: str) -> str:
     return found
 
 
-def _run_tool(argv: list[str], env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    try:
-        return subprocess.run(
-            argv,
-            capture_output=True,
-            text=True,
-            errors="replace",
-            timeout=TOOL_TIMEOUT_S,
-            env=env,
-            check=False,
-        )
-    except subprocess.TimeoutExpired:
-        raise InspectError(f"`{' '.join(argv)}` timed out after {TOOL_TIMEOUT_S:.0f} s") from None
-    except OSError as e:
-        raise InspectError(f"cannot run {argv[0]}: {e.strerror or e}") from None
+def _run_tool(argv: list[str], env: dict[str, str] | None = None) -> procs.Finished:
+    """ldd, nm: to their end (any exit code), or InspectError when they cannot run or hang."""
+    child = procs.run(argv, env=env, timeout_s=TOOL_TIMEOUT_S)
+    if child.error:
+        raise InspectError(f"cannot run {argv[0]}: {child.error}")
+    if child.killed:
+        raise InspectError(f"`{' '.join(argv)}` {child.killed}")
+    return child
 
 
 # ---------------------------------------------------------------- ldd
@@ -234,9 +226,9 @@ def ldd(path: str | os.PathLike[str], library_path: list[str] | None = None) -> 
     if library_path:
         env["LD_LIBRARY_PATH"] = os.pathsep.join([*library_path, *filter(None, [env.get("LD_LIBRARY_PATH")])])
     proc = _run_tool([tool, p], env=env)
-    pairs, static = parse_ldd(proc.stdout + "\n" + proc.stderr)
+    pairs, static = parse_ldd(proc.text + "\n" + "\n".join(proc.stderr))
     if proc.returncode != 0 and not static and not pairs:
-        msg = (proc.stderr.strip() or proc.stdout.strip()).splitlines()
+        msg = [ln for ln in (*proc.stderr, *proc.stdout) if ln.strip()]
         raise InspectError(f"ldd {p} failed: {msg[0] if msg else 'exit ' + str(proc.returncode)}")
     libs = tuple(_library(n, t) for n, t in pairs if t is not None)
     missing = tuple(n for n, t in pairs if t is None)
@@ -266,9 +258,9 @@ def undefined_symbols(path: str | os.PathLike[str]) -> Symbols:
     tool = _tool("nm")
     proc = _run_tool([tool, "-u", "-D", p])
     if proc.returncode != 0:
-        msg = proc.stderr.strip().splitlines()
+        msg = [ln for ln in proc.stderr if ln.strip()]
         raise InspectError(f"nm -u -D {p} failed: {msg[0] if msg else 'exit ' + str(proc.returncode)}")
-    names = parse_nm_undefined(proc.stdout)
+    names = parse_nm_undefined(proc.text)
     uniq = sorted(set(names))
     aoti = tuple(n for n in uniq if n.split("@", 1)[0].startswith(AOTI_PREFIX))
     other = tuple(n for n in uniq if not n.split("@", 1)[0].startswith(AOTI_PREFIX))
@@ -340,40 +332,20 @@ def loaded_libraries(
         prefix = os.path.join(tmp, "ld")
         run_env["LD_DEBUG"] = "libs,files"
         run_env["LD_DEBUG_OUTPUT"] = prefix
-        try:
-            proc = subprocess.Popen(
-                argv,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                env=run_env,
-                cwd=cwd,
-                text=True,
-                errors="replace",
-                start_new_session=own_group,
-            )
-        except OSError as e:
-            raise InspectError(f"cannot run {argv[0]}: {e.strerror or e}") from None
-        out, err = _communicate(proc, argv[0], timeout_s, own_group)
+        proc = procs.run(argv, env=run_env, cwd=cwd, timeout_s=timeout_s, own_group=own_group)
+        if proc.error:
+            raise InspectError(f"cannot run {argv[0]}: {proc.error}")
+        if proc.killed:
+            raise InspectError(f"{argv[0]}: did not finish within {timeout_s:.0f} s")
         debug_file = f"{prefix}.{proc.pid}"
         try:
             text = Path(debug_file).read_text(errors="replace")
         except OSError:
             raise InspectError(f"{argv[0]}: no dynamic-loader output (a static or setuid program?)") from None
     libs = tuple(_library(PurePosixPath(p).name, p) for p in parse_ld_debug(text, proc.pid))
-    return LoadedRun(argv=tuple(argv), returncode=proc.returncode, stdout=out, stderr=err, libraries=libs)
-
-
-def _communicate(proc: subprocess.Popen[str], name: str, timeout_s: float, group: bool) -> tuple[str, str]:
-    """Wait for the program; past the timeout kill it (its whole process group when it has one)."""
-    try:
-        return proc.communicate(timeout=timeout_s)
-    except subprocess.TimeoutExpired:
-        if group:
-            kill_group(proc.pid)
-        else:
-            proc.kill()
-        proc.communicate()
-        raise InspectError(f"{name}: did not finish within {timeout_s:.0f} s") from None
+    out, err = proc.text, "\n".join(proc.stderr)
+    rc = proc.returncode if proc.returncode is not None else -1
+    return LoadedRun(argv=tuple(argv), returncode=rc, stdout=out, stderr=err, libraries=libs)
 
 
 # ---------------------------------------------------------------- AOTI package

@@ -15,14 +15,13 @@ import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from deploytui import forms as F
 from deploytui import paths
 from deploytui.forms import Form, Inspect
 from deploytui.hashing import sha256_file
 from deploytui.inspectors import InspectError, archive, onnx_graph, safetensors_header
-from deploytui.manifest import runtime_facts
+from deploytui.manifest import Manifest, runtime_facts
 from deploytui.ship import store as ship_store
 from deploytui.units import human
 
@@ -53,7 +52,7 @@ def _guard(tab: str, title: str, kind: str, build: Callable[[], Section]) -> Sec
 # ------------------------------------------------------------------ Artifact
 
 
-def ships(form: Form, manifest: dict[str, Any]) -> Section:
+def ships(form: Form, manifest: Manifest) -> Section:
     """Each file as it is now (size, sha256), against what the build recorded for it."""
     rows = []
     for p in form.ship_paths():
@@ -61,7 +60,8 @@ def ships(form: Form, manifest: dict[str, Any]) -> Section:
         if not p.exists():
             rows.append([rel, "missing", "", ""])
             continue
-        now, built = sha256_file(p)[:12], manifest.get("artifacts", {}).get(rel, {}).get("sha256", "")[:12]
+        art = manifest.artifacts.get(rel)
+        now, built = sha256_file(p)[:12], (art.sha256 if art else "")[:12]
         vs = (
             "not recorded"
             if not built
@@ -73,7 +73,7 @@ def ships(form: Form, manifest: dict[str, Any]) -> Section:
     if form.runner:
         rows.append([f"load script ({form.runner})", "(source)", "", ""])
     for step in form.steps:  # burn-onnx's File strategy: a .bpk read from the build directory
-        baked = manifest.get("steps", {}).get(step, {}).get("facts", {}).get("baked_bpk_path")
+        baked = manifest.facts(step).get("baked_bpk_path")
         if baked:
             there = Path(baked).exists()
             rows.append(
@@ -89,7 +89,7 @@ def ships(form: Form, manifest: dict[str, Any]) -> Section:
     )
 
 
-def runtime(form: Form, manifest: dict[str, Any]) -> Section:
+def runtime(form: Form, manifest: Manifest) -> Section:
     """The runtime a form needs on the target machine and what it weighs on disk, as the build's
     probe step recorded it (the installed distributions, or the libraries one real run loaded)."""
     title = f"Runtime: {F.RUNTIME_TITLES[form.runtime]}"
@@ -130,8 +130,8 @@ def runtime(form: Form, manifest: dict[str, Any]) -> Section:
 def bundle(form: Form) -> Section:
     """The form's bundle (`deploytui ship FORM`): its manifest's files with their sizes, and the
     last isolated check's verdict (ship.json). Reads files; runs nothing."""
-    fact = ship_store.load(paths.ship_path()).get(form.key, {})
-    root = Path(fact.get("bundle") or paths.bundles_dir() / form.key)
+    check = ship_store.load(paths.ship_path()).forms.get(form.key)
+    root = Path(check.bundle if check and check.bundle else paths.bundles_dir() / form.key)
     try:
         made = json.loads((root / "manifest.json").read_text())
     except FileNotFoundError:  # not an error: nothing was shipped yet
@@ -139,19 +139,18 @@ def bundle(form: Form) -> Section:
             "Artifact",
             "Bundle",
             "text",
-            text=f"no bundle yet: `deploytui ship {form.key} --check` (or s in the app) makes and checks one",
+            text=f"no bundle yet: `deploytui ship {form.key} --check` (or i in the app) makes and checks one",
         )
     except ValueError as e:
         raise InspectError(f"{root / 'manifest.json'} is damaged: {e}") from None
     files = made.get("files") or {}
     rows = [[rel, human(r.get("bytes") or 0), human(r.get("gz_bytes") or 0)] for rel, r in files.items()]
-    verdict = fact.get("verdict")
     checked = (
         "not checked"
-        if not verdict
-        else f"runs isolated {verdict}"
-        + (f": {fact.get('reason')}" if fact.get("reason") else "")
-        + f" ({_when(fact.get('checked_at'))})"
+        if check is None
+        else f"runs isolated {check.glyph}"
+        + (f": {check.reason}" if check.reason else "")
+        + f" ({_when(check.checked_at)})"
     )
     title = (
         f"Bundle {root.name}/: {len(files)} files, {human(made.get('unpacked_bytes') or 0)}, "
@@ -183,16 +182,15 @@ def safetensors_table(path: Path) -> Section:
     return Section("Artifact", title, "table", columns=["tensor", "dtype", "shape", "bytes"], rows=rows)
 
 
-def build_notes(form: Form, manifest: dict[str, Any]) -> Section:
+def build_notes(form: Form, manifest: Manifest) -> Section:
     rows = []
     for step in form.steps:
-        rec = manifest.get("steps", {}).get(step)
+        rec = manifest.steps.get(step)
         if not rec:
             rows.append([step, "never ran", "run `deploytui build`"])
             continue
-        facts = rec.get("facts") or {}
-        rows.append([step, rec.get("status", "?"), rec.get("reason") or f"{rec.get('wall_s', 0):.1f} s"])
-        for w in facts.get("warnings", []):
+        rows.append([step, str(rec.status), rec.reason or f"{rec.wall_s:.1f} s"])
+        for w in rec.facts.get("warnings", []):
             rows.append(["", "warning", w])
     return Section(
         "Artifact",
@@ -458,7 +456,7 @@ BUILDERS: dict[str, tuple[str, str, Callable[[Inspect], str], _Builder]] = {
 }
 
 
-def sections(form: Form, manifest: dict[str, Any]) -> list[Section]:
+def sections(form: Form, manifest: Manifest) -> list[Section]:
     """All sections for a form, tab by tab, each tab's in the order of `form.inspect`."""
     found: dict[str, list[Section]] = {tab: [] for tab in TABS}
     found["Artifact"] += [

@@ -8,46 +8,28 @@ the group, so nothing is left running.
 from __future__ import annotations
 
 import json
-import subprocess
 import threading
-import time
 from typing import Any
 
-TIMEOUT_S = 120.0
+from deploytui import defaults
 
 
 def describe(
-    refs: list[str], cancel: threading.Event | None = None, timeout_s: float = TIMEOUT_S
+    refs: list[str], cancel: threading.Event | None = None, timeout_s: float = defaults.CHILD_TIMEOUT_S
 ) -> tuple[list[dict[str, Any]], str]:
     """Each model's description (or its `error`), from a subprocess; and "" or why there are
     none (it could not start, timed out, was cancelled, or printed nothing: its last stderr line)."""
-    from deploytui import paths
-    from deploytui.procs import kill_group
+    from deploytui import paths, procs
 
-    try:
-        proc = subprocess.Popen(
-            [paths.python(), "-m", "deploytui.models.describe", *refs],
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-            start_new_session=True,
-        )
-    except OSError as e:
-        return [], f"could not describe {' '.join(refs)}: {e}"
-    deadline = time.monotonic() + timeout_s
-    while True:
-        try:
-            out, err = proc.communicate(timeout=0.1)
-            break
-        except subprocess.TimeoutExpired:
-            if (cancel is not None and cancel.is_set()) or time.monotonic() > deadline:
-                kill_group(proc.pid)
-                proc.communicate()
-                return [], "cancelled" if cancel is not None and cancel.is_set() else "timed out"
-    lines = [json.loads(ln) for ln in out.splitlines() if ln.startswith("{")]
+    child = procs.run(
+        [paths.python(), "-m", "deploytui.models.describe", *refs], timeout_s=timeout_s, cancel=cancel
+    )
+    if child.error or child.killed:
+        return [], child.killed or f"could not describe {' '.join(refs)}: {child.error}"
+    lines = [json.loads(ln) for ln in child.stdout if ln.startswith("{")]
     if lines:
         return lines, ""
-    tail = (err.strip().splitlines() or ["no output"])[-1]
+    tail = ([ln for ln in child.stderr if ln.strip()] or ["no output"])[-1]
     return [], f"could not describe {' '.join(refs)}: {tail}"
 
 

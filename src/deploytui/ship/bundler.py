@@ -10,7 +10,6 @@ import json
 import os
 import shutil
 import stat
-import subprocess
 import sys
 import tarfile
 import time
@@ -20,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from deploytui import procs
 from deploytui.hashing import sha256_file
 from deploytui.ship.spec import CHECK_DIR, LIB_DIR, MANIFEST, REPEAT, RUN, SETUP, VENV, BundleSpec
 
@@ -93,11 +93,10 @@ def patchelf() -> str:
 def _set_runpath(path: Path, runpath: str) -> None:
     mode = path.stat().st_mode
     path.chmod(mode | stat.S_IWUSR)
-    res = subprocess.run(
-        [patchelf(), "--set-rpath", runpath, str(path)], capture_output=True, text=True, check=False
-    )
-    if res.returncode != 0:
-        raise ShipError(f"patchelf --set-rpath {runpath} {path.name}: {res.stderr.strip()[:300]}")
+    res = procs.run([patchelf(), "--set-rpath", runpath, str(path)])
+    if not res.ok:
+        why = "\n".join(res.stderr).strip() or res.why
+        raise ShipError(f"patchelf --set-rpath {runpath} {path.name}: {why[:300]}")
 
 
 def _copy(src: Path, dest: Path) -> None:

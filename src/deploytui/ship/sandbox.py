@@ -14,12 +14,12 @@ project's venv) is mounted read-only where it lives.
 from __future__ import annotations
 
 import os
-import subprocess
 import sys
 import threading
 from dataclasses import dataclass
 from pathlib import Path
 
+from deploytui import defaults, procs
 from deploytui.measure import Measurement, measure
 from deploytui.ship.bundler import ShipError
 from deploytui.ship.spec import CHECK_DIR, REPEAT, RUN, SETUP, VENV
@@ -113,11 +113,12 @@ def venv_ready(venv: Path) -> bool:
     return (venv / COMPLETE).is_file()
 
 
-def setup_venv(root: Path, wheelhouse: Path, venv: Path, timeout_s: float = 1800.0) -> SetupResult:
+def setup_venv(
+    root: Path, wheelhouse: Path, venv: Path, timeout_s: float = defaults.BUILD_TIMEOUT_S
+) -> SetupResult:
     """Make the bundle's venv inside the sandbox, into `venv` (emptied first) mounted at
     /bundle/venv: `setup /wheels` (pip offline, no cache); the bundle stays read-only."""
     import shutil
-    import time
 
     shutil.rmtree(venv, ignore_errors=True)
     venv.mkdir(parents=True)
@@ -125,18 +126,14 @@ def setup_venv(root: Path, wheelhouse: Path, venv: Path, timeout_s: float = 1800
     command = ["/usr/bin/env", f"PYTHON={python_executable()}", "PIP_NO_CACHE_DIR=1"]
     command += ["PIP_CONFIG_FILE=/dev/null", "PIP_DISABLE_PIP_VERSION_CHECK=1", f"{INSIDE}/{SETUP}", WHEELS]
     argv = sandbox_argv(root, command, wheelhouse=wheelhouse, python=True, venv=venv, venv_writable=True)
-    t0 = time.monotonic()
-    try:
-        res = subprocess.run(
-            argv, capture_output=True, text=True, timeout=timeout_s, check=False, start_new_session=True
-        )
-    except subprocess.TimeoutExpired:
-        return SetupResult(False, f"setup timed out after {timeout_s:g} s", time.monotonic() - t0, [])
-    tail = (res.stdout + res.stderr).strip().splitlines()[-12:]
-    err = "" if res.returncode == 0 else f"setup exit {res.returncode}: {(tail or [''])[-1][:300]}"
+    child = procs.run(argv, timeout_s=timeout_s)
+    tail = [ln for ln in (*child.stdout, *child.stderr) if ln.strip()][-12:]
+    if child.error or child.killed:
+        return SetupResult(False, f"setup {child.error or child.killed}", child.wall_s, tail)
+    err = "" if child.ok else f"setup exit {child.returncode}: {(tail or [''])[-1][:300]}"
     if not err:
         (venv / COMPLETE).write_text("\n".join(tail) + "\n")
-    return SetupResult(res.returncode == 0, err, time.monotonic() - t0, tail)
+    return SetupResult(child.ok, err, child.wall_s, tail)
 
 
 def fill_wheelhouse(requirements: list[str], wheelhouse: Path, pip_env: dict[str, str] | None = None) -> str:
@@ -154,9 +151,10 @@ def fill_wheelhouse(requirements: list[str], wheelhouse: Path, pip_env: dict[str
     # comes as one, and setuptools + wheel with it, so the offline install can build it
     argv = [sys.executable, "-m", "pip", "download", "--prefer-binary", "-q", "-d", str(wheelhouse)]
     build = ["setuptools", "wheel"]
-    res = subprocess.run([*argv, *requirements, *build], capture_output=True, text=True, env=env, check=False)
-    if res.returncode != 0:
-        return f"pip download failed: {(res.stderr.strip().splitlines() or [''])[-1][:300]}"
+    child = procs.run([*argv, *requirements, *build], env=env, timeout_s=defaults.BUILD_TIMEOUT_S)
+    if not child.ok:
+        last = [ln for ln in child.stderr if ln.strip()] or [child.why]
+        return f"pip download failed: {last[-1][:300]}"
     stamp.write_text("\n".join(requirements) + "\n")
     return ""
 
@@ -172,10 +170,10 @@ def outputs_path(root: Path) -> Path:
 def run_checked(
     root: Path,
     *,
-    n: int = 5,
-    warmup: int = 1,
+    n: int = defaults.SHIP_RUNS,
+    warmup: int = defaults.WARMUP,
     repeat: int = REPEAT,
-    timeout_s: float = 120.0,
+    timeout_s: float = defaults.RUN_TIMEOUT_S,
     venv: Path | None = None,
     cancel: threading.Event | None = None,
 ) -> Measurement:
@@ -196,7 +194,7 @@ def run_checked(
     )
 
 
-def floor(root: Path, n: int = 5, warmup: int = 1) -> float | None:
+def floor(root: Path, n: int = defaults.SHIP_RUNS, warmup: int = defaults.WARMUP) -> float | None:
     """Median start-up of /usr/bin/true in the same sandbox: what bwrap itself adds to a run."""
     m = measure(sandbox_argv(root, ["/usr/bin/true"]), n=n, warmup=warmup, cwd=root, env={"PATH": "/usr/bin"})
     return m.wall.median if m.ok and m.wall else None

@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from deploytui import defaults
+
 LIB_DIR = "lib"  # bundled shared libraries (RUNPATH $ORIGIN)
 BIN_DIR = "bin"  # programs (RUNPATH $ORIGIN/../lib)
 MODEL_DIR = "model"
@@ -13,7 +15,7 @@ RUN = "run"  # the entry: runs the program on the bundled model files, "$@" pass
 SETUP = "setup"  # Python bundles: makes ./venv from requirements.txt
 VENV = "venv"
 CHECK_DIR = "check"  # where a check's run writes its outputs (mounted writable at /out); not shipped
-REPEAT = 10  # the run entry's default K (steady-state forwards after the first)
+REPEAT = defaults.REPEAT  # the run entry's default K (steady-state forwards after the first)
 
 
 @dataclass(frozen=True)

@@ -29,7 +29,7 @@ from textual.app import App, SystemCommand
 from textual.binding import Binding
 from textual.screen import Screen
 
-from deploytui import forms
+from deploytui import defaults, forms
 from deploytui.models import ModelRef, ModelRefError, parse
 from deploytui.session import (
     BUILD,
@@ -37,12 +37,11 @@ from deploytui.session import (
     INSPECT,
     OPEN,
     RUN,
-    RUNS,
     SHIP,
     SWEEP,
-    WARMUP,
     BuildProgress,
     Job,
+    ModelState,
     ProgressGate,
     Session,
     Settings,
@@ -64,23 +63,65 @@ class DeployApp(App):
     TITLE = "deploytui"
     ENABLE_COMMAND_PALETTE = True
 
-    BINDINGS = [
-        Binding("r", "run", "Run", id="run"),
-        Binding("a", "run_all", "Run all", id="run-all"),
-        Binding("b", "build", "Build", id="build"),
-        Binding("c", "compare", "Compare", id="compare"),
-        Binding("s", "scale", "Scale", id="scale"),
-        Binding("o", "choose", "Choose", id="choose"),
-        Binding("m", "open_model", "Model", id="model"),
-        Binding("e", "export", "Export report", id="export"),
-        Binding("i", "ship", "Ship check", id="ship", show=False),
-        Binding("escape,x", "cancel", "Cancel run", id="cancel", show=False),
-        Binding("question_mark", "help", "Help", key_display="?", id="help"),
+    BINDINGS = [  # tooltip: "Title — what it does", the palette's and the help screen's text
+        Binding("r", "run", "Run", id="run", tooltip="Run highlighted form — measure it: {runs}"),
+        Binding(
+            "a",
+            "run_all",
+            "Run all",
+            id="run-all",
+            tooltip="Run all forms — measure every built form in order, storing each",
+        ),
+        Binding("b", "build", "Build", id="build", tooltip="Build — every artifact, incrementally"),
+        Binding("c", "compare", "Compare", id="compare", tooltip="Compare — every form side by side"),
+        Binding("s", "scale", "Scale", id="scale", tooltip="Scale — every form's costs across the mlp sizes"),
+        Binding(
+            "o",
+            "choose",
+            "Choose",
+            id="choose",
+            tooltip="Choose — the forms that meet your constraints, ranked, and why the others do not",
+        ),
+        Binding(
+            "m",
+            "open_model",
+            "Model",
+            id="model",
+            tooltip="Open a model — the zoo, the models built here, or your own file.py:factory",
+        ),
+        Binding(
+            "e",
+            "export",
+            "Export report",
+            id="export",
+            tooltip="Export report — write the Markdown report from the stored results",
+        ),
+        Binding(
+            "i",
+            "ship",
+            "Ship check",
+            id="ship",
+            show=False,
+            tooltip="Ship check — bundle the highlighted form, run it where only the bundle and /usr exist",
+        ),
+        Binding(
+            "escape,x",
+            "cancel",
+            "Cancel run",
+            id="cancel",
+            show=False,
+            tooltip="Cancel run — stop the measurement, build or ship check in flight",
+        ),
+        Binding(
+            "question_mark", "help", "Help", key_display="?", id="help", tooltip="Help — deploytui's keys"
+        ),
         Binding("q", "quit", "Quit", id="quit"),
         Binding("ctrl+q", "quit", "Quit", show=False, priority=True, id="quit-ctrl"),
     ]
 
-    def __init__(self, *, handle_signals: bool = False, runs: int = RUNS, warmup: int = WARMUP) -> None:
+    def __init__(
+        self, *, handle_signals: bool = False, runs: int = defaults.RUNS, warmup: int = defaults.WARMUP
+    ) -> None:
         super().__init__()
         self.started_ns = _start.START_NS
         self.ready_ms: float | None = None
@@ -205,7 +246,7 @@ class DeployApp(App):
             if self.session.lane.cancel(job):  # it had not started: nothing of it to wait for
                 self.notify(f"The {job.kind} waiting is cancelled")
                 for screen in self._build_screens():
-                    screen.finished({}, True, "")
+                    screen.finished(None, True, "")
                 for scale in self._scale_screens():
                     scale.finished(True, "")
             else:
@@ -306,49 +347,18 @@ class DeployApp(App):
 
     # ---- palette --------------------------------------------------------------------------
     def get_system_commands(self, screen: Screen):
+        from deploytui.tui import keys
+
         yield from super().get_system_commands(screen)
         runs = self.session.settings.describe()
-        yield SystemCommand("Run highlighted form", f"Measure it: {runs} (r)", self.action_run)
-        yield SystemCommand(
-            "Run all forms", "Measure every built form in order, storing each (a)", self.action_run_all
-        )
-        yield SystemCommand(
-            "Cancel run", "Stop the measurement or build in flight (escape)", self.action_cancel
-        )
-        yield SystemCommand("Build", "Build every artifact, incrementally (b)", self.action_build)
-        yield SystemCommand("Compare", "Every form side by side (c)", self.action_compare)
-        yield SystemCommand("Scale", "Every form's costs across the mlp sizes (s)", self.action_scale)
-        yield SystemCommand(
-            "Choose",
-            "The forms that meet your constraints, ranked, and why the others do not (o)",
-            self.action_choose,
-        )
-        yield SystemCommand(
-            "Open a model",
-            "The zoo, the models built here, or your own file.py:factory (m)",
-            self.action_open_model,
-        )
+        for title, help, callback in keys.commands(self, self.BINDINGS, runs=runs):
+            yield SystemCommand(title, help, callback)
         for text, line in self.session.known_models():
             if text != self.session.model.text:
                 yield SystemCommand(f"Open model {text}", line, lambda text=text: self.open_model(text))
-        yield SystemCommand(
-            "Export report", "Write the Markdown report from stored results (e)", self.action_export
-        )
-        yield SystemCommand(
-            "Ship check",
-            "Bundle the highlighted form and run it where only the bundle and /usr exist (s)",
-            self.action_ship,
-        )
-        yield SystemCommand("Help", "deploytui's keys, on every screen (?)", self.action_help)
         if screen is self.main:
-            from deploytui.tui.main_screen import TAB_KEYS
-
-            for key, name in TAB_KEYS:
-                yield SystemCommand(
-                    f"Show the {name.title()} tab",
-                    f"of the highlighted form ({key})",
-                    lambda name=name: self.main.show_tab(name),
-                )
+            for title, help, callback in keys.commands(self.main, self.main.BINDINGS):
+                yield SystemCommand(title, help, callback)
 
     # ---- the job lane ---------------------------------------------------------------------
     def submit(self, job: Job) -> None:
@@ -390,9 +400,11 @@ class DeployApp(App):
     # the bodies run in the worker thread: they read the session's settings and manifest, which
     # do not change while a job runs (a build is a job too), and post messages for the rest
     def _measure(self, job: Job) -> tuple[int, int]:
-        from deploytui import bench
+        from deploytui import bench, paths, results
 
+        assert job.model is not None
         settings, done = self.session.settings, 0
+        disk = results.ResultsStore(paths.results_path(job.model.slug))  # written here, off the UI
         for key in job.keys:
             if job.cancel.is_set():
                 break
@@ -411,28 +423,39 @@ class DeployApp(App):
                 cancel=job.cancel,
                 manifest=self.session.manifest,
                 ref=job.model,
+                say=self._say,  # waiting for a step another deploytui is building
             )
             cancelled = job.cancel.is_set()
             if not cancelled:
-                try:  # stored on the app's thread, before the next form starts
-                    self.call_from_thread(self.session.store.put, record)
+                disk.put(record)  # under the store's lock; what other processes stored is kept
+                try:  # the app's copy, on the app's thread, before the next form starts
+                    self.call_from_thread(self.session.stored, job.model, disk.doc)
                 except RuntimeError:  # the app is gone
                     break
                 done += 1
             self.post_message(msg.RunFinished(key, record, cancelled))
         return done, len(job.keys)
 
-    def _build(self, job: Job) -> dict:
+    def _say(self, line: str) -> None:
+        """A worker's one-line note for the user."""
+        try:
+            self.call_from_thread(self.notify, line, severity="warning")
+        except RuntimeError:  # the app is gone
+            pass
+
+    def _build(self, job: Job):
         from deploytui.builder import BuildEvent, run_build
         from deploytui.builder.context import BuildContext
 
         assert job.model is not None
-        slug = job.model.slug
+        model, slug = job.model, job.model.slug
 
-        def on_event(e: BuildEvent) -> None:
-            self.post_message(msg.BuildLine(e, slug))
+        def on_event(e: BuildEvent) -> None:  # the manifest read here, off the app's thread
+            state = ModelState.read(model) if e.kind == "end" else None
+            self.post_message(msg.BuildLine(e, slug, state))
 
-        return run_build(BuildContext.default(job.model), on_event=on_event, cancel=job.cancel)
+        view = run_build(BuildContext.default(model), on_event=on_event, cancel=job.cancel)
+        return view, ModelState.read(model)
 
     def _open(self, job: Job) -> tuple[dict | None, str]:
         """The model's check (`deploytui.models.describe`, a subprocess that imports torch)."""
@@ -451,10 +474,19 @@ class DeployApp(App):
         store = sweep.run_sweep(refs, on_event=on_event, cancel=job.cancel)
         return len(store.points)
 
-    def _ship(self, job: Job) -> dict[str, Any]:
-        from deploytui import shipping
+    def _ship(self, job: Job):
+        """The check, and its verdict put on the form's stored record (files: off the UI thread)."""
+        from deploytui import bench, paths, results, shipping
 
-        return shipping.check(forms.get(job.keys[0]), ref=job.model, cancel=job.cancel)
+        assert job.model is not None
+        form = forms.get(job.keys[0])
+        check = shipping.check(form, ref=job.model, cancel=job.cancel)
+        disk = results.load(paths.results_path(job.model.slug))
+        rec = disk.forms.get(form.key)
+        if rec is not None:
+            rec.isolated = bench.isolated(form, job.model)
+            disk.put(rec)
+        return check, disk.doc
 
     def _export(self, job: Job) -> Path:
         from deploytui import report
@@ -534,8 +566,8 @@ class DeployApp(App):
         if progress is not None:
             progress.update(e)
         if m.slug == s.model.slug and e.kind in ("plan", "start", "end"):
-            if e.kind == "end":
-                s.read_manifest()  # rewritten after every step: the forms it finished show it
+            if m.state is not None:
+                s.apply(m.state)  # rewritten after every step: the forms it finished show it
             self.main.refresh_all(inspect=False)
         for screen in self._build_screens():
             screen.add_event(e)
@@ -578,15 +610,13 @@ class DeployApp(App):
             if job.model.slug in s.builds:
                 s.builds[job.model.slug].done = True
             shown = job.model == s.model
-            if shown:
-                s.load_state()
+            view, state = m.result or (None, None)
+            if shown and state is not None:
+                s.load_state(state)
                 self.main.refresh_all()
             for screen in self._build_screens():
-                screen.finished(m.result or {}, cancelled, m.error)
-            from deploytui import manifest
-
-            view = manifest.load(slug=job.model.slug)
-            built = sum(not manifest.availability(f, view, job.model) for f in forms.FORMS)
+                screen.finished(view, cancelled, m.error)
+            built = sum(not why for why in state.status.values()) if state else 0
             self.notify(
                 m.error
                 or f"Build of {model_label(job.model)} {'cancelled' if cancelled else 'done'}: "
@@ -639,31 +669,26 @@ class DeployApp(App):
         if job.kind == INSPECT and (job.keys[0] != s.current or job.model != s.model):
             self.load_sections(s.current)  # the highlight moved on meanwhile
 
-    def _shipped(self, job: Job, fact: dict[str, Any] | None, error: str) -> None:
-        """A ship check ended: its verdict on the form's record (stored), the Artifact tab's
-        bundle section read again."""
-        from deploytui import bench
-
+    def _shipped(self, job: Job, result, error: str) -> None:
+        """A ship check ended: its verdict is on the form's record (stored by the worker), the
+        Artifact tab's bundle section is read again."""
         key, s = job.keys[0], self.session
-        if error or not fact:
+        if error or not result:
             self._job_failed(job, error or "no verdict")
             return
-        rec = s.store.forms.get(key) if job.model == s.model else None
-        if rec is not None and job.model is not None:
-            rec.isolated = bench.isolated(forms.get(key), job.model)
-            s.store.put(rec)
+        fact, doc = result
+        s.stored(job.model, doc)
         s.sections.pop(key, None)
         self.main.refresh_all()
-        size = fact.get("compressed_bytes")
+        size = fact.compressed_bytes
         from deploytui.units import human
 
         what = f" — bundle {human(size)} .tar.gz" if size else ""
-        if fact.get("verdict") == "✓":
-            self.notify(f"{key} runs isolated{what}", title="Ship check ✓")
+        if fact.passed:
+            self.notify(f"{key} runs isolated{what}", title=f"Ship check {fact.glyph}")
         else:
-            self.notify(
-                f"{key}: {fact.get('reason')}{what}", title="Ship check ✗", severity="error", timeout=15
-            )
+            title = f"Ship check {fact.glyph}"
+            self.notify(f"{key}: {fact.reason}{what}", title=title, severity="error", timeout=15)
 
     def _job_failed(self, job: Job, error: str) -> None:
         self.notify(f"{job.kind} failed: {error}", title="Error", severity="error", timeout=15)

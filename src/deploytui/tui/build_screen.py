@@ -13,6 +13,7 @@ from textual.screen import Screen
 from textual.widgets import Footer, ProgressBar, RichLog, Static
 
 if TYPE_CHECKING:
+    from deploytui.manifest import Manifest
     from deploytui.tui.app import DeployApp
 
 STATUS_STYLE = {
@@ -75,9 +76,9 @@ class BuildScreen(Screen):
             t.append(f" ({e.wall_s:.1f} s)" + (f" — {e.text}" if e.text else ""))
             log.write(t)
 
-    def finished(self, manifest: dict, cancelled: bool, error: str) -> None:
-        steps = manifest.get("steps", {}) if manifest else {}
-        bad = [n for n, r in steps.items() if r.get("status") not in ("ok", "up-to-date")]
+    def finished(self, manifest: Manifest | None, cancelled: bool, error: str) -> None:
+        steps = manifest.steps if manifest else {}
+        bad = [n for n, r in steps.items() if not r.ok]
         msg = (
             f"build failed: {error}"
             if error

@@ -14,9 +14,10 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static
 
 from deploytui import forms, paths, units
-from deploytui.manifest import runtime_facts
+from deploytui.manifest import Manifest, runtime_facts
 from deploytui.record import RunRecord
 from deploytui.ship import store as ship_store
+from deploytui.ship.store import ShipCheck
 from deploytui.tui import fmt
 from deploytui.tui.widgets.chart import PlotextChart, bars
 
@@ -54,14 +55,13 @@ class Cell:
         return (1, 0) if missing else (0, self.raw)
 
 
-def ship_size(form: forms.Form, manifest: dict) -> int | None:
-    arts = manifest.get("artifacts", {})
+def ship_size(form: forms.Form, manifest: Manifest) -> int | None:
     total, known = 0, False
     for p in form.ship_paths():
         size = None
-        for key, info in arts.items():
+        for key, info in manifest.artifacts.items():
             if p.as_posix().endswith("/" + key):
-                size = info.get("size")
+                size = info.size
                 break
         if size is None and p.exists():
             size = p.stat().st_size
@@ -71,7 +71,7 @@ def ship_size(form: forms.Form, manifest: dict) -> int | None:
     return total if known else None
 
 
-def runtime_size(form: forms.Form, manifest: dict) -> int | None:
+def runtime_size(form: forms.Form, manifest: Manifest) -> int | None:
     """The runtime's size as the build probed it (Python: its distributions; compiled: the
     non-system libraries a run loads), None when not probed."""
     try:
@@ -82,20 +82,20 @@ def runtime_size(form: forms.Form, manifest: dict) -> int | None:
     return value if isinstance(value, int) else None
 
 
-def isolated_cell(fact: dict | None) -> Cell:
+def isolated_cell(check: ShipCheck | None) -> Cell:
     """`deploytui ship FORM --check`'s verdict: ✓ with the bundle's .tar.gz size, or ✗ and why."""
-    if not fact:
+    if check is None:
         return Cell(None, "–", "grey50")
-    size = units.short_size(fact.get("compressed_bytes")) if fact.get("compressed_bytes") else ""
-    if fact.get("verdict") == "✓":
-        return Cell(0, f"✓ {size}".strip(), "green")
-    why = str(fact.get("reason") or "")
+    size = units.short_size(check.compressed_bytes) if check.compressed_bytes else ""
+    if check.passed:
+        return Cell(0, f"{check.glyph} {size}".strip(), "green")
+    why = check.reason
     why = why.split(": ", 1)[1] if why.startswith("exit ") and ": " in why else why
-    return Cell(1, f"✗ {why[:38] + '…' if len(why) > 39 else why}", "red")
+    return Cell(1, f"{check.glyph} {why[:38] + '…' if len(why) > 39 else why}", "red")
 
 
 def row_cells(
-    form: forms.Form, why: str, rec: RunRecord | None, manifest: dict, isolated: dict | None = None
+    form: forms.Form, why: str, rec: RunRecord | None, manifest: Manifest, isolated: ShipCheck | None = None
 ) -> list[Cell]:
     ok = fmt.ok_runs(rec)
     walls = rec.wall_s if rec and ok else None
@@ -172,7 +172,10 @@ class CompareScreen(Screen):
         for key, label in COLUMNS:
             table.add_column(label, key=key)
         app = self.app
-        shipped = ship_store.load(paths.ship_path())
+        ship = ship_store.load(paths.ship_path())
+        if ship.dropped:
+            self.notify("; ".join(ship.dropped), title="ship.json damaged", severity="warning", timeout=15)
+        shipped = ship.forms
         for f in forms.FORMS:
             table.add_row(
                 *row_cells(

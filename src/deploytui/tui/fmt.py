@@ -2,18 +2,15 @@
 
 from __future__ import annotations
 
-import statistics
 from typing import TYPE_CHECKING, TypeGuard
+
+from deploytui.record import median
 
 if TYPE_CHECKING:
     from deploytui.record import RunRecord
 
 CHECK, CROSS, BANG = "✓", "✗", "!"
-
-
-def median(values: list | None) -> float | None:
-    vals = [v for v in (values or []) if isinstance(v, (int, float))]
-    return statistics.median(vals) if vals else None
+__all__ = ["median"]  # the record's one median, for the screens
 
 
 def minimum(values: list | None) -> float | None:
@@ -22,7 +19,7 @@ def minimum(values: list | None) -> float | None:
 
 
 def ok_runs(rec: RunRecord | None) -> TypeGuard[RunRecord]:
-    return rec is not None and rec.status == "ok" and bool(rec.wall_s)
+    return rec is not None and rec.measured
 
 
 def verdict_mark(rec: RunRecord | None) -> str:

@@ -11,13 +11,16 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
+from deploytui.tui import keys
+from deploytui.tui.main_screen import TAB_KEYS
+
 if TYPE_CHECKING:
     from deploytui.tui.app import DeployApp
 
 EXTRA = [
     ("↑ ↓  j k", "move through the forms"),
     ("enter", "run the highlighted form"),
-    ("1 … 6", "tabs: Artifact, Code, Graph, Symbols, Run, Diff"),
+    ("1 … 6", "tabs: " + ", ".join(name.title() for _, name in TAB_KEYS)),
     ("tab", "move focus (form list, tabs)"),
     ("ctrl+p", "command palette: every action by name"),
 ]
@@ -42,17 +45,21 @@ class HelpScreen(ModalScreen):
         table = Table(box=None, show_header=False, padding=(0, 2))
         table.add_column(style="bold cyan")
         table.add_column()
-        for k, d in _keys(self.app.BINDINGS) + EXTRA:
+        from deploytui.tui.scale_screen import ScaleScreen
+
+        runs = self.app.session.settings.describe()
+        for k, d in keys.help_rows(self.app.BINDINGS, runs=runs) + EXTRA:
             table.add_row(k, d)
         screens = (
             ("compare screen (c)", CompareScreen),
             ("choose screen (o: tab moves between its fields)", ChooseScreen),
+            ("scale screen (s)", ScaleScreen),
             ("build screen (b)", BuildScreen),
         )
         for title, screen in screens:
             table.add_row("", "")
             table.add_row("", title, style="bold")
-            for k, d in _keys(screen.BINDINGS):
+            for k, d in keys.help_rows(screen.BINDINGS):
                 table.add_row(k, d)
         with Vertical(id="help-box"):
             yield Static("deploytui — keys", classes="title")
@@ -61,13 +68,3 @@ class HelpScreen(ModalScreen):
 
     def action_close(self) -> None:
         self.dismiss()
-
-
-def _keys(bindings) -> list[tuple[str, str]]:
-    """(keys, description) once per binding id."""
-    seen, out = set(), []
-    for b in bindings:
-        if isinstance(b, Binding) and b.id not in seen:
-            seen.add(b.id)
-            out.append((b.key_display or b.key.replace(",", " "), b.description))
-    return out

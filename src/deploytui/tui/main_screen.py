@@ -3,7 +3,7 @@ left, the highlighted form's detail on the right."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
 from textual import events, on
@@ -39,13 +39,24 @@ class MainScreen(Screen):
 
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (WIDE_AT, "-wide")]
     BINDINGS = [
-        Binding(key, f"show_tab('{name}')", name.title(), show=False, id=f"tab-{name}")
+        Binding(
+            key,
+            f"show_tab('{name}')",
+            name.title(),
+            show=False,
+            id=f"tab-{name}",
+            tooltip=f"Show the {name.title()} tab — of the highlighted form",
+        )
         for key, name in TAB_KEYS
     ]
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self._stale: set[str] = set(TABS)  # tabs showing another form, or older facts, than they should
+        # the widgets a highlight move touches, looked up once (a query walks the whole DOM: with
+        # the inspector pages kept mounted that cost ~14 ms a move)
+        self._tabs: Any = None  # the TabbedContent, once mounted
+        self._views: dict[str, Any] = {}  # tab name -> its view, once mounted
 
     def compose(self) -> ComposeResult:
         yield Static(id="header")
@@ -58,7 +69,9 @@ class MainScreen(Screen):
         yield Footer()
 
     def on_mount(self) -> None:
-        forms_list = self.query_one("#forms", FormList)
+        self._forms = forms_list = self.query_one("#forms", FormList)
+        self._detail = self.query_one("#detail", Vertical)
+        self._detail_title = self.query_one("#detail-title", Static)
         forms_list.border_title = "Forms"
         forms_list.on_highlight = self._highlighted
         forms_list.compact = self.query_one(Footer).compact = self.app.size.width < WIDE_AT
@@ -68,7 +81,7 @@ class MainScreen(Screen):
     # ---- what the app calls -------------------------------------------------------------
     async def mount_rest(self) -> None:
         """Mount the detail tabs once the app is on screen (keeps time-to-ready short)."""
-        if self.query("#tabs"):
+        if self._tabs is not None:
             return
         # imported here, not at start: these pull in TabbedContent, DataTable, Tree, ProgressBar (~30 ms)
         from textual.widgets import TabbedContent, TabPane
@@ -86,15 +99,17 @@ class MainScreen(Screen):
             TabPane("Diff", DiffView(id="diff-view"), id="tab-diff"),
         ]
         tabs = TabbedContent(id="tabs")
-        await self.query_one("#detail", Vertical).mount(tabs)
+        await self._detail.mount(tabs)
         for pane in panes:
             await tabs.add_pane(pane)
         tabs.active = "tab-artifact"
+        self._tabs = tabs
+        self._views = {name: pane.children[0] for name, pane in zip(TABS, panes, strict=True)}
         self.show_detail(self.current, inspect=False)
 
     @property
     def current(self) -> str:
-        return self.query_one("#forms", FormList).highlighted_key or self.app.session.current
+        return self._forms.highlighted_key or self.app.session.current
 
     def refresh_all(self, inspect: bool = True) -> None:
         s = self.app.session
@@ -106,7 +121,7 @@ class MainScreen(Screen):
         else:
             banner.display = False
         running = s.live.form if s.live else ""
-        self.query_one("#forms", FormList).populate(s.status, s.store.forms, running, self._states())
+        self._forms.populate(s.status, s.store.forms, running, self._states())
         self.show_detail(self.current, inspect=inspect)
 
     def _states(self) -> dict[str, str]:
@@ -123,7 +138,7 @@ class MainScreen(Screen):
 
     def refresh_form(self, key: str) -> None:
         s = self.app.session
-        self.query_one("#forms", FormList).refresh_form(
+        self._forms.refresh_form(
             key,
             s.status.get(key, ""),
             s.store.forms.get(key),
@@ -138,10 +153,8 @@ class MainScreen(Screen):
             self._changed(("run",))
 
     def show_tab(self, name: str) -> None:
-        from textual.widgets import TabbedContent  # mounted after the first frame (start-up)
-
-        for tabs in self.query("#tabs").results(TabbedContent):
-            tabs.active = f"tab-{name}"
+        if self._tabs is not None:  # mounted after the first frame (start-up)
+            self._tabs.active = f"tab-{name}"
 
     def action_show_tab(self, name: str) -> None:
         self.show_tab(name)
@@ -150,7 +163,7 @@ class MainScreen(Screen):
         """deploytui — MODEL · class · params · inputs · torch VERSION; under it, while the
         model shown is being built, where that build stands."""
         s = self.app.session
-        tools = s.manifest.get("tools", {})
+        tools = s.manifest.tools
         t = Text("deploytui", style="bold")
         t.append(" — ")
         t.append(model_label(s.model), style="bold")
@@ -158,7 +171,7 @@ class MainScreen(Screen):
         t.append(f" · torch {tools.get('torch', '?')}" if "torch" in tools else "")
         self.query_one("#header", Static).update(t)
         built = len(s.runnable())
-        self.query_one("#forms", FormList).border_subtitle = f"{built}/{len(forms.FORMS)} built"
+        self._forms.border_subtitle = f"{built}/{len(forms.FORMS)} built"
         line = self.query_one("#build-line", Static)
         progress = s.progress
         if progress is not None and not progress.done:
@@ -172,10 +185,13 @@ class MainScreen(Screen):
             line.display = False
 
     def show_detail(self, key: str, inspect: bool = True, defer: bool = False) -> None:
-        """The detail pane for `key`: its title now, the visible tab now or (`defer`, a highlight
-        move) once the highlight rests DETAIL_DEBOUNCE_S, the hidden tabs when they are shown."""
+        """The detail pane for `key`: its title and visible tab now, the hidden tabs when they
+        are shown. A highlight move (`defer`) within DETAIL_DEBOUNCE_S of the one before is a
+        burst (a held key): it draws the title only, and the visible tab once the highlight
+        rests, so a burst draws the tab twice, not once per form it passes."""
         self._title(key)
         self._stale.update(TABS)
+        burst = defer and self._timer is not None
         if defer:
             self._fill_inspect = False  # that result was for the form highlighted before
             if self._timer is not None:
@@ -183,7 +199,7 @@ class MainScreen(Screen):
             self._timer = self.set_timer(DETAIL_DEBOUNCE_S, self._rested)
         if inspect:
             self.app.load_sections(key)
-        if not defer:
+        if not burst:
             self._draw_visible()
 
     def show_waiting(self, key: str, text: str) -> None:
@@ -232,7 +248,7 @@ class MainScreen(Screen):
             t.append(f"\n{fmt.verdict_mark(rec)} last run: {rec.error}", style="red")
         if form.note:
             t.append(f"\n{form.note}", style="italic dim")
-        title = self.query_one("#detail-title", Static)
+        title = self._detail_title
         height = title.size.height
         title.update(t, layout=False)  # a layout pass would put the title a frame later
         width = title.content_region.width
@@ -242,7 +258,7 @@ class MainScreen(Screen):
 
     def _rested(self) -> None:
         self._timer = None
-        self._draw_visible()
+        self._draw_visible()  # draws only what a move during the burst left stale
 
     def _changed(self, tabs) -> None:
         """`tabs` show older facts: the visible one is redrawn now, unless a highlight move is
@@ -252,15 +268,13 @@ class MainScreen(Screen):
             self._draw_visible()
 
     def _active_tab(self) -> str | None:
-        from textual.widgets import TabbedContent
-
-        for tabs in self.query("#tabs").results(TabbedContent):
-            return (tabs.active or "").removeprefix("tab-") or None
-        return None
+        if self._tabs is None:
+            return None
+        return (self._tabs.active or "").removeprefix("tab-") or None
 
     def _draw_visible(self) -> None:
-        # the border too: setting it repaints the whole pane, so it waits for the tab's redraw
-        detail = self.query_one("#detail", Vertical)
+        # the border too: setting it repaints the whole pane, so it goes with the tab's redraw
+        detail = self._detail
         if str(detail.border_title) != self.current:
             detail.border_title = self.current
         tab = self._active_tab()
@@ -273,7 +287,8 @@ class MainScreen(Screen):
                     self._draw(name)
 
     def _draw(self, tab: str) -> None:
-        if not self.query("#tabs"):
+        view = self._views.get(tab)
+        if view is None:
             return
         self._stale.discard(tab)
         s = self.app.session
@@ -281,17 +296,10 @@ class MainScreen(Screen):
         rec = s.store.forms.get(key)
         why = s.status.get(key, "")
         if tab == "run":
-            from deploytui.tui.widgets.run_view import RunView
-
-            self.query_one("#run-view", RunView).show(key, rec, s.live, why, s.settings)
+            view.show(key, rec, s.live, why, s.settings)
         elif tab == "diff":
-            from deploytui.tui.widgets.diff_view import DiffView
-
-            self.query_one("#diff-view", DiffView).show(key, rec, unavailable=why)
+            view.show(key, rec, unavailable=why)
         else:
-            from deploytui.tui.widgets.sections_view import SectionsView
-
-            view = self.query_one(f"#sections-{tab}", SectionsView)
             if key in s.sections:
                 view.show(key, s.sections[key])
             elif self._note and self._note[0] == key:

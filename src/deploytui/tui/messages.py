@@ -43,10 +43,11 @@ class RunFinished(JobMessage):
 
 
 class BuildLine(JobMessage):
-    def __init__(self, event, slug: str) -> None:
+    def __init__(self, event, slug: str, state=None) -> None:
         super().__init__()
         self.event = event  # builder.BuildEvent
         self.slug = slug  # the model being built
+        self.state = state  # session.ModelState read after a step ended (by the worker)
 
 
 class SweepLine(JobMessage):

@@ -12,7 +12,7 @@ from textual.widgets import OptionList
 from textual.widgets.option_list import Option
 
 from deploytui import forms, units
-from deploytui.record import RunRecord
+from deploytui.record import RunRecord, RunStatus
 from deploytui.tui import fmt
 
 KEY_W = 19
@@ -52,12 +52,12 @@ def row(
         t.append(f"{label:>14}", style=style)
     elif state and not built:  # "✗ export": the stage its build stopped at
         t.append(f"{state:>14}", style="red")
-    elif rec and rec.status == "ok":
+    elif rec and rec.status == RunStatus.OK:
         t.append(f"{units.seconds(fmt.median(rec.wall_s)):>7} ")
         t.append(f"{units.short_size(fmt.median(rec.peak_rss_bytes)):>6} ")
         mark = fmt.verdict_mark(rec)
         t.append(mark, style="bold green" if mark == fmt.CHECK else "bold red")
-    elif rec and rec.status == "failed":
+    elif rec and rec.status == RunStatus.FAILED:
         t.append(f"{'failed':>14} ", style="red")
         t.append(fmt.BANG, style="bold red")
     elif not built:
@@ -65,8 +65,8 @@ def row(
     else:
         t.append(f"{'not run':>14}", style="grey50")
     if not compact and rec and rec.isolated:
-        iso = rec.isolated.verdict
-        t.append(f"  {iso}", style="green" if iso == fmt.CHECK else "red")
+        passed = rec.isolated.passed
+        t.append(f"  {fmt.CHECK if passed else fmt.CROSS}", style="green" if passed else "red")
     return t
 
 

@@ -73,9 +73,19 @@ class SectionsView(VerticalScroll):
         return widgets
 
     def _show(self, what) -> None:
-        """Show a page or a message, in this widget's own queue, so swaps never overlap."""
+        """Show a page or a message. A page already mounted is shown at once, in the caller's
+        turn (a highlight move then lays out and paints once); one to mount goes through this
+        widget's own queue, so swaps never overlap."""
         self._latest = what
+        if isinstance(what, Widget) and what.parent is self:
+            self._display(what)
+            return
         self.call_later(self._swap, what)
+
+    def _display(self, page: Widget) -> None:
+        for child in self.children:
+            child.display = child is page
+        self.scroll_home(animate=False)
 
     async def _swap(self, what) -> None:
         if what is not self._latest:  # a newer swap is queued behind this one
@@ -94,9 +104,7 @@ class SectionsView(VerticalScroll):
             page = what
             if page.parent is None:
                 await self.mount(page)
-        for child in self.children:
-            child.display = child is page
-        self.scroll_home(animate=False)
+        self._display(page)
 
 
 def _drop(page) -> None:

@@ -1,0 +1,65 @@
+"""Every script under bench/ runs, in its quick mode, on a copy of the real build: none can rot
+unnoticed (bench/ui_latency.py looked for a file the per-model layout had removed, and did not
+run for weeks). Their figures are not judged here (tests check behaviour, not timings): each
+must run to its end and print its JSON."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+SCRIPTS = sorted(p.name for p in (ROOT / "bench").glob("*.py"))
+# each script's quick run, and the external tool it needs
+QUICK = {
+    "app_startup.py": (["--quick"], None),
+    "measure_vs_hyperfine.py": (["--quick", "burn-embed"], "hyperfine"),
+    "scale_sweep.py": (["--quick"], None),
+    "ui_latency.py": (["--quick"], "tmux"),
+}
+
+
+def test_every_bench_script_has_a_quick_run_here():
+    assert sorted(QUICK) == SCRIPTS
+
+
+def _json_tail(out: str) -> dict:
+    """The JSON object a script prints last (after any progress lines)."""
+    start = out.rindex("\n{") + 1 if "\n{" in out else out.index("{")
+    return json.loads(out[start:])
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("script", SCRIPTS)
+def test_bench_script_runs_in_quick_mode(script, artifacts_copy):
+    args, tool = QUICK[script]
+    if tool and not shutil.which(tool):
+        pytest.skip(f"{script} needs {tool} (Debian: apt-get install {tool})")
+    env = {**os.environ, "DEPLOYTUI_ARTIFACTS": str(artifacts_copy)}
+    res = subprocess.run(
+        [sys.executable, str(ROOT / "bench" / script), *args],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=900,
+        check=False,
+    )
+    assert res.returncode in (0, 1), res.stdout[-3000:] + res.stderr[-3000:]  # 1: a goal missed
+    if script == "measure_vs_hyperfine.py":
+        assert "burn-embed" in res.stdout and "ratio" in res.stdout, res.stdout
+        return
+    data = _json_tail(res.stdout)
+    if script == "ui_latency.py":
+        for phase in ("idle", "run_all"):
+            assert data[phase]["settled"]["n"] >= 1 and "ratio_p95" in data[phase]["settled"], data
+    elif script == "app_startup.py":
+        assert data["ready_ms_median"]["deploytui"] > 0 and data["ratio"] > 0
+    else:
+        assert data["sizes"] and "torch-eager" in data["forms"], data
