@@ -362,18 +362,20 @@ def test_every_claim_and_advice_names_real_forms_and_situations():
 def _stored(tmp_path, monkeypatch):
     """a1's fixed artifacts (tui_support): stored runs, two probed runtimes, two ship checks."""
     from deploytui import manifest
+    from deploytui.manifest import StepRecord, StepStatus
     from deploytui.ship import store as ship_store
+    from deploytui.ship.store import ShipCheck
     from tui_support import FIXED_RESULTS, make_artifacts
 
     art = make_artifacts(tmp_path, results=FIXED_RESULTS)
     monkeypatch.setenv("DEPLOYTUI_ARTIFACTS", str(art))
     m = manifest.load(art, "a1")
     for step, size in (("probe-burn-embed", 0), ("probe-cpp-aoti", 438 * MIB)):
-        m["steps"][step] = {"status": "ok", "facts": {"runtime_bytes": size, "libraries": [], "files": {}}}
+        m.steps[step] = StepRecord(StepStatus.OK, facts={"runtime_bytes": size, "libraries": [], "files": {}})
     manifest.write(art, "a1", m)
     ship = art / "a1" / "ship.json"
-    ship_store.put(ship, "burn-embed", {"verdict": "✓", "compressed_bytes": 2 * MIB})
-    ship_store.put(ship, "cpp-aoti", {"verdict": "✗", "reason": "exit 127: libtorch.so: cannot open"})
+    ship_store.put(ship, "burn-embed", ShipCheck(passed=True, compressed_bytes=2 * MIB))
+    ship_store.put(ship, "cpp-aoti", ShipCheck(passed=False, reason="exit 127: libtorch.so: cannot open"))
     return art
 
 
@@ -489,6 +491,6 @@ def test_the_reports_how_to_choose(tmp_path, monkeypatch):
     data = json.loads(report.as_json(results.load(), manifest.load()))
     assert data["how_to_choose"]["no-runtime"]["chosen"][0]["form"] == "burn-embed"
     m = manifest.load()
-    m["model"] = "convnet"  # another model: the situations, not the page
+    m.model = "convnet"  # another model: the situations, not the page
     other = report.markdown(results.load(), m)
     assert "### One file, no runtime" in other and "| recommended form |" not in other
