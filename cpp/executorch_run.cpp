@@ -3,7 +3,9 @@
 // when the library loads) and libexecutorch_kernels_optimized.so (the kernels for operators
 // left outside the delegate). No libtorch, no Python.
 // Usage: cpp-executorch MODEL.pte --inputs IN.safetensors --outputs OUT.safetensors [--repeat K]
-// Inputs F32, F64, I64, I32, U8, BOOL; outputs written in the dtype the program returns.
+// Inputs F32, F64, I64, I32, U8, BOOL, fed as one flat list in the inputs file's call order (the
+// order torch.export flattened args and kwargs in); outputs written in the dtype the program
+// returns, flat, as output_0, output_1, ...
 #include <executorch/extension/module/module.h>
 #include <executorch/extension/tensor/tensor.h>
 #include <executorch/runtime/platform/runtime.h>
@@ -44,7 +46,7 @@ struct Inputs {
 
 Inputs read_inputs(const std::string& path) {
   const st::File f = runner::read_inputs_file(path);
-  const std::vector<const st::TensorView*> views = runner::indexed_inputs(f, path);
+  const std::vector<const st::TensorView*> views = runner::ordered_inputs(f, path);
   Inputs in;
   in.buffers.reserve(views.size());
   for (const st::TensorView* t : views) {

@@ -14,6 +14,7 @@ import time
 from typing import Any
 
 TIMEOUT_S = 120.0
+MARK = "deploytui-describe: "  # describe's own lines; what the model's code prints is never read
 
 
 def describe(
@@ -44,11 +45,19 @@ def describe(
                 kill_group(proc.pid)
                 proc.communicate()
                 return [], "cancelled" if cancel is not None and cancel.is_set() else "timed out"
-    lines = [json.loads(ln) for ln in out.splitlines() if ln.startswith("{")]
+    lines = [_marked(ln) for ln in out.splitlines() if ln.startswith(MARK)]
     if lines:
         return lines, ""
     tail = (err.strip().splitlines() or ["no output"])[-1]
     return [], f"could not describe {' '.join(refs)}: {tail}"
+
+
+def _marked(line: str) -> dict[str, Any]:
+    try:
+        value = json.loads(line[len(MARK) :])
+    except ValueError:
+        value = None
+    return value if isinstance(value, dict) else {"error": f"describe printed a damaged line: {line[:80]!r}"}
 
 
 def check(ref: str, cancel: threading.Event | None = None) -> tuple[dict[str, Any] | None, str]:
