@@ -29,9 +29,12 @@ struct Named {
 using Forward = std::function<std::vector<Named>(const std::vector<Named>&)>;
 
 // A runtime's flat list of outputs under the protocol's positional names output_0, output_1, ...
+// (an undefined tensor, a None output of the model, is left out, as the reference leaves it out).
 inline std::vector<Named> positional(const std::vector<at::Tensor>& outputs) {
   std::vector<Named> named;
-  for (size_t i = 0; i < outputs.size(); ++i) named.push_back({"output_" + std::to_string(i), outputs[i]});
+  for (const at::Tensor& t : outputs) {
+    if (t.defined()) named.push_back({"output_" + std::to_string(named.size()), t});
+  }
   return named;
 }
 

@@ -65,7 +65,8 @@ Inputs read_inputs(const std::string& path) {
 void write_outputs(const std::string& path, const std::vector<EValue>& outputs) {
   std::vector<st::TensorOut> out;
   for (size_t i = 0; i < outputs.size(); ++i) {
-    const std::string name = "output_" + std::to_string(i);
+    if (outputs[i].isNone()) continue;  // a None output of the model: the reference leaves it out
+    const std::string name = "output_" + std::to_string(out.size());
     if (!outputs[i].isTensor()) throw std::runtime_error(name + " is not a tensor (tag " + std::to_string(static_cast<int>(outputs[i].tag)) + ")");
     const executorch::aten::Tensor t = outputs[i].toTensor();
     const Dtype* d = nullptr;

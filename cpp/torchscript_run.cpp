@@ -15,6 +15,8 @@ namespace {
 void flatten(const c10::IValue& v, std::vector<at::Tensor>& out) {
   if (v.isTensor()) {
     out.push_back(v.toTensor());
+  } else if (v.isNone()) {
+    return;  // an optional output not computed (the reference leaves it out too)
   } else if (v.isTuple()) {
     for (const c10::IValue& e : v.toTupleRef().elements()) flatten(e, out);
   } else if (v.isList()) {

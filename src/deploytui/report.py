@@ -19,7 +19,7 @@ from typing import Any
 
 from deploytui import a1_page, machine, paths
 from deploytui import forms as F
-from deploytui.manifest import runtime_facts
+from deploytui.manifest import model_info, runtime_facts
 from deploytui.results import Store
 from deploytui.ship import store as ship_store
 from deploytui.units import human, ms
@@ -46,6 +46,26 @@ def _median(xs: list[Any]) -> float | None:
 def ship_bytes(form: F.Form) -> int | None:
     sizes = [p.stat().st_size for p in form.ship_paths() if p.exists()]
     return sum(sizes) if len(sizes) == len(form.ship_paths()) else None
+
+
+def weight_fields(form: F.Form, info: dict[str, Any] | None) -> dict[str, Any]:
+    """What the form ships to carry the weights against the model's unique parameter bytes
+    (model.json; each storage once, a tied matrix once): its model files, or its program where
+    the weights are compiled in. A ratio near 2 for a model with tied weights is the tied matrix
+    shipped twice."""
+    files = [p for p in form.ship_paths() if p.exists()]
+    program = form.executable_path()
+    model_files = [p for p in files if p != program]
+    carrier = model_files or ([program] if program is not None and program.exists() else [])
+    shipped = sum(p.stat().st_size for p in carrier) if carrier else None
+    unique = (info or {}).get("unique_param_bytes")
+    unique = unique if isinstance(unique, int) and unique > 0 else None
+    return {
+        "weights_shipped_bytes": shipped,
+        "weights_in": "model files" if model_files else ("program" if carrier else None),
+        "unique_param_bytes": unique,
+        "weights_ratio": round(shipped / unique, 3) if shipped is not None and unique else None,
+    }
 
 
 def runtime_fields(form: F.Form, manifest: dict[str, Any]) -> dict[str, Any]:
@@ -96,6 +116,7 @@ def rows(store: Store, manifest: dict[str, Any]) -> list[dict[str, Any]]:
     """One flat row per form that has a result, in registry order."""
     out = []
     shipped = ship_store.load(paths.ship_path())
+    info = model_info()
     for form in F.FORMS:
         rec = store.forms.get(form.key)
         if rec is None:
@@ -124,6 +145,7 @@ def rows(store: Store, manifest: dict[str, Any]) -> list[dict[str, Any]]:
                 )
                 or "–",
                 "ship_bytes": ship_bytes(form),
+                **weight_fields(form, info),
                 "runtime": F.RUNTIME_TITLES[form.runtime],
                 **runtime_fields(form, manifest),
                 **isolated_fields(shipped.get(form.key)),
@@ -146,7 +168,7 @@ def rows(store: Store, manifest: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def _worst(rec: Any) -> str | None:
-    """`output_0[1, 2]`: where the largest difference over all outputs is."""
+    """`logits[0, 2]`: where the largest difference over all outputs is."""
     if not rec.outputs:
         return None
     d = max(rec.outputs, key=lambda o: o.max_abs)
@@ -217,6 +239,20 @@ def markdown(store: Store, manifest: dict[str, Any]) -> str:
         "model files and the program alone; runtime sizes are what `deploytui build` probed: for a "
         "Python form the installed size of its runtime's distributions, for a compiled one the "
         "non-system libraries one run loaded.",
+        "## Weights shipped",
+        _weights_intro(rs),
+        _md_table(
+            ["form", "weights ship in", "bytes", "÷ unique parameter bytes"],
+            [
+                [
+                    r["form"],
+                    r["weights_in"] or "–",
+                    human(r["weights_shipped_bytes"]) if r["weights_shipped_bytes"] is not None else "–",
+                    f"{r['weights_ratio']:.2f}×" if r["weights_ratio"] is not None else "–",
+                ]
+                for r in rs
+            ],
+        ),
         "## Start-up (spawn to exit)",
         _md_table(
             ["form", "n", "min", "median", "max", "mean ± σ"],
@@ -333,6 +369,17 @@ def scale_section() -> list[str]:
         chart = plot.plain(scale_text.chart(points, keys, measure, title)(100, 24))
         parts.append(f"```\n{chart}\n{scale_text.legend(points, keys, measure)}\n```")
     return parts
+
+
+def _weights_intro(rs: list[dict[str, Any]]) -> str:
+    unique = next((r["unique_param_bytes"] for r in rs if r["unique_param_bytes"]), None)
+    base = human(unique) if unique else "not recorded (run deploytui build)"
+    return (
+        f"The model's parameters and buffers take {base}, each storage counted once (a tied matrix "
+        "once). Each form ships its weights in its model files (graph or code included), or in "
+        "its program where they are compiled in; the ratio says how many times the unique bytes "
+        "that is — about 2× on a model with tied weights is the tied matrix shipped twice."
+    )
 
 
 def _bundle(r: dict[str, Any]) -> str:

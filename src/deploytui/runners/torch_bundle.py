@@ -110,6 +110,8 @@ def output_tensors(y: Any) -> dict[str, Any]:
         leaves = [(str(i), x) for i, x in enumerate(pytree.tree_leaves(y))]
     found: dict[str, Any] = {}
     for name, x in leaves:
+        if x is None:  # an optional output not computed: no tensor to compare
+            continue
         if not isinstance(x, torch.Tensor):
             where = "" if name == "output" else f" as {name!r}"
             raise TypeError(
@@ -126,8 +128,10 @@ def output_tensors(y: Any) -> dict[str, Any]:
 
 def flat_outputs(ys: Any) -> dict[str, Any]:
     """A runtime's flat list of outputs (ExecuTorch's) as output_0, output_1, ...: the protocol's
-    positional names, matched against the reference by position."""
-    return {f"output_{i}": y.detach().contiguous() for i, y in enumerate(ys)}
+    positional names, matched against the reference by position (None entries left out, as the
+    reference leaves them out)."""
+    tensors = [y for y in ys if y is not None]
+    return {f"output_{i}": y.detach().contiguous() for i, y in enumerate(tensors)}
 
 
 def forwards_to_file(
