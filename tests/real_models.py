@@ -45,6 +45,9 @@ BERT = {
 }
 
 
+ORDER = ("resnet18", "mobilenet_v3_small", "timm_test_vit", "bert", "gpt2", "t5", "lstm")
+
+
 def models(folder: Path) -> dict[str, str]:
     """name -> the model as `--model` spells it (the Hugging Face ones under `folder`)."""
     return {

@@ -109,7 +109,11 @@ def test_outputs_of_any_pytree_are_named_by_their_paths():
     assert list(output_tensors((t, (t, t)))) == ["0", "1.0", "1.1"]
     assert list(output_tensors({"logits": t, "aux": [t, None, t]})) == ["logits", "aux.0", "aux.2"]
     assert list(output_tensors(pair(t, t))) == ["first", "second"]
-    for bad, words in (((t, 3), "returned a int as '1'"), ("text", "returned a str;"), ((None,), "no tensor")):
+    for bad, words in (
+        ((t, 3), "returned a int as '1'"),
+        ("text", "returned a str;"),
+        ((None,), "no tensor"),
+    ):
         with pytest.raises(ModelError, match=words):
             output_tensors(bad)
 
@@ -230,7 +234,9 @@ def test_a_model_that_talks_is_described_by_its_marked_line_only():
 def test_a_library_model_that_needs_the_network_says_so_in_one_line(tmp_path):
     from deploytui.models.check import describe
 
-    lines, err = describe(["hf:some-org/some-model", f"hf-config:{tmp_path / 'none.json'}", "torchvision:nosuch"])
+    lines, err = describe(
+        ["hf:some-org/some-model", f"hf-config:{tmp_path / 'none.json'}", "torchvision:nosuch"]
+    )
     assert err == "" and len(lines) == 3
     assert "needs the network" in lines[0]["error"] and "downloads nothing" in lines[0]["error"]
     assert "is not a file" in lines[1]["error"]

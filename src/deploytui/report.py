@@ -20,6 +20,7 @@ from typing import Any
 from deploytui import a1_page, machine, paths
 from deploytui import forms as F
 from deploytui.manifest import model_info, runtime_facts
+from deploytui.models import ModelRef
 from deploytui.results import Store
 from deploytui.ship import store as ship_store
 from deploytui.units import human, ms
@@ -48,13 +49,13 @@ def ship_bytes(form: F.Form) -> int | None:
     return sum(sizes) if len(sizes) == len(form.ship_paths()) else None
 
 
-def weight_fields(form: F.Form, info: dict[str, Any] | None) -> dict[str, Any]:
+def weight_fields(form: F.Form, info: dict[str, Any] | None, ref: ModelRef | None = None) -> dict[str, Any]:
     """What the form ships to carry the weights against the model's unique parameter bytes
     (model.json; each storage once, a tied matrix once): its model files, or its program where
     the weights are compiled in. A ratio near 2 for a model with tied weights is the tied matrix
     shipped twice."""
-    files = [p for p in form.ship_paths() if p.exists()]
-    program = form.executable_path()
+    files = [p for p in form.ship_paths(ref) if p.exists()]
+    program = form.executable_path(ref)
     model_files = [p for p in files if p != program]
     carrier = model_files or ([program] if program is not None and program.exists() else [])
     shipped = sum(p.stat().st_size for p in carrier) if carrier else None

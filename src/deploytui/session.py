@@ -351,7 +351,12 @@ def describe_model(info: dict[str, Any] | None) -> str:
     if not info:
         return ""
     ins = info.get("inputs") or []
-    shapes = ", ".join(f"{i.get('dtype')}{list(i.get('shape') or [])}" for i in ins if isinstance(i, dict))
+    shapes = ", ".join(
+        ("" if i.get("kind", "positional") == "positional" else f"{i.get('name')} ")
+        + f"{i.get('dtype')}{list(i.get('shape') or [])}"
+        for i in ins
+        if isinstance(i, dict)
+    )
     parts = [str(info.get("class") or "?"), f"{info.get('params', 0):,} params"]
     if shapes:
         parts.append(f"input{'s' * (len(ins) > 1)} {shapes}")

@@ -200,7 +200,7 @@ pub struct RawTensor {
 
 /// The inputs' names in call order: the `inputs` metadata entry, else `input_0`, `input_1`, ...
 fn call_order(st: &SafeTensors, listed: Option<&String>) -> Result<Vec<String>, String> {
-    let mut held: Vec<String> = st.names().into_iter().cloned().collect();
+    let mut held: Vec<String> = st.names().into_iter().map(String::from).collect();
     held.sort();
     if let Some(listed) = listed {
         let order: Vec<String> = listed
