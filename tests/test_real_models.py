@@ -18,10 +18,10 @@ import sys
 from pathlib import Path
 
 import pytest
-from real_models import models, write_hf
 
 from deploytui import bench, forms, manifest, paths
 from deploytui.models import parse
+from real_models import models, write_hf
 
 pytestmark = pytest.mark.slow
 
