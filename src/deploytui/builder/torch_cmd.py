@@ -219,7 +219,7 @@ def decisive(e: BaseException) -> str:
         root = nxt
         seen.add(id(root))
     line = _first_line(root)
-    if root is not e:
+    if root is not e and type(root) is not type(e):
         line = f"{type(e).__name__}: {line}"
     return line[:400]
 
