@@ -42,7 +42,9 @@ def corpus_dir() -> Path:
 def run_model(name: str, text: str, n: int) -> dict[str, Any]:
     """`deploytui bench --model TEXT --json`: its records, what the build recorded about the model
     and the weights each form ships (progress goes to this script's stderr)."""
-    argv = [paths.python(), "-m", "deploytui", "bench", "--model", text, "--json", "-n", str(n)]
+    # the venv's `deploytui`, as a user types it (its interpreter is the one `make` builds with: a
+    # build step's command holds the interpreter's path, so another spelling of it rebuilds all)
+    argv = [str(Path(sys.executable).parent / "deploytui"), "bench", "--model", text, "--json", "-n", str(n)]
     argv += ["--warmup", "1", "--repeat", "5", "--timeout", "600"]
     t0 = time.perf_counter()
     res = subprocess.run(argv, stdout=subprocess.PIPE, text=True, cwd=paths.ROOT, check=False)
@@ -177,10 +179,15 @@ def main() -> int:
     ap.add_argument("--only", help="model names, comma-separated (default: the whole corpus)")
     ap.add_argument("-n", type=int, default=3, help="counted runs per form (default 3)")
     ap.add_argument("--render", action="store_true", help="write the Markdown from the stored JSON only")
+    ap.add_argument("--store", default="real-models.json", help="the JSON file under docs/results")
     args = ap.parse_args()
     OUT.mkdir(parents=True, exist_ok=True)
-    store = OUT / "real-models.json"
+    store = OUT / args.store
     data: dict[str, Any] = json.loads(store.read_text()) if store.is_file() else {"models": {}}
+    for extra in sorted(OUT.glob("real-models.*.json")) if args.render else []:  # runs made side by side
+        data["models"].update(json.loads(extra.read_text())["models"])
+        extra.unlink()
+        (OUT / "real-models.json").write_text(json.dumps(data, indent=1) + "\n")
     if not args.render:
         corpus_dir().mkdir(parents=True, exist_ok=True)
         real_models.write_hf(corpus_dir())
@@ -192,6 +199,7 @@ def main() -> int:
             return 2
         for name in chosen:
             print(f"== {name}: deploytui bench --model {corpus[name]}", file=sys.stderr, flush=True)
+            data = json.loads(store.read_text()) if store.is_file() else {"models": {}}  # another run's too
             data["models"][name] = run_model(name, corpus[name], args.n)
             m = machine.info()
             data.update(
