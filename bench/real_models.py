@@ -18,6 +18,7 @@ import json
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from importlib.metadata import version
 from pathlib import Path
 from typing import Any
@@ -79,6 +80,23 @@ def words(rec: dict[str, Any]) -> str:
     return scrub(rec.get("error") or "").replace("|", "\\|").replace("\n", " ")[:300]
 
 
+def per_form(names: list[str], value: Callable[[str, int], str]) -> list[str]:
+    """A table with a row per form and a column per model: value(form key, model index)."""
+    head = ["| form | " + " | ".join(names) + " |", "|---" * (len(names) + 1) + "|"]
+    return head + [
+        f"| {f.key} | " + " | ".join(value(f.key, i) for i in range(len(names))) + " |" for f in forms.FORMS
+    ]
+
+
+def startup(rec: dict[str, Any] | None) -> str:
+    walls = sorted(rec["wall_s"]) if rec and rec["status"] == "ok" and rec["wall_s"] else []
+    return ms(walls[len(walls) // 2]) if walls else "–"
+
+
+def ratio(w: dict[str, Any]) -> str:
+    return f"{w['weights_ratio']:.2f}×" if w.get("weights_ratio") is not None else "–"
+
+
 def render(data: dict[str, Any]) -> str:
     names = [n for n in real_models.ORDER if n in data["models"]]
     models = [data["models"][n] for n in names]
@@ -103,18 +121,9 @@ def render(data: dict[str, Any]) -> str:
             f"| {n} | `{scrub(m['model'])}` | {m['class']} | {m['params']:,} | {unique} | {ins} "
             f"| {', '.join(m['outputs'])} |"
         )
-    lines += [
-        "",
-        "## The matrix",
-        "",
-        "| form | " + " | ".join(names) + " |",
-        "|---" * (len(names) + 1) + "|",
-    ]
     by_model = [{r["form"]: r for r in m["forms"]} for m in models]
-    for f in forms.FORMS:
-        lines.append(
-            f"| {f.key} | " + " | ".join(cell(b[f.key]) if f.key in b else "–" for b in by_model) + " |"
-        )
+    lines += ["", "## The matrix", ""]
+    lines += per_form(names, lambda f, i: cell(by_model[i][f]) if f in by_model[i] else "–")
     passed = [sum(cell(r) == "✓" for r in m["forms"]) for m in models]
     generic = [sum(r["status"] != "not-applicable" for r in m["forms"]) for m in models]
     lines.append(
@@ -137,17 +146,7 @@ def render(data: dict[str, Any]) -> str:
         "",
         "## Start-up, median of the counted runs (spawn to exit)",
         "",
-        "| form | " + " | ".join(names) + " |",
-        "|---" * (len(names) + 1) + "|",
-    ]
-    for f in forms.FORMS:
-        row = []
-        for b in by_model:
-            rec = b.get(f.key)
-            walls = sorted(rec["wall_s"]) if rec and rec["status"] == "ok" and rec["wall_s"] else []
-            row.append(ms(walls[len(walls) // 2]) if walls else "–")
-        lines.append(f"| {f.key} | " + " | ".join(row) + " |")
-    lines += [
+        *per_form(names, lambda f, i: startup(by_model[i].get(f))),
         "",
         "## Weights shipped ÷ the model's unique parameter bytes",
         "",
@@ -155,15 +154,8 @@ def render(data: dict[str, Any]) -> str:
         "compiled in) divided by the parameters' and buffers' bytes, each storage once: a tied "
         "matrix shipped twice shows as the excess on GPT-2 (its `wte` and `lm_head` are one tensor).",
         "",
-        "| form | " + " | ".join(names) + " |",
-        "|---" * (len(names) + 1) + "|",
+        *per_form(names, lambda f, i: ratio(models[i]["weights"].get(f) or {})),
     ]
-    for f in forms.FORMS:
-        row = []
-        for m in models:
-            w = m["weights"].get(f.key) or {}
-            row.append(f"{w['weights_ratio']:.2f}×" if w.get("weights_ratio") is not None else "–")
-        lines.append(f"| {f.key} | " + " | ".join(row) + " |")
     lines += [
         "",
         "Build and measure time per model (this script, `deploytui bench` including its build): "

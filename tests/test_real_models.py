@@ -143,34 +143,12 @@ def test_bench_builds_what_it_needs_and_a_talking_model_works(tmp_path):
     prints every record; the model prints JSON-looking lines, writes stderr, warns and is slow,
     and none of it reaches deploytui's own lines. --no-build keeps today's behaviour."""
     talky = f"{HERE / 'models' / 'talky.py'}:make"
-    res = _cli(
-        "bench",
-        "--model",
-        talky,
-        "torch-eager",
-        "onnxruntime",
-        "-n",
-        "1",
-        "--warmup",
-        "0",
-        art=tmp_path / "a",
-    )
+    run = ("bench", "--model", talky, "torch-eager", "onnxruntime", "-n", "1", "--warmup", "0")
+    res = _cli(*run, art=tmp_path / "a")
     assert res.returncode == 0, res.stdout + res.stderr
     assert "export-model" in res.stdout and "export-onnx" in res.stdout  # the build's progress
     assert "Traceback" not in res.stderr
-    doc = _cli(
-        "bench",
-        "--model",
-        talky,
-        "torch-eager",
-        "onnxruntime",
-        "-n",
-        "1",
-        "--warmup",
-        "0",
-        "--json",
-        art=tmp_path / "a",
-    )
+    doc = _cli(*run, "--json", art=tmp_path / "a")
     records = json.loads(doc.stdout)["forms"]
     assert [r["status"] for r in records] == ["ok", "ok"], doc.stderr
     assert [o["name"] for o in records[0]["outputs"]] == ["logits", "aux.0"]
