@@ -46,8 +46,32 @@ def load(mode: str, path: str) -> Any:
     if mode == "jit":
         return torch.jit.load(path)
     if mode == "export":
+        import_pytree_types(_archive_json(path))
         return torch.export.load(path).module()
-    return torch._inductor.aoti_load_package(path)
+    model = torch._inductor.aoti_load_package(path)
+    import_pytree_types(" ".join(model.loader.get_call_spec()))
+    return model
+
+
+def _archive_json(path: str) -> str:
+    import zipfile
+
+    with zipfile.ZipFile(path) as z:
+        return " ".join(z.read(n).decode(errors="replace") for n in z.namelist() if n.endswith(".json"))
+
+
+def import_pytree_types(spec: str) -> None:
+    """A program whose inputs or outputs are a library's pytree type (transformers' ModelOutput)
+    is rebuilt only where that type is registered, which importing its module does: import the
+    module of every type the program's serialized call spec names (as a user's script would)."""
+    import re
+
+    for module in set(re.findall(r'\\?"type\\?": \\?"([A-Za-z_][\w.]*)\.\w+\\?"', spec)):
+        if module.split(".")[0] not in ("builtins", "collections", "torch"):
+            try:
+                importlib.import_module(module)
+            except ImportError:
+                pass  # the load names the type it cannot rebuild
 
 
 def load_weights(model: Any, path: str) -> Any:
