@@ -62,12 +62,19 @@ def test_missing_artifact_is_unavailable_with_reason(artifacts_copy):
     (artifacts_copy / "a1" / "a1_script.pt").unlink()
     rec = bench.bench_form(forms.get("torchscript-script"), n=1, warmup=0)
     assert rec.status == "unavailable" and "a1_script.pt" in rec.error
-    res = run_cli("bench", "torchscript-script", "burn-embed", "-n", "1", "--warmup", "0")
+    res = run_cli("bench", "torchscript-script", "burn-embed", "-n", "1", "--warmup", "0", "--no-build")
     assert res.returncode == 1
     assert re.search(r"torchscript-script\s+unavailable: missing artifact.*a1_script\.pt", res.stdout)
     assert re.search(r"burn-embed .*OK", res.stdout), res.stdout
     res = run_cli("inspect", "torchscript-script")
     assert "a1_script.pt is missing" in res.stdout and res.returncode == 1
+    # without --no-build, bench builds what its forms need first: the missing file comes back
+    res = run_cli("bench", "torchscript-script", "-n", "1", "--warmup", "0")
+    assert res.returncode == 0 and "export-script" in res.stdout, res.stdout + res.stderr
+    assert (
+        re.search(r"torchscript-script .*OK", res.stdout)
+        and (artifacts_copy / "a1" / "a1_script.pt").is_file()
+    )
 
 
 # 2. truncated or corrupted artifacts ------------------------------------------------------------
@@ -294,7 +301,7 @@ def test_cli_starts_with_what_it_can_read(artifacts_copy):
     assert res.returncode == 0 and "result for 'burn-st' dropped" in res.stderr
     assert "burn-embed" in (artifacts_copy / "r.md").read_text()
     (artifacts_copy / "a1" / "results.json").write_text("{ not json")
-    res = run_cli("bench", "burn-embed", "-n", "1", "--warmup", "0")
+    res = run_cli("bench", "burn-embed", "-n", "1", "--warmup", "0", "--no-build")
     assert res.returncode == 0 and "could not be read" in res.stderr
     assert list(results.load().forms) == ["burn-embed"]
 
@@ -343,7 +350,7 @@ def test_bench_of_a_form_that_became_unavailable_keeps_its_earlier_result(artifa
         json.dumps({"version": 1, "forms": {"burn-embed": good}})
     )
     (artifacts_copy / "a1" / "bin" / "infer-embed").unlink()
-    res = run_cli("bench", "burn-embed", "-n", "1", "--warmup", "0")
+    res = run_cli("bench", "burn-embed", "-n", "1", "--warmup", "0", "--no-build")
     assert res.returncode == 1
     assert "burn-embed           unavailable: missing artifact(s): infer-embed" in res.stdout, res.stdout
     assert results.load().forms["burn-embed"].wall_s == [0.003]
