@@ -30,7 +30,10 @@ HERE = Path(__file__).resolve().parent
 FIRST = ("torch-eager", "torchscript-trace", "torch-export", "onnxruntime", "onnxruntime-native")
 # (model, form) -> (stage, the tool's own words) where the runtime or exporter refuses the model
 # (measured: docs/results/real-models.md)
-STOPS: dict[tuple[str, str], tuple[str, str]] = {}
+STOPS: dict[tuple[str, str], tuple[str, str]] = {
+    ("t5", "onnxruntime"): ("export", "Cannot view a tensor"),  # torch.onnx's ConversionError
+    ("t5", "onnxruntime-native"): ("export", "Cannot view a tensor"),
+}
 
 
 @pytest.fixture(scope="session")
@@ -123,6 +126,21 @@ def test_gpt2s_tied_weights_stay_tied(built_real, corpus):
         names, meta = set(f.keys()), f.metadata() or {}
     tied = {"lm_head.weight", "transformer.wte.weight"}
     assert len(tied & names) == 1 and meta.get(next(iter(tied - names))) in tied, (names & tied, meta)
+
+
+def test_a_runtimes_own_limit_is_a_staged_failure_in_its_words(built_real, corpus):
+    """TorchScript's script cannot read transformers' source: the form stops at export with
+    TorchScript's words, the full log one key away; nothing of deploytui's own in the line."""
+    rec = _records(built_real, corpus, "bert", ("torchscript-script",))["torchscript-script"]
+    assert rec.status == "failed" and rec.stage == "export", rec.error
+    assert "could not get source code" in rec.error and "ModelError" not in rec.error
+    assert rec.stage_status == {
+        "export": "failed",
+        "build": "ok",
+        "run": "skipped",
+        "numerics": "skipped",
+    } or (rec.stage_status["export"] == "failed" and rec.stage_status["run"] == "skipped")
+    assert "could not get source code" in (paths.artifacts_dir() / rec.log).read_text()
 
 
 def _cli(*args: str, art: Path | None = None) -> subprocess.CompletedProcess:
