@@ -134,12 +134,7 @@ def test_a_runtimes_own_limit_is_a_staged_failure_in_its_words(built_real, corpu
     rec = _records(built_real, corpus, "bert", ("torchscript-script",))["torchscript-script"]
     assert rec.status == "failed" and rec.stage == "export", rec.error
     assert "could not get source code" in rec.error and "ModelError" not in rec.error
-    assert rec.stage_status == {
-        "export": "failed",
-        "build": "ok",
-        "run": "skipped",
-        "numerics": "skipped",
-    } or (rec.stage_status["export"] == "failed" and rec.stage_status["run"] == "skipped")
+    assert rec.stage_status["export"] == "failed" and rec.stage_status["run"] == "skipped"
     assert "could not get source code" in (paths.artifacts_dir() / rec.log).read_text()
 
 
