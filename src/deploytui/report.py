@@ -51,19 +51,21 @@ def ship_bytes(form: F.Form) -> int | None:
 
 def weight_fields(form: F.Form, info: dict[str, Any] | None, ref: ModelRef | None = None) -> dict[str, Any]:
     """What the form ships to carry the weights against the model's unique parameter bytes
-    (model.json; each storage once, a tied matrix once): its model files, or its program where
-    the weights are compiled in. A ratio near 2 for a model with tied weights is the tied matrix
-    shipped twice."""
-    files = [p for p in form.ship_paths(ref) if p.exists()]
-    program = form.executable_path(ref)
-    model_files = [p for p in files if p != program]
-    carrier = model_files or ([program] if program is not None and program.exists() else [])
-    shipped = sum(p.stat().st_size for p in carrier) if carrier else None
+    (model.json; each storage once, a tied matrix once): the bytes of its model files (graph or
+    code with them). A form without model files keeps its weights in its program or reads them
+    from a baked path: not counted. A ratio near 2 on a model whose tied matrix is most of its
+    bytes is that matrix shipped twice."""
+    ref = ref or paths.model()
     unique = (info or {}).get("unique_param_bytes")
     unique = unique if isinstance(unique, int) and unique > 0 else None
+    art = paths.artifacts_dir()
+    files = [art / f.replace("{m}", ref.slug) for f in form.model_files]
+    extra = [art / f.replace("{m}", ref.slug) for f in form.optional_files]  # an .onnx's external data
+    ok = bool(files) and all(p.is_file() for p in files) and not form.applies(ref)
+    shipped = sum(p.stat().st_size for p in [*files, *(p for p in extra if p.is_file())]) if ok else None
     return {
         "weights_shipped_bytes": shipped,
-        "weights_in": "model files" if model_files else ("program" if carrier else None),
+        "weights_in": "model files" if ok else ("program" if not form.model_files else None),
         "unique_param_bytes": unique,
         "weights_ratio": round(shipped / unique, 3) if shipped is not None and unique else None,
     }
@@ -377,9 +379,10 @@ def _weights_intro(rs: list[dict[str, Any]]) -> str:
     base = human(unique) if unique else "not recorded (run deploytui build)"
     return (
         f"The model's parameters and buffers take {base}, each storage counted once (a tied matrix "
-        "once). Each form ships its weights in its model files (graph or code included), or in "
-        "its program where they are compiled in; the ratio says how many times the unique bytes "
-        "that is — about 2× on a model with tied weights is the tied matrix shipped twice."
+        "once). Each form ships its weights in its model files (graph or code included; a form "
+        "without model files keeps them in its program or reads a baked path: not counted); the "
+        "ratio says how many times the unique bytes that is — about 2× on a model whose tied "
+        "matrix is most of its bytes is that matrix shipped twice."
     )
 
 
