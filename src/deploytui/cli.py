@@ -363,7 +363,7 @@ def cmd_models(args: argparse.Namespace) -> int:
     import json
 
     from deploytui import manifest
-    from deploytui.models import ZOO
+    from deploytui.models import ZOO, inputs_text
     from deploytui.models.check import describe
 
     built = manifest.built_models()
@@ -380,11 +380,7 @@ def cmd_models(args: argparse.Namespace) -> int:
         if "error" in d:
             print(f"{name:<24} error: {d['error']}")
             continue
-        ins = ", ".join(
-            ("" if i.get("kind", "positional") == "positional" else f"{i.get('name')} ")
-            + f"{i.get('dtype')}{i.get('shape')}"
-            for i in d.get("inputs", [])
-        )
+        ins = inputs_text(d.get("inputs"))
         print(f"{name:<24} {d.get('params', 0):>10,} params  inputs {ins:<28} {mark}".rstrip())
         if name in ZOO:
             print(f"{'':<24} {ZOO[name]}")

@@ -69,6 +69,17 @@ LIBRARY_PACKAGE = {
 }
 
 
+def inputs_text(inputs: object) -> str:
+    """A description's inputs as one line: `F32[1, 3, 64, 64]`, keywords by name
+    (`input_ids I64[1, 8], attention_mask I64[1, 8]`)."""
+    items = [i for i in inputs if isinstance(i, dict)] if isinstance(inputs, list) else []
+    return ", ".join(
+        ("" if i.get("kind", "positional") == "positional" else f"{i.get('name')} ")
+        + f"{i.get('dtype')}{list(i.get('shape') or [])}"
+        for i in items
+    )
+
+
 class ModelRefError(ValueError):
     """What the user typed does not name a model."""
 
