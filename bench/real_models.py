@@ -150,9 +150,12 @@ def render(data: dict[str, Any]) -> str:
         "",
         "## Weights shipped ÷ the model's unique parameter bytes",
         "",
-        "What each form ships to carry the weights (its model files, or its program where they are "
-        "compiled in) divided by the parameters' and buffers' bytes, each storage once: a tied "
-        "matrix shipped twice shows as the excess on GPT-2 (its `wte` and `lm_head` are one tensor).",
+        "What each form ships as its model files (an .onnx's external data included; graph or "
+        "code with the weights) divided by the parameters' and buffers' bytes, each storage once "
+        "(`report.weight_fields`); – where the form has no model files (weights compiled into its "
+        "program, or read from a baked path) or did not build. GPT-2's tied `wte`/`lm_head` matrix "
+        "is most of its bytes: a form near 2× ships it twice. On the smallest models the graph "
+        "and code dominate.",
         "",
         *per_form(names, lambda f, i: ratio(models[i]["weights"].get(f) or {})),
     ]
@@ -179,7 +182,14 @@ def main() -> int:
     for extra in sorted(OUT.glob("real-models.*.json")) if args.render else []:  # runs made side by side
         data["models"].update(json.loads(extra.read_text())["models"])
         extra.unlink()
-        (OUT / "real-models.json").write_text(json.dumps(data, indent=1) + "\n")
+    if args.render:  # the weights each form ships, from the artifacts as built here (files' sizes only)
+        corpus = real_models.models(corpus_dir())
+        for name, m in data["models"].items():
+            ref = parse(corpus.get(name, ""))
+            info = model_info(ref.slug)
+            if info is not None:
+                m["weights"] = {f.key: weight_fields(f, info, ref) for f in forms.FORMS}
+        store.write_text(json.dumps(data, indent=1) + "\n")
     if not args.render:
         corpus_dir().mkdir(parents=True, exist_ok=True)
         real_models.write_hf(corpus_dir())
