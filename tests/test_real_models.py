@@ -159,14 +159,14 @@ def test_bench_builds_what_it_needs_and_a_talking_model_works(tmp_path):
     run = ("bench", "--model", talky, "torch-eager", "onnxruntime", "-n", "1", "--warmup", "0")
     res = _cli(*run, art=tmp_path / "a")
     assert res.returncode == 0, res.stdout + res.stderr
-    assert "export-model" in res.stdout and "export-onnx" in res.stdout  # the build's progress
+    assert "] export-model:" in res.stdout and "] export-onnx:" in res.stdout  # the build's progress
     assert "Traceback" not in res.stderr
     doc = _cli(*run, "--json", art=tmp_path / "a")
     records = json.loads(doc.stdout)["forms"]
     assert [r["status"] for r in records] == ["ok", "ok"], doc.stderr
     assert [o["name"] for o in records[0]["outputs"]] == ["logits", "aux.0"]
     res = _cli("bench", "--model", talky, "torch-eager", "-n", "1", "--no-build", art=tmp_path / "b")
-    assert res.returncode == 1 and "unavailable" in res.stdout and "export-model" not in res.stdout
+    assert res.returncode == 1 and "unavailable: not built" in res.stdout and "[1/" not in res.stdout
 
 
 def test_a_hugging_face_folder_from_the_cli(built_artifacts, corpus):
