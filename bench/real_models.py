@@ -146,6 +146,11 @@ def render(data: dict[str, Any]) -> str:
         "",
         "## Start-up, median of the counted runs (spawn to exit)",
         "",
+        f"Counted runs per form: {sorted({r['n'] for m in models for r in m['forms'] if r['n']})}, after "
+        f"{sorted({r['warmup'] for m in models for r in m['forms'] if r['n']})} warm-up; on a 2-core "
+        "machine shared with other builds, so the Python forms' seconds are noisy (the README's "
+        "figures for a1 are the quiet ones).",
+        "",
         *per_form(names, lambda f, i: startup(by_model[i].get(f))),
         "",
         "## Weights shipped ÷ the model's unique parameter bytes",
