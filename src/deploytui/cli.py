@@ -1,4 +1,5 @@
-"""Command line: build, bench, measure, inspect, report, models, sweep; bare `deploytui` opens the app.
+"""Command line: build, bench, measure, inspect, ship, choose, report, models, sweep; bare `deploytui`
+opens the app.
 
 `--model REF` (default a1) names the model on every subcommand and on the bare `deploytui`."""
 
@@ -357,6 +358,69 @@ def _bundle_line(key: str, manifest: dict[str, object], root: Path, tarball: Pat
     return line
 
 
+def cmd_choose(args: argparse.Namespace) -> int:
+    """The forms that meet the user's constraints, ranked, and why every other does not (from
+    the stored runs, the build's sizes and probes and the ship checks: nothing runs)."""
+    import json
+
+    from deploytui import choose, choose_facts, choose_text, paths
+
+    try:
+        req = choose.request(args.given or [], args.rank_by or "")
+    except ValueError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    ref = paths.model()
+    facts, dropped = choose_facts.read(ref)
+    for msg in dropped:
+        print(f"warning: {msg}", file=sys.stderr)
+    answer = choose.choose(facts, req, ref.text)
+    if args.json:
+        print(json.dumps(answer.to_json(), indent=1))
+    else:
+        print(choose_text.render(answer, with_chart=args.chart))
+    return 0 if answer.chosen else 1
+
+
+class _Given(argparse.Action):
+    """Keeps the constraints in the order the user gives them: (rule key, text) in `given`."""
+
+    def __call__(self, parser, namespace, values, option_string=None):  # type: ignore[no-untyped-def]
+        given = list(getattr(namespace, "given", None) or [])
+        given.append((self.dest.replace("_", "-"), values if isinstance(values, str) else ""))
+        namespace.given = given
+
+
+def _choose_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    from deploytui import choose
+
+    ch = sub.add_parser(
+        "choose",
+        help="the forms that meet your constraints, ranked, and why each other one does not",
+        description="From what is stored for the model on this machine (runs, build sizes, runtime "
+        "probes, ship checks): the forms that meet every constraint, ranked by the figure of the "
+        "first constraint given (or --rank-by; start-up by default), and every other form with the "
+        "first constraint it breaks. Exits 1 when no form qualifies.",
+    )
+    ch.set_defaults(given=[])
+    for rule in choose.RULES:
+        flag = f"--{rule.key}"
+        if rule.example:
+            ch.add_argument(
+                flag,
+                action=_Given,
+                metavar=rule.metavar,
+                help=f"{rule.help} (e.g. {rule.example})".replace("%", "%%"),
+            )
+        else:
+            ch.add_argument(flag, action=_Given, nargs=0, help=rule.help)
+    ch.add_argument("--rank-by", choices=list(choose.RANKS), help="rank the qualifying forms by this figure")
+    ch.add_argument("--chart", action="store_true", help="also draw the Pareto chart (start-up × ship size)")
+    ch.add_argument("--json", action="store_true", help="print the answer as JSON")
+    ch.add_argument("--model", default=argparse.SUPPRESS, metavar="REF", help=MODEL_HELP)
+    ch.set_defaults(func=cmd_choose)
+
+
 def cmd_models(args: argparse.Namespace) -> int:
     """The zoo and every model already built under artifacts/, with parameter count and inputs
     (described by `deploytui.models.describe` in a subprocess: this process never imports torch)."""
@@ -581,6 +645,8 @@ def build_parser() -> argparse.ArgumentParser:
     model_opt(sh)
     sh.set_defaults(func=cmd_ship)
 
+    _choose_parser(sub)
+
     rep = sub.add_parser("report", help="write the report from the stored results")
     rep.add_argument(
         "-o", "--output", type=Path, help="file to write (default reports/deploytui-report-DATE.FMT)"
@@ -627,7 +693,7 @@ MODEL_HELP = (
     "package.module:factory, path/to/file.py:factory, torchvision:NAME, timm:NAME, "
     "hf:FOLDER (a saved Hugging Face model) or hf-config:CONFIG.json (default a1)"
 )
-NEEDS_MODEL = ("build", "bench", "inspect", "report", "ship", None)
+NEEDS_MODEL = ("build", "bench", "inspect", "report", "ship", "choose", None)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -160,6 +160,11 @@ class Form:
     def compiled(self) -> bool:
         return self.executable is not None
 
+    @property
+    def needs_python(self) -> bool:
+        """Its runtime is a Python interpreter with packages (a Python runtime of the registry)."""
+        return self.runtime in RUNTIME_DISTRIBUTIONS
+
     def applies(self, ref: ModelRef | None = None) -> str:
         """ "" when the form can exist for the model, else why not (not an error)."""
         ref = ref or paths.model()

@@ -38,6 +38,12 @@ def _decades(lo: float, hi: float) -> list[float]:
     return inside if len(inside) >= 2 else sorted({lo, *inside, hi})
 
 
+def _byte_decades(lo: float, hi: float) -> list[float]:
+    """1, 10, 100 of B, KiB, MiB, GiB, TiB within [lo, hi]; the ends when there are fewer than two."""
+    inside = sorted(v for k in range(5) for j in range(3) if lo <= (v := float((1 << 10 * k) * 10**j)) <= hi)
+    return inside if len(inside) >= 2 else sorted({lo, *inside, hi})
+
+
 def loglog(
     lines: list[tuple[str, list[float], list[float]]],
     *,
@@ -63,6 +69,45 @@ def loglog(
             xt, yt = _decades(min(xs), max(xs)), _decades(min(ys), max(ys))
             fig.ruler(axis="x").ticks([math.log10(v) for v in xt], [x_text(v) for v in xt])
             fig.ruler(axis="y").ticks([math.log10(v) for v in yt], [y_text(v) for v in yt])
+        fig.title(title)
+        return str(fig.build())
+
+    return draw
+
+
+def pareto(
+    points: list[tuple[str, float, float]],
+    front: list[int],
+    *,
+    title: str,
+    x_text: Callable[[float], str],
+    y_text: Callable[[float], str],
+    y_bytes: bool = False,
+) -> Callable[[int, int], str]:
+    """Points (marker, x, y) on log-log axes, the ones whose indices are in `front` joined by a
+    line beneath them (in order of x), ticks at the decades (of KiB, MiB, GiB with `y_bytes`).
+    Values must be > 0."""
+
+    y_ticks = _byte_decades if y_bytes else _decades
+
+    def draw(width: int, height: int) -> str:
+        fig = figure(width, height)
+        pts = [(m, math.log10(x), math.log10(y)) for m, x, y in points if x > 0 and y > 0]
+        line = sorted((pts[i][1], pts[i][2]) for i in front if i < len(pts))
+        if len(line) > 1:
+            sig = fig.signal([p[0] for p in line], [p[1] for p in line], marker="·")
+            fig.draw(sig.lines(True))
+        for marker, x, y in pts:
+            fig.draw(fig.signal([x], [y], marker=marker))
+        if pts:
+            axes = (("x", [p[1] for p in pts], x_text, _decades), ("y", [p[2] for p in pts], y_text, y_ticks))
+            for axis, values, text, at in axes:
+                lo, hi = min(values), max(values)
+                pad = max(hi - lo, 0.5) * 0.08
+                ruler = fig.ruler(axis=axis)
+                ruler.lim(lo - pad, hi + pad)
+                ticks = at(10 ** (lo - pad), 10 ** (hi + pad))
+                ruler.ticks([math.log10(v) for v in ticks], [text(v) for v in ticks])
         fig.title(title)
         return str(fig.build())
 

@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from deploytui import a1_page, machine, paths
+from deploytui import a1_page, choose, choose_facts, choose_text, machine, paths, plot
 from deploytui import forms as F
 from deploytui.manifest import model_info, runtime_facts
 from deploytui.models import ModelRef
@@ -337,6 +337,7 @@ def markdown(store: Store, manifest: dict[str, Any]) -> str:
         ]
     if _is_a1(manifest):
         parts += _page_section(store, manifest)
+    parts += choose_section(_is_a1(manifest))
     return "\n\n".join(parts + scale_section()) + "\n"
 
 
@@ -400,6 +401,86 @@ def _isolated(r: dict[str, Any]) -> str:
         start, rss = r["isolated_start_median_s"], r["isolated_peak_rss_bytes"]
         return f"✓ ({ms(start)}, {human(rss)})" if start is not None and rss is not None else "✓"
     return f"✗ {r['isolated_reason']}"
+
+
+# ---- How to choose: the page's three situations, answered from this model's figures -------------
+
+
+def choose_section(beside_page: bool) -> list[str]:
+    """The page's "how to choose" for this model: each situation as `deploytui choose` answers it
+    from the stored figures (the forms that qualify, ranked by start-up, with their figures; or
+    what is not measured yet), then the Pareto chart of every form; for a1, the page's own
+    recommendation and claims beside ours."""
+    ref = paths.model()
+    facts, _dropped = choose_facts.read(ref)
+    by_key = choose.by_key(facts)
+    parts = [
+        "## How to choose",
+        "The page deploytui started from ends with three recommendations (怎么选), worked out "
+        "by hand for A1 on another machine. Here each situation is answered from what is stored "
+        "for this model on this machine, as `deploytui choose` answers it: the forms that meet "
+        "its constraints, ranked by start-up, with their figures; ship = model files + program + "
+        "runtime. A figure not measured yet is named, never guessed.",
+    ]
+    advice = {a.situation: a for a in a1_page.ADVICE}
+    for situation in choose.SITUATIONS:
+        answer = choose.choose(facts, situation.request(), ref.text)
+        parts += [
+            f"### {situation.title}",
+            f"`deploytui choose --model {ref.text} {situation.flags()}`",
+            "\n".join(f"- {scrub(line)}" for line in choose.situation_lines(answer)),
+        ]
+        if answer.chosen:
+            parts.append(
+                _md_table(
+                    ["#", "form", *(f.label for f in choose.SHOWN)],
+                    [
+                        [str(v.rank), v.form.key]
+                        + [scrub(choose.figure_text(f, v.form, answer.request, True)) for f in choose.SHOWN]
+                        for v in answer.chosen
+                    ],
+                )
+            )
+        if beside_page and situation.key in advice:
+            parts += _beside_page(advice[situation.key], answer, by_key)
+    everything = choose.choose(facts, choose.Request(), ref.text)
+    draw = choose_text.chart(everything)
+    if draw is not None:
+        parts.append(f"```\n{plot.plain(draw(100, 22))}\n{choose_text.legend(everything)}\n```")
+    return parts
+
+
+def how_to_choose() -> dict[str, Any]:
+    """Each situation's answer as `deploytui choose --json` gives it."""
+    ref = paths.model()
+    facts, _dropped = choose_facts.read(ref)
+    return {
+        s.key: _scrubbed(choose.choose(facts, s.request(), ref.text).to_json()) for s in choose.SITUATIONS
+    }
+
+
+def _scrubbed(value: Any) -> Any:
+    """Every string inside `value` (dicts and lists walked) through `scrub`."""
+    if isinstance(value, str):
+        return scrub(value)
+    if isinstance(value, dict):
+        return {k: _scrubbed(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_scrubbed(v) for v in value]
+    return value
+
+
+def _beside_page(advice: a1_page.Advice, answer: choose.Answer, by_key: dict[str, Any]) -> list[str]:
+    judged = [choose.pick_verdict(advice.forms, answer)] + [
+        choose.judge(c, by_key) for c in a1_page.CLAIMS if c.situation == advice.situation
+    ]
+    return [
+        f"The page ({a1_page.MACHINE}): {advice.says} ({advice.original})",
+        _md_table(
+            ["the page says", "the page", "ours", "verdict"],
+            [[j.text, j.page, scrub(j.ours), j.verdict] for j in judged],
+        ),
+    ]
 
 
 # ---- A1 beside the reference page -----------------------------------------------------------
@@ -525,6 +606,7 @@ def as_json(store: Store, manifest: dict[str, Any]) -> str:
             "method": METHOD,
             "forms": rows(store, manifest),
             **({"reference_page": page_rows(store, manifest)} if _is_a1(manifest) else {}),
+            "how_to_choose": how_to_choose(),
         },
         indent=1,
     )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import struct
 
 
@@ -48,3 +49,41 @@ def ms(s: float | None, width: int = 0) -> str:
         return "–".rjust(width + 3)
     text = f"{s * 1000:.1f}" if s >= 0.01 else f"{s * 1000:.2f}"
     return f"{text:>{width}} ms"
+
+
+_SIZE_UNITS = {
+    "": 1,
+    "b": 1,
+    "k": 1 << 10,
+    "kib": 1 << 10,
+    "kb": 1000,
+    "m": 1 << 20,
+    "mib": 1 << 20,
+    "mb": 1000**2,
+    "g": 1 << 30,
+    "gib": 1 << 30,
+    "gb": 1000**3,
+}
+_TIME_UNITS = {"us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0, "": 1.0}
+_NUMBER = re.compile(r"\s*([0-9]*\.?[0-9]+(?:e[-+]?[0-9]+)?)\s*([a-zµ/%]*)\s*", re.IGNORECASE)
+
+
+def _split(text: str, what: str, known: dict[str, float] | dict[str, int]) -> tuple[float, float]:
+    m = _NUMBER.fullmatch(text)
+    unit = m.group(2).lower() if m else ""
+    if m is None or unit not in known:
+        units = ", ".join(u for u in known if u)
+        raise ValueError(f"{what} {text.strip()!r} not understood: a number and one of {units}")
+    return float(m.group(1)), known[unit]
+
+
+def parse_size(text: str) -> int:
+    """Bytes from a size as people write it: `50MiB`, `50M` (binary), `20MB` (decimal), `4096`."""
+    value, scale = _split(text, "size", _SIZE_UNITS)
+    return round(value * scale)
+
+
+def parse_seconds(text: str) -> float:
+    """Seconds from a duration as people write it: `50ms`, `1.5s`, `800us` (a bare number: seconds)."""
+    value, scale = _split(text, "duration", _TIME_UNITS)
+    return value * scale

@@ -52,6 +52,11 @@ from deploytui.tui import _start  # first: the start-up clock
 from deploytui.tui import messages as msg
 
 EXIT_ON_READY_ENV = "DEPLOYTUI_EXIT_ON_READY"
+# the one-letter actions that are off on a screen of fields (`TYPING`): a letter typed there
+# while a checkbox or a list has the focus (the b of 20MiB, the s of 50ms) must not build or run
+TYPED_OVER = frozenset(
+    {"run", "run_all", "build", "compare", "scale", "choose", "open_model", "export", "ship", "cancel"}
+)
 
 
 class DeployApp(App):
@@ -65,6 +70,7 @@ class DeployApp(App):
         Binding("b", "build", "Build", id="build"),
         Binding("c", "compare", "Compare", id="compare"),
         Binding("s", "scale", "Scale", id="scale"),
+        Binding("o", "choose", "Choose", id="choose"),
         Binding("m", "open_model", "Model", id="model"),
         Binding("e", "export", "Export report", id="export"),
         Binding("i", "ship", "Ship check", id="ship", show=False),
@@ -145,6 +151,10 @@ class DeployApp(App):
         self.session.shutdown()  # however the app went (also when run_test ends)
 
     # ---- actions --------------------------------------------------------------------------
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """Off on a screen of fields (ctrl+p, ctrl+q and the screen's own keys still work)."""
+        return not (getattr(self.screen, "TYPING", False) and action in TYPED_OVER)
+
     def _busy(self) -> bool:
         """A run or build is asked for already: say so (one at a time) and refuse."""
         job = self.session.lane.find(RUN, BUILD, SWEEP)
@@ -268,6 +278,12 @@ class DeployApp(App):
             return
         self.push_screen(ScaleScreen())
 
+    def action_choose(self) -> None:
+        from deploytui.tui.choose_screen import ChooseScreen
+
+        if not isinstance(self.screen, ChooseScreen):
+            self.push_screen(ChooseScreen())
+
     def start_sweep(self) -> None:
         """The default sweep in the background (sizes already measured are skipped)."""
         if self._busy():
@@ -302,6 +318,11 @@ class DeployApp(App):
         yield SystemCommand("Build", "Build every artifact, incrementally (b)", self.action_build)
         yield SystemCommand("Compare", "Every form side by side (c)", self.action_compare)
         yield SystemCommand("Scale", "Every form's costs across the mlp sizes (s)", self.action_scale)
+        yield SystemCommand(
+            "Choose",
+            "The forms that meet your constraints, ranked, and why the others do not (o)",
+            self.action_choose,
+        )
         yield SystemCommand(
             "Open a model",
             "The zoo, the models built here, or your own file.py:factory (m)",
@@ -530,6 +551,11 @@ class DeployApp(App):
 
         return [s for s in self.screen_stack if isinstance(s, ScaleScreen)]
 
+    def _choose_screens(self) -> list:
+        from deploytui.tui.choose_screen import ChooseScreen
+
+        return [s for s in self.screen_stack if isinstance(s, ChooseScreen)]
+
     def _build_screens(self) -> list:
         from deploytui.tui.build_screen import BuildScreen
 
@@ -606,6 +632,9 @@ class DeployApp(App):
             if not error and not cancelled:
                 s.sections[key] = found
             self.main.show_sections(key, found, error)
+        if job.kind in (RUN, BUILD, SHIP) and job.model == s.model:
+            for screen in self._choose_screens():
+                screen.read_facts()  # what it shows was stored by this job
         self._launch(nxt)
         if job.kind == INSPECT and (job.keys[0] != s.current or job.model != s.model):
             self.load_sections(s.current)  # the highlight moved on meanwhile

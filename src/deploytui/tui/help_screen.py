@@ -36,6 +36,7 @@ class HelpScreen(ModalScreen):
 
     def compose(self) -> ComposeResult:
         from deploytui.tui.build_screen import BuildScreen
+        from deploytui.tui.choose_screen import ChooseScreen
         from deploytui.tui.compare_screen import CompareScreen
 
         table = Table(box=None, show_header=False, padding=(0, 2))
@@ -43,7 +44,12 @@ class HelpScreen(ModalScreen):
         table.add_column()
         for k, d in _keys(self.app.BINDINGS) + EXTRA:
             table.add_row(k, d)
-        for title, screen in (("compare screen (c)", CompareScreen), ("build screen (b)", BuildScreen)):
+        screens = (
+            ("compare screen (c)", CompareScreen),
+            ("choose screen (o: tab moves between its fields)", ChooseScreen),
+            ("build screen (b)", BuildScreen),
+        )
+        for title, screen in screens:
             table.add_row("", "")
             table.add_row("", title, style="bold")
             for k, d in _keys(screen.BINDINGS):

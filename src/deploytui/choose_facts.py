@@ -1,0 +1,106 @@
+"""The one place `choose` reads the stores: each form's `FormFacts` for a model, from its
+results.json (the stored runs), the manifests (what is built, the sizes the build recorded, the
+runtime facts its probe steps stored) and its ship.json (the isolated checks). Reads files, runs
+nothing; a damaged store is reported in the warnings and read as far as it goes.
+"""
+
+from __future__ import annotations
+
+import statistics
+from typing import Any
+
+from deploytui import forms, manifest, paths, results
+from deploytui.choose import BUILD_FAILED, BUILT, NOT_APPLICABLE, NOT_BUILT, FormFacts
+from deploytui.models import ModelRef
+from deploytui.record import RunRecord
+from deploytui.ship import store as ship_store
+
+
+def read(ref: ModelRef, store: results.Store | None = None) -> tuple[list[FormFacts], list[str]]:
+    """Every form of the registry, in its order, as stored for `ref` on this machine; and what a
+    damaged store dropped. `store`: the model's results already loaded (the app's session)."""
+    store = store if store is not None else results.load(paths.results_path(ref.slug))
+    view = manifest.load(slug=ref.slug)
+    shipped = ship_store.load(paths.ship_path(ref.slug))
+    facts = [
+        _facts(i, form, ref, view, store.forms.get(form.key), shipped.get(form.key))
+        for i, form in enumerate(forms.FORMS)
+    ]
+    return facts, list(store.dropped)
+
+
+def _facts(
+    order: int,
+    form: forms.Form,
+    ref: ModelRef,
+    view: dict[str, Any],
+    rec: RunRecord | None,
+    shipped: dict[str, Any] | None,
+) -> FormFacts:
+    why = manifest.availability(form, view, ref)
+    if form.applies(ref):
+        built = NOT_APPLICABLE
+    elif not why:
+        built = BUILT
+    elif why.startswith(("not built", "missing artifact")):
+        built = NOT_BUILT
+    else:
+        built = BUILD_FAILED
+    runtime, runtime_missing = manifest.runtime_facts(form, view, ref)
+    ran = rec.status if rec is not None and rec.status in ("ok", "failed") else ""
+    ok = ran == "ok" and rec is not None and bool(rec.wall_s)
+    return FormFacts(
+        key=form.key,
+        title=form.title,
+        runtime=form.runtime,
+        python=form.needs_python,
+        files=len(form.ship_files(ref)),
+        order=order,
+        built=built,
+        built_why=why,
+        ran=ran,
+        run_error=(rec.error or rec.status) if rec is not None and ran == "failed" else "",
+        runs=len(rec.wall_s) if rec is not None else 0,
+        measured_at=rec.measured_at if rec is not None else None,
+        startup_s=statistics.median(rec.wall_s) if ok and rec else None,
+        peak_rss_bytes=statistics.median(rec.peak_rss_bytes) if ok and rec and rec.peak_rss_bytes else None,
+        max_abs_diff=rec.max_abs_diff if ok and rec else None,
+        within_tol=rec.within_tol if ok and rec else None,
+        tolerance=_tolerance(rec),
+        files_bytes=files_bytes(form, view, ref) if built != NOT_APPLICABLE else None,
+        runtime_bytes=runtime["runtime_bytes"] if runtime else None,
+        runtime_missing=runtime_missing,
+        isolated=_passed(shipped),
+        isolated_reason=str((shipped or {}).get("reason") or ""),
+        bundle_bytes=(shipped or {}).get("compressed_bytes"),
+    )
+
+
+def files_bytes(form: forms.Form, view: dict[str, Any], ref: ModelRef) -> int | None:
+    """The model files + program that ship, as the build recorded their sizes (the file's own
+    size where the manifest has none); None when one is missing."""
+    total = 0
+    recorded = view.get("artifacts", {})
+    for rel in form.ship_files(ref):
+        size = (recorded.get(rel) or {}).get("size")
+        if not isinstance(size, int):
+            path = paths.artifacts_dir() / rel
+            if not path.is_file():
+                return None
+            size = path.stat().st_size
+        total += size
+    return total
+
+
+def _passed(shipped: dict[str, Any] | None) -> bool | None:
+    """ship.json's verdict as a bool (None: never checked)."""
+    if not shipped:
+        return None
+    return bool(shipped.get("verdict") == ship_store.PASS)
+
+
+def _tolerance(rec: RunRecord | None) -> str:
+    if rec is None or not rec.outputs:
+        return ""
+    o = rec.outputs[0]
+    return f"atol {o.atol:g}, rtol {o.rtol:g}"

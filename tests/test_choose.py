@@ -1,0 +1,494 @@
+"""choose: every constraint, ranks and ties, missing data, the Pareto front, the page's
+situations and claims, on FormFacts made here (no runs, no files)."""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import replace
+
+import pytest
+
+from deploytui import a1_page, choose, forms, units
+from deploytui.choose import BROKEN, MET, UNKNOWN, FormFacts
+
+MIB = 1 << 20
+
+
+def fact(key: str, order: int, **kw) -> FormFacts:
+    """A built form measured here: start-up, RSS and ship given in ms / MiB."""
+    base = {
+        "title": key,
+        "runtime": "none",
+        "python": False,
+        "files": 1,
+        "built": choose.BUILT,
+        "ran": "ok",
+        "runs": 5,
+        "within_tol": True,
+        "max_abs_diff": 0.0,
+        "tolerance": "atol 1e-05, rtol 1e-05",
+        "files_bytes": 3 * MIB,
+        "runtime_bytes": 0,
+    }
+    for name, scale in (("startup_ms", 1e-3), ("rss_mib", MIB), ("files_mib", MIB), ("runtime_mib", MIB)):
+        if name in kw:
+            value = kw.pop(name)
+            field = {"startup_ms": "startup_s", "rss_mib": "peak_rss_bytes"}.get(name)
+            field = field or name.replace("_mib", "_bytes")
+            base[field] = None if value is None else (value * scale if "ms" in name else int(value * scale))
+    base.update(kw)
+    return FormFacts(key=key, order=order, **base)
+
+
+EAGER = fact(
+    "torch-eager",
+    0,
+    runtime="python-torch",
+    python=True,
+    startup_ms=1200,
+    rss_mib=300,
+    files_mib=0.001,
+    runtime_mib=1800,
+)
+EXPORT = fact(
+    "torch-export",
+    1,
+    runtime="python-torch",
+    python=True,
+    startup_ms=2500,
+    rss_mib=380,
+    files_mib=0.01,
+    runtime_mib=1800,
+)
+CPP = fact(
+    "cpp-torchscript", 2, runtime="libtorch", startup_ms=130, rss_mib=100, files_mib=0.1, runtime_mib=438
+)
+BURN = fact("burn-embed", 3, startup_ms=3, rss_mib=3, files_mib=3, isolated=True, bundle_bytes=MIB)
+TRACT = fact("tract", 4, startup_ms=9, rss_mib=8, files_mib=4, files=2)
+FACTS = [EAGER, EXPORT, CPP, BURN, TRACT]
+
+
+def answer(*given: tuple[str, str], facts=FACTS, rank_by: str = "") -> choose.Answer:
+    return choose.choose(facts, choose.request(given, rank_by), "m")
+
+
+def others(a: choose.Answer) -> dict[str, str]:
+    return {v.form.key: v.why for v in a.others}
+
+
+def keys(a: choose.Answer) -> list[str]:
+    return [v.form.key for v in a.chosen]
+
+
+def test_no_constraint_ranks_every_measured_form_by_start_up():
+    a = answer()
+    assert keys(a) == ["burn-embed", "tract", "cpp-torchscript", "torch-eager", "torch-export"]
+    assert [v.rank for v in a.chosen] == [1, 2, 3, 4, 5] and a.ranked_by is choose.STARTUP
+    assert a.others == ()
+
+
+def test_no_python():
+    a = answer(("no-python", ""))
+    assert keys(a) == ["burn-embed", "tract", "cpp-torchscript"]
+    assert others(a) == {"torch-eager": "needs Python", "torch-export": "needs Python"}
+
+
+def test_runtimes_allowed():
+    a = answer(("runtime", "libtorch,none"))
+    assert keys(a) == ["burn-embed", "tract", "cpp-torchscript"]
+    assert others(a)["torch-eager"] == "runtime python-torch not allowed"
+    assert a.request.says() == "runtime libtorch or none"
+    most = choose.request([("runtime", ",".join(r for r in forms.RUNTIME_TITLES if r != "python-torch"))])
+    assert most.says() == "runtime not python-torch"
+    with pytest.raises(ValueError, match="unknown runtime torchlib; known: python-torch"):
+        choose.request([("runtime", "torchlib")])
+
+
+def test_max_ship_is_model_program_and_runtime_and_ranks_by_ship():
+    a = answer(("no-python", ""), ("max-ship", "50MiB"))
+    assert others(a)["cpp-torchscript"] == "ship 438.1 MiB > 50.0 MiB"
+    assert a.ranked_by is choose.SHIP  # the first figure the user constrained
+    assert keys(a) == ["burn-embed", "tract"]  # 3 MiB, then 4 MiB
+    assert choose.figure_text(choose.SHIP, CPP) == "438.1 MiB (files 102.4 KiB + runtime 438.0 MiB)"
+
+
+def test_max_startup_and_max_rss():
+    a = answer(("max-startup", "50ms"), ("max-rss", "5MiB"))
+    assert others(a)["cpp-torchscript"] == "start-up 130.0 ms > 50.0 ms"
+    assert others(a)["tract"] == "peak RSS 8.0 MiB > 5.0 MiB"
+    assert keys(a) == ["burn-embed"]
+
+
+def test_the_first_constraint_broken_in_the_users_order():
+    assert others(answer(("max-rss", "5MiB"), ("max-startup", "50ms")))["cpp-torchscript"] == (
+        "peak RSS 100.0 MiB > 5.0 MiB"
+    )
+    assert others(answer(("max-startup", "50ms"), ("max-rss", "5MiB")))["cpp-torchscript"] == (
+        "start-up 130.0 ms > 50.0 ms"
+    )
+
+
+def test_p99_throughput_and_accuracy_budget_are_not_measured_yet():
+    a = answer(("max-p99", "20ms@8"))
+    assert not a.chosen
+    why = others(a)["burn-embed"]
+    assert why.startswith("not measured yet: p99 latency at batch 8 (no serving run is stored")
+    assert (
+        answer(("min-throughput", "500/s"))
+        .others[0]
+        .why.startswith("not measured yet: throughput at batch 1")
+    )
+    drop = answer(("max-accuracy-drop", "1%"))
+    assert others(drop)["tract"].startswith("not measured yet: accuracy drop (no accuracy evaluation")
+    # an accuracy budget stands in for the model's tolerance
+    assert [c.rule.key for c in drop.request.checks()] == ["max-accuracy-drop", "runs"]
+    # a break of another constraint comes first, whatever the order
+    assert others(answer(("max-p99", "20ms@8"), ("no-python", "")))["torch-eager"] == "needs Python"
+
+
+def test_batched_limits_parse():
+    req = choose.request([("max-p99", "20ms@8"), ("min-throughput", "1000/s")])
+    assert [c.limit for c in req.constraints] == [choose.Batched(0.02, 8), choose.Batched(1000.0, 1)]
+    assert [c.says() for c in req.constraints] == [
+        "p99 at batch 8 ≤ 20.0 ms",
+        "throughput at batch 1 ≥ 1,000/s",
+    ]
+    for bad in ("20ms@0", "20ms@x", "fast@8"):
+        with pytest.raises(ValueError, match="--max-p99"):
+            choose.request([("max-p99", bad)])
+    with pytest.raises(ValueError, match="throughput 'many' not understood"):
+        choose.request([("min-throughput", "many")])
+
+
+def test_isolated_met_broken_and_not_checked():
+    failing = replace(TRACT, isolated=False, isolated_reason="exit 101: relocation panic")
+    a = answer(("isolated", ""), facts=[BURN, failing, CPP])
+    assert keys(a) == ["burn-embed"]
+    assert others(a) == {
+        "tract": "✗ isolated: relocation panic",
+        "cpp-torchscript": "not checked yet: run deploytui ship cpp-torchscript --check",
+    }
+    assert choose.figure_text(choose.ISOLATED, BURN) == "✓ 1.0 MiB .tar.gz"
+
+
+def test_accuracy_default_tolerance_and_max_diff():
+    off = replace(TRACT, within_tol=False, max_abs_diff=3e-3)
+    a = answer(facts=[BURN, off])
+    assert (
+        others(a)["tract"] == "outputs beyond the model's tolerance: max|diff| 0.003 (atol 1e-05, rtol 1e-05)"
+    )
+    loose = answer(("max-diff", "1e-2"), facts=[BURN, off])  # the user's budget replaces the tolerance
+    assert keys(loose) == ["burn-embed", "tract"] and loose.ranked_by is choose.DIFF
+    assert others(answer(("max-diff", "1e-4"), facts=[BURN, off]))["tract"] == "max|diff| 0.003 > 0.0001"
+
+
+def test_missing_data_is_named_never_guessed():
+    never_run = replace(
+        TRACT, ran="", startup_s=None, peak_rss_bytes=None, within_tol=None, max_abs_diff=None
+    )
+    not_built = replace(
+        CPP,
+        built=choose.NOT_BUILT,
+        built_why="not built (step cpp-build never ran)",
+        ran="",
+        files_bytes=None,
+    )
+    failed_build = replace(
+        EXPORT,
+        built=choose.BUILD_FAILED,
+        built_why="failed: step export-torch-export: boom",
+        files_bytes=None,
+    )
+    failed_run = replace(EAGER, ran="failed", run_error="exit 1: ImportError", startup_s=None)
+    no_probe = replace(BURN, runtime_bytes=None, runtime_missing="not probed yet: run `deploytui build`")
+    not_applicable = replace(
+        BURN, key="burn-st", built=choose.NOT_APPLICABLE, built_why="not applicable: Mlp only"
+    )
+    facts = [never_run, not_built, failed_build, failed_run, no_probe, not_applicable]
+    a = answer(("max-ship", "1GiB"), facts=facts)
+    assert others(a) == {
+        "tract": "not measured yet: run deploytui bench tract",
+        "cpp-torchscript": "not built (step cpp-build never ran)",
+        # the ship is known (the build's sizes), the run is not: broken, not unknown
+        "torch-export": "failed: step export-torch-export: boom",
+        "torch-eager": "ship 1.8 GiB > 1.0 GiB",
+        "burn-embed": "not probed yet: run `deploytui build`",
+        "burn-st": "not applicable: Mlp only",
+    }
+    outcome = {v.form.key: v.first.outcome for v in a.others if v.first}
+    assert outcome["tract"] == outcome["burn-embed"] == outcome["cpp-torchscript"] == UNKNOWN
+    assert outcome["torch-export"] == outcome["burn-st"] == outcome["torch-eager"] == BROKEN
+    assert others(answer(facts=[failed_run]))["torch-eager"] == "its last run failed: exit 1: ImportError"
+    assert choose.figure_text(choose.STARTUP, never_run) == "–"
+
+
+def test_a_qualifying_forms_missing_figures_are_listed_apart():
+    unchecked = choose.choose([TRACT], choose.request([]), "m")
+    assert unchecked.chosen[0].form.key == "tract"
+    from deploytui import choose_text
+
+    text = choose_text.render(unchecked)
+    assert "Not measured yet (– above):\n  tract: not checked yet: run deploytui ship tract --check" in text
+
+
+def test_ties_share_a_rank_and_fall_back_on_start_up_then_the_registry():
+    twin = replace(TRACT, key="twin", order=5, files_bytes=BURN.files_bytes, startup_s=BURN.startup_s)
+    late = replace(BURN, key="late", order=6)  # equal on every figure: the registry's order decides
+    # twin ties on ship and start-up, its larger peak RSS puts it after both
+    a = answer(("max-ship", "1GiB"), facts=[TRACT, twin, late, BURN])
+    assert [(v.form.key, v.rank) for v in a.chosen] == [
+        ("burn-embed", 1),
+        ("late", 1),
+        ("twin", 1),
+        ("tract", 4),
+    ]
+    by_start = answer(facts=[TRACT, twin, late, BURN])
+    assert [v.rank for v in by_start.chosen] == [1, 1, 1, 4]
+
+
+def test_rank_by_explicitly_and_missing_rank_figures_go_last():
+    assert keys(answer(rank_by="rss", facts=[CPP, TRACT, BURN])) == ["burn-embed", "tract", "cpp-torchscript"]
+    by_p99 = answer(rank_by="p99", facts=[CPP, TRACT, BURN])  # none has one: start-up decides
+    assert keys(by_p99) == ["burn-embed", "tract", "cpp-torchscript"] and by_p99.ranked_by is choose.P99
+    # the first constraint on a figure that ranks: not the accuracy drop, the ship size
+    assert choose.request([("max-accuracy-drop", "1%"), ("max-ship", "1GiB")]).ranking() is choose.SHIP
+    assert choose.request([("no-python", "")]).ranking() is choose.STARTUP
+    with pytest.raises(ValueError, match="cannot rank by 'speed'"):
+        choose.request([], "speed")
+
+
+def test_pareto_front():
+    assert choose.pareto({"a": (1, 5), "b": (2, 2), "c": (3, 3), "d": (5, 1), "e": (2, 2)}) == {
+        "a",
+        "b",
+        "d",
+        "e",
+    }
+    a = answer()
+    # burn-embed is fastest but tract ships... more; torch-eager ships less than cpp? no: start-up decides
+    assert a.front() == ["burn-embed"] and [f.label for f in a.front_axes] == ["start-up", "ship"]
+    small = replace(EAGER, key="tiny", runtime_bytes=0, files_bytes=1000, startup_s=0.5)
+    b = answer(facts=[BURN, TRACT, small])
+    assert b.front() == ["burn-embed", "tiny"]
+    points = {p[0]: p for p in b.points()}
+    assert points["tiny"][1:] == (0.5, 1000.0, True, True) and points["tract"][4] is False
+
+
+def test_json_answer():
+    a = answer(("no-python", ""), ("max-ship", "50MiB"))
+    data = json.loads(json.dumps(a.to_json()))
+    assert [c["rule"] for c in data["constraints"]] == ["no-python", "max-ship", "runs", "within-tol"]
+    assert data["constraints"][1] == {
+        "rule": "max-ship",
+        "limit": 50 * MIB,
+        "says": "ship ≤ 50.0 MiB",
+        "given": True,
+    }
+    assert data["ranked_by"] == "ship" and data["pareto"]["front"] == ["burn-embed"]
+    first = data["chosen"][0]
+    assert first["form"] == "burn-embed" and first["rank"] == 1 and first["figures"]["isolated"] is True
+    assert first["figures"]["ship_bytes"] == 3 * MIB and first["figures"]["p99_s"] is None
+    assert first["figures_missing"]["p99_s"].startswith("not measured yet: p99 latency")
+    cpp = next(o for o in data["others"] if o["form"] == "cpp-torchscript")
+    assert cpp["breaks"] == "max-ship" and cpp["why"] == "ship 438.1 MiB > 50.0 MiB"
+    assert [c["outcome"] for c in cpp["checks"]] == [MET, BROKEN, MET, MET]
+
+
+def test_units_parse():
+    assert units.parse_size("50MiB") == units.parse_size("50m") == 50 * MIB
+    assert units.parse_size("20MB") == 20_000_000 and units.parse_size("4096") == 4096
+    assert units.parse_seconds("50ms") == pytest.approx(0.05) and units.parse_seconds("1.5s") == 1.5
+    assert units.parse_seconds("800us") == pytest.approx(8e-4)
+    with pytest.raises(ValueError, match="size '50 parsecs' not understood"):
+        units.parse_size("50 parsecs")
+    with pytest.raises(ValueError, match="--max-startup: duration 'soon' not understood"):
+        choose.request([("max-startup", "soon")])
+
+
+def test_the_three_situations():
+    answers = {s.key: choose.choose(FACTS, s.request(), "m") for s in choose.SITUATIONS}
+    assert keys(answers["python"]) == ["torch-eager", "torch-export"]
+    assert keys(answers["no-python"]) == ["cpp-torchscript"]
+    assert keys(answers["no-runtime"]) == ["burn-embed"]  # tract is not checked isolated
+    lines = choose.situation_lines(answers["python"])
+    assert lines[0].endswith(", max|diff| 0, ships as one file")
+    assert lines[0].startswith(
+        "torch-eager (torch-eager): start-up 1200.0 ms, peak RSS 300.0 MiB, ship 1.8 GiB"
+    )
+    assert lines[1] == "then torch-export: start-up 2500.0 ms (2.08× torch-eager's), peak RSS +80.0 MiB"
+    none = choose.choose([TRACT], choose.SITUATIONS[2].request(), "m")
+    assert choose.situation_lines(none) == [
+        "No form qualifies on what is stored.",
+        "tract: not checked yet: run deploytui ship tract --check",
+    ]
+
+
+def test_the_pages_claims_against_ours():
+    facts = choose.by_key(FACTS)
+    judged = {c.text: choose.judge(c, facts) for c in a1_page.CLAIMS}
+    twice = judged["starts twice as fast as torch.export"]
+    assert (twice.ours, twice.verdict) == ("2.08×", choose.AGREES)
+    assert judged["about 80 MiB less than torch.export"].verdict == choose.AGREES
+    assert judged["C++ TorchScript starts in about 120 ms"].verdict == choose.AGREES  # 130 ms
+    assert judged["bit-identical to torch.export's outputs"].verdict == choose.AGREES
+    aoti = judged["starts twice as fast as AOTInductor"]
+    assert aoti.verdict == choose.NOT_MEASURED and aoti.ours == "no such form in the registry"
+    facts["aoti-python"] = replace(EXPORT, key="aoti-python", ran="")
+    assert choose.judge(a1_page.CLAIMS[1], facts).ours == "not measured yet: run deploytui bench aoti-python"
+    facts["torch-export"] = replace(EXPORT, startup_s=1.3)
+    assert choose.judge(a1_page.CLAIMS[0], facts) == choose.Judged(
+        "starts twice as fast as torch.export", "2× (1264.5 ÷ 659.3 ms)", "1.08×", "differs: ours is lower"
+    )
+    assert choose.agrees("at-least", 500 * MIB, 404 * MIB) and not choose.agrees("about", 0.2, 0.12)
+    assert math.isclose(choose.ABOUT, 0.3)
+
+
+def test_every_claim_and_advice_names_real_forms_and_situations():
+    situations = {s.key for s in choose.SITUATIONS}
+    for c in a1_page.CLAIMS:
+        assert (
+            c.situation in situations and c.measure in choose.MEASURES and set(c.forms) <= set(forms.BY_KEY)
+        )
+        assert c.agree in ("about", "at-least", "equal")
+    for adv in a1_page.ADVICE:
+        assert adv.situation in situations and set(adv.forms) <= set(forms.BY_KEY)
+    assert [a.situation for a in a1_page.ADVICE] == [s.key for s in choose.SITUATIONS]
+
+
+# ---- from the stores: choose_facts and `deploytui choose` -----------------------------------------
+
+
+def _stored(tmp_path, monkeypatch):
+    """a1's fixed artifacts (tui_support): stored runs, two probed runtimes, two ship checks."""
+    from deploytui import manifest
+    from deploytui.ship import store as ship_store
+    from tui_support import FIXED_RESULTS, make_artifacts
+
+    art = make_artifacts(tmp_path, results=FIXED_RESULTS)
+    monkeypatch.setenv("DEPLOYTUI_ARTIFACTS", str(art))
+    m = manifest.load(art, "a1")
+    for step, size in (("probe-burn-embed", 0), ("probe-cpp-aoti", 438 * MIB)):
+        m["steps"][step] = {"status": "ok", "facts": {"runtime_bytes": size, "libraries": [], "files": {}}}
+    manifest.write(art, "a1", m)
+    ship = art / "a1" / "ship.json"
+    ship_store.put(ship, "burn-embed", {"verdict": "✓", "compressed_bytes": 2 * MIB})
+    ship_store.put(ship, "cpp-aoti", {"verdict": "✗", "reason": "exit 127: libtorch.so: cannot open"})
+    return art
+
+
+def test_facts_come_from_the_stores_only(tmp_path, monkeypatch):
+    from deploytui import choose_facts
+    from deploytui.models import parse
+    from test_probe import _forbid_running
+
+    _stored(tmp_path, monkeypatch)
+    _forbid_running(monkeypatch)
+    facts, dropped = choose_facts.read(parse("a1"))
+    got = choose.by_key(facts)
+    assert dropped == [] and [f.order for f in facts] == list(range(len(facts)))
+    burn = got["burn-embed"]
+    assert burn.startup_s == pytest.approx(3.1e-3) and burn.peak_rss_bytes == int(2.8 * MIB)
+    assert (burn.files_bytes, burn.runtime_bytes, burn.isolated, burn.bundle_bytes) == (100, 0, True, 2 * MIB)
+    assert got["cpp-aoti"].isolated is False and got["cpp-aoti"].runtime_bytes == 438 * MIB
+    assert got["cpp-torchscript"].ran == "failed" and got["cpp-torchscript"].startup_s is None
+    assert got["torch-eager"].ran == "" and got["torch-eager"].python and got["torch-eager"].isolated is None
+    assert got["onnxruntime"].runtime_missing.startswith("not probed yet")
+    assert got["onnxruntime"].within_tol is False  # its stored run is 3e-5 off
+
+
+def test_cli_choose(tmp_path, monkeypatch, capsys):
+    from deploytui import cli
+
+    _stored(tmp_path, monkeypatch)
+    assert cli.main(["choose", "--model", "a1", "--no-python", "--max-ship", "400MiB", "--chart"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith(
+        "a1: 1 of 19 forms meet every constraint (no Python, ship ≤ 400.0 MiB); ranked by ship\n"
+    )
+    assert "  1  burn-embed  3.10 ms   2.8 MiB   100 B (files 100 B + runtime 0 B)  ✓ 2.0 MiB .tar.gz" in out
+    lines = dict(
+        line.strip().split(None, 1)
+        for line in out.splitlines()
+        if line.startswith("  ") and "  " in line.strip()
+    )
+    assert lines["torch-export"] == "needs Python"
+    assert lines["cpp-torchscript"].startswith("its last run failed: exit 101")
+    assert lines["tract"].startswith("not probed yet")  # its ship size needs the runtime probe
+    assert "◆ Pareto front (start-up × ship) of the qualifying forms: burn-embed" in out
+    assert "a burn-embed ◆  b cpp-aoti ✗" in out  # the chart's legend
+
+    assert cli.main(["choose", "--model", "a1", "--max-startup", "1ms", "--json"]) == 1  # none qualifies
+    data = json.loads(capsys.readouterr().out)
+    assert data["chosen"] == [] and data["model"] == "a1"
+    why = {o["form"]: o["why"] for o in data["others"]}
+    assert why["burn-embed"] == "start-up 3.10 ms > 1.00 ms"
+
+    assert cli.main(["choose", "--model", "a1", "--max-ship", "lots"]) == 2
+    assert "error: --max-ship: size 'lots' not understood" in capsys.readouterr().err
+
+
+def test_a_damaged_store_is_said_and_read_as_far_as_it_goes(tmp_path, monkeypatch, capsys):
+    from deploytui import cli
+
+    art = _stored(tmp_path, monkeypatch)
+    (art / "a1" / "ship.json").write_text("{not json")
+    data = json.loads((art / "a1" / "results.json").read_text())
+    data["forms"]["onnxruntime"]["wall_s"] = "fast"
+    (art / "a1" / "results.json").write_text(json.dumps(data))
+    assert cli.main(["choose", "--model", "a1", "--isolated"]) == 1
+    captured = capsys.readouterr()
+    assert "warning: result for 'onnxruntime' dropped" in captured.err
+    assert "burn-embed          not checked yet: run deploytui ship burn-embed --check" in captured.out
+
+
+def test_the_pages_pick_against_ours():
+    python = choose.SITUATIONS[0].request()
+    agree = choose.choose(FACTS, python, "m")
+    assert choose.pick_verdict(("torch-eager",), agree).verdict == choose.AGREES
+    slow = replace(EAGER, startup_s=3.0)
+    differs = choose.pick_verdict(("torch-eager",), choose.choose([slow, EXPORT], python, "m"))
+    assert (differs.ours, differs.verdict) == ("torch-export (torch-eager ranks 2)", choose.DIFFERS)
+    unrun = replace(EAGER, ran="", startup_s=None)
+    unknown = choose.pick_verdict(("torch-eager",), choose.choose([unrun, EXPORT], python, "m"))
+    assert unknown.verdict == choose.NOT_MEASURED
+    assert unknown.ours == "torch-eager: not measured yet: run deploytui bench torch-eager"
+    broken = replace(EAGER, ran="failed", run_error="exit 1", startup_s=None)
+    gone = choose.pick_verdict(("torch-eager",), choose.choose([broken, EXPORT], python, "m"))
+    assert gone.ours == "torch-export (torch-eager: its last run failed: exit 1)"
+
+
+def test_the_reports_how_to_choose(tmp_path, monkeypatch):
+    from deploytui import manifest, report, results
+    from test_probe import _forbid_running
+
+    _stored(tmp_path, monkeypatch)
+    _forbid_running(monkeypatch)
+    text = report.markdown(results.load(), manifest.load())
+    section = text[text.index("## How to choose") :]
+    for s in choose.SITUATIONS:
+        assert f"### {s.title}\n\n`deploytui choose --model a1 {s.flags()}`" in section
+    assert (
+        "`deploytui choose --model a1 --runtime none --isolated`\n\n- burn-embed (burn infer-embed): "
+        in section
+    )
+    # a1: the page's recommendation and claims beside ours
+    assert (
+        "| recommended form | burn-embed, burn-file, burn-st, burn-onnx-embed, burn-onnx-bpk "
+        "| burn-embed | agrees |" in section
+    )
+    assert "| burn starts in about 3 ms | 3.1 ms | 3.10 ms | agrees |" in section
+    assert (
+        "| C++ AOTInductor starts in about 120 ms | ~120 ms (129.5 ms) | 385.0 ms | differs: ours is higher |"
+        in section
+    )
+    assert (
+        "| libtorch runtime at least ~404 MiB | ≥ ~404 MiB | not probed yet: run `deploytui build` "
+        "| not measured yet |" in section
+    )
+    data = json.loads(report.as_json(results.load(), manifest.load()))
+    assert data["how_to_choose"]["no-runtime"]["chosen"][0]["form"] == "burn-embed"
+    m = manifest.load()
+    m["model"] = "convnet"  # another model: the situations, not the page
+    other = report.markdown(results.load(), m)
+    assert "### One file, no runtime" in other and "| recommended form |" not in other
