@@ -33,7 +33,17 @@ sys.path.insert(0, str(paths.ROOT / "tests"))
 import real_models  # the corpus lives with the tests that use it
 
 OUT = paths.ROOT / "docs" / "results"
-LIBRARIES = ("torch", "torchvision", "timm", "transformers", "onnxruntime", "executorch")
+# the model libraries and every Python runtime's distributions (forms.RUNTIME_DISTRIBUTIONS)
+LIBRARIES = tuple(
+    dict.fromkeys(
+        [
+            "torchvision",
+            "timm",
+            "transformers",
+            *(d for ds in forms.RUNTIME_DISTRIBUTIONS.values() for d in ds),
+        ]
+    )
+)
 
 
 def corpus_dir() -> Path:
