@@ -2,7 +2,9 @@
 // Works with the default package (its .so NEEDs libtorch.so, found through this executable's
 // DT_RPATH) and with a package exported with aot_inductor.link_libtorch=False.
 // Usage: cpp-aoti MODEL.pt2 --inputs IN.safetensors --outputs OUT.safetensors [--repeat K]
-// The package returns its outputs already flattened (its out_spec describes the nesting).
+// The package takes its inputs as one flat list in the order torch.export flattened args and
+// kwargs (the inputs file's call order; with AOTI_RUNTIME_CHECK_INPUTS each one's dtype and shape
+// is checked) and returns its outputs flattened (its out_spec describes the nesting): output_0, ...
 #include <torch/csrc/inductor/aoti_package/model_package_loader.h>
 
 #include <cstdlib>
@@ -44,6 +46,8 @@ int main(int argc, char** argv) {
   return runner::run_main(argc, argv, usage, [](const std::string& path) -> runner::Forward {
     // (path, model_name, run_single_threaded, num_runners, device_index)
     auto loader = std::make_shared<torch::inductor::AOTIModelPackageLoader>(path, "model", false, 1, -1);
-    return [loader](const std::vector<at::Tensor>& inputs) { return loader->run(inputs); };
+    return [loader](const std::vector<runner::Named>& inputs) {
+      return runner::positional(loader->run(runner::tensors(inputs)));
+    };
   });
 }

@@ -18,8 +18,31 @@
 
 namespace runner {
 
-// A loaded model: runs forward on the inputs and returns its outputs, flattened in order.
-using Forward = std::function<std::vector<at::Tensor>(const std::vector<at::Tensor>&)>;
+// A tensor with its protocol name: inputs input_0, ... (positional) or a keyword; outputs by
+// the model's name where the runtime knows it (a TorchScript dict's keys), else output_0, ...
+struct Named {
+  std::string name;
+  at::Tensor tensor;
+};
+
+// A loaded model: runs forward on the inputs (in call order) and returns its outputs.
+using Forward = std::function<std::vector<Named>(const std::vector<Named>&)>;
+
+// A runtime's flat list of outputs under the protocol's positional names output_0, output_1, ...
+// (an undefined tensor, a None output of the model, is left out, as the reference leaves it out).
+inline std::vector<Named> positional(const std::vector<at::Tensor>& outputs) {
+  std::vector<Named> named;
+  for (const at::Tensor& t : outputs) {
+    if (t.defined()) named.push_back({"output_" + std::to_string(named.size()), t});
+  }
+  return named;
+}
+
+inline std::vector<at::Tensor> tensors(const std::vector<Named>& named) {
+  std::vector<at::Tensor> out;
+  for (const Named& n : named) out.push_back(n.tensor);
+  return out;
+}
 
 // ---- errors and quiet stderr ----
 
@@ -72,26 +95,26 @@ inline const char* safetensors_dtype(at::ScalarType t) {
   }
   return nullptr;
 }
-// The inputs as CPU tensors (copies: the file's data may be unaligned).
-inline std::vector<at::Tensor> read_inputs(const std::string& path) {
+// The inputs as CPU tensors in call order, with their names (copies: the file's data may be unaligned).
+inline std::vector<Named> read_inputs(const std::string& path) {
   const st::File f = read_inputs_file(path);
-  std::vector<at::Tensor> inputs;
-  for (const st::TensorView* t : indexed_inputs(f, path)) {
+  std::vector<Named> inputs;
+  for (const st::TensorView* t : ordered_inputs(f, path)) {
     const std::optional<at::ScalarType> type = scalar_type(t->dtype);
     if (!type) throw std::runtime_error("inputs file " + path + ": " + t->name + " has dtype " + t->dtype + ", which libtorch cannot hold");
     at::Tensor x = at::empty(t->shape, at::TensorOptions().dtype(*type));
     if (t->nbytes) std::memcpy(x.data_ptr(), t->data, t->nbytes);
-    inputs.push_back(std::move(x));
+    inputs.push_back({t->name, std::move(x)});
   }
   return inputs;
 }
 
-inline void write_outputs(const std::string& path, const std::vector<at::Tensor>& outputs) {
+inline void write_outputs(const std::string& path, const std::vector<Named>& outputs) {
   std::vector<at::Tensor> keep;  // CPU, contiguous; they own the bytes the writer reads
   std::vector<st::TensorOut> out;
   for (size_t i = 0; i < outputs.size(); ++i) {
-    const std::string name = "output_" + std::to_string(i);
-    at::Tensor t = outputs[i];
+    const std::string& name = outputs[i].name;
+    at::Tensor t = outputs[i].tensor;
     if (!t.defined()) throw std::runtime_error(name + " is an undefined tensor");
     if (t.layout() != at::kStrided || t.is_quantized()) {
       throw std::runtime_error(name + " is not a dense tensor; the outputs file holds dense tensors only");
@@ -118,14 +141,14 @@ inline void write_outputs(const std::string& path, const std::vector<at::Tensor>
 // written; then the one stdout line. Throws on any failure.
 template <typename Load>
 void run_protocol(const Args& a, Load&& load, StderrHold& hold, const QuietWarnings& warnings) {
-  std::vector<at::Tensor> inputs = read_inputs(*a.inputs);
+  std::vector<Named> inputs = read_inputs(*a.inputs);
 
   auto t0 = std::chrono::steady_clock::now();
   Forward forward = load(a.model);
   const double load_ms = ms_since(t0);
 
   t0 = std::chrono::steady_clock::now();
-  std::vector<at::Tensor> outputs = forward(inputs);
+  std::vector<Named> outputs = forward(inputs);
   const double first_ms = ms_since(t0);
 
   std::vector<double> steady;

@@ -3,7 +3,9 @@
 // when the library loads) and libexecutorch_kernels_optimized.so (the kernels for operators
 // left outside the delegate). No libtorch, no Python.
 // Usage: cpp-executorch MODEL.pte --inputs IN.safetensors --outputs OUT.safetensors [--repeat K]
-// Inputs F32, F64, I64, I32, U8, BOOL; outputs written in the dtype the program returns.
+// Inputs F32, F64, I64, I32, U8, BOOL, fed as one flat list in the inputs file's call order (the
+// order torch.export flattened args and kwargs in); outputs written in the dtype the program
+// returns, flat, as output_0, output_1, ...
 #include <executorch/extension/module/module.h>
 #include <executorch/extension/tensor/tensor.h>
 #include <executorch/runtime/platform/runtime.h>
@@ -44,7 +46,7 @@ struct Inputs {
 
 Inputs read_inputs(const std::string& path) {
   const st::File f = runner::read_inputs_file(path);
-  const std::vector<const st::TensorView*> views = runner::indexed_inputs(f, path);
+  const std::vector<const st::TensorView*> views = runner::ordered_inputs(f, path);
   Inputs in;
   in.buffers.reserve(views.size());
   for (const st::TensorView* t : views) {
@@ -63,7 +65,8 @@ Inputs read_inputs(const std::string& path) {
 void write_outputs(const std::string& path, const std::vector<EValue>& outputs) {
   std::vector<st::TensorOut> out;
   for (size_t i = 0; i < outputs.size(); ++i) {
-    const std::string name = "output_" + std::to_string(i);
+    if (outputs[i].isNone()) continue;  // a None output of the model: the reference leaves it out
+    const std::string name = "output_" + std::to_string(out.size());
     if (!outputs[i].isTensor()) throw std::runtime_error(name + " is not a tensor (tag " + std::to_string(static_cast<int>(outputs[i].tag)) + ")");
     const executorch::aten::Tensor t = outputs[i].toTensor();
     const Dtype* d = nullptr;

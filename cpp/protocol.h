@@ -181,17 +181,37 @@ inline long input_index(std::string_view name) {
   return n;
 }
 
-// The inputs file's tensors input_0, input_1, ... in order (views into `f`). Any problem is one
-// line that names the file.
-inline std::vector<const st::TensorView*> indexed_inputs(const st::File& f, const std::string& path) {
+// The inputs file's tensors in call order (views into `f`): as its __metadata__ "inputs" lists
+// them (comma-joined names: input_0, input_1, ... positional, then keywords such as
+// attention_mask), else input_0, input_1, ... by number. Any problem is one line that names the file.
+inline std::vector<const st::TensorView*> ordered_inputs(const st::File& f, const std::string& path) {
   const std::string where = "inputs file " + path + ": ";
+  std::vector<const st::TensorView*> inputs;
+  const auto listed = f.metadata.find("inputs");
+  if (listed != f.metadata.end()) {
+    std::vector<std::string> names;
+    size_t start = 0;
+    while (start <= listed->second.size() && !listed->second.empty()) {
+      size_t end = listed->second.find(',', start);
+      if (end == std::string::npos) end = listed->second.size();
+      names.push_back(listed->second.substr(start, end - start));
+      start = end + 1;
+    }
+    for (const std::string& name : names) {
+      const auto it = std::find_if(f.tensors.begin(), f.tensors.end(), [&](const st::TensorView& t) { return t.name == name; });
+      if (it == f.tensors.end()) throw std::runtime_error(where + "its metadata lists " + st::quote_name(name) + ", which it does not hold");
+      inputs.push_back(&*it);
+    }
+    if (inputs.size() != f.tensors.size()) throw std::runtime_error(where + "holds tensors its metadata does not list");
+    if (inputs.empty()) throw std::runtime_error(where + "no inputs");
+    return inputs;
+  }
   std::map<long, const st::TensorView*> by_index;
   for (const st::TensorView& t : f.tensors) {
     const long n = input_index(t.name);
     if (n < 0) throw std::runtime_error(where + "unexpected tensor " + st::quote_name(t.name) + " (inputs are named input_0, input_1, ...)");
     by_index[n] = &t;
   }
-  std::vector<const st::TensorView*> inputs;
   for (const auto& [n, t] : by_index) {
     if (n != static_cast<long>(inputs.size())) {
       throw std::runtime_error(where + "no tensor named input_" + std::to_string(inputs.size()));

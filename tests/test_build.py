@@ -25,6 +25,18 @@ def test_plan_names_every_step_forms_depend_on():
         assert set(form.steps) <= names, (form.key, set(form.steps) - names)
 
 
+def test_bench_builds_only_the_steps_its_forms_need():
+    from deploytui import forms
+    from deploytui.builder import steps_for
+    from deploytui.models import parse
+
+    ctx = BuildContext.default(parse("convnet"))
+    assert steps_for(ctx, [forms.get("torch-eager")]) == ["export-model"]
+    native = steps_for(ctx, [forms.get("onnxruntime-native")])
+    assert native is not None and set(native) == {"export-model", "export-onnx", "ort-build"}
+    assert steps_for(ctx, list(forms.FORMS)) is None  # every form: the whole plan
+
+
 def test_missing_toolchain_marks_steps_unavailable(artifacts_copy, monkeypatch):
     ctx = BuildContext.default()
     assert ctx.art == artifacts_copy

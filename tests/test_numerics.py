@@ -39,6 +39,35 @@ def test_compare_files_says_what_does_not_fit(tmp_path):
         compare_files(tmp_path / "junk.safetensors", want, 1e-5, 1e-5)
 
 
+def test_outputs_are_matched_by_the_references_names_or_by_position(tmp_path):
+    """A reference names its outputs (its metadata lists them in the model's order); a form's
+    file matches by name (Python, ONNX, TorchScript dicts) or, all output_N, by position."""
+    import json
+
+    t = tensorfile.Tensor
+    want = tmp_path / "want.safetensors"
+    tensorfile.write(
+        want,
+        {"logits": t("F32", (2,), [1.0, 2.0]), "aux.0": t("F32", (1,), [3.0])},
+        metadata={"outputs": json.dumps(["logits", "aux.0"])},
+    )
+    by_name = tmp_path / "named.safetensors"
+    tensorfile.write(by_name, {"aux.0": t("F32", (1,), [3.0]), "logits": t("F32", (2,), [1.0, 2.0])})
+    by_pos = tmp_path / "flat.safetensors"
+    tensorfile.write(by_pos, {"output_0": t("F32", (2,), [1.0, 2.0]), "output_1": t("F32", (1,), [3.0])})
+    for got in (by_name, by_pos):
+        diffs = compare_files(got, want, 1e-5, 1e-5)
+        assert [(d.name, d.max_abs) for d in diffs] == [("logits", 0.0), ("aux.0", 0.0)]
+    wrong = tmp_path / "wrong.safetensors"
+    tensorfile.write(wrong, {"logits": t("F32", (2,), [1.0, 2.0]), "other": t("F32", (1,), [3.0])})
+    with pytest.raises(ShapeError, match="eager's are"):
+        compare_files(wrong, want, 1e-5, 1e-5)
+    swapped = tmp_path / "swapped.safetensors"
+    tensorfile.write(swapped, {"output_0": t("F32", (1,), [3.0]), "output_1": t("F32", (2,), [1.0, 2.0])})
+    with pytest.raises(ShapeError, match="has shape"):  # by position, the order is checked by shape
+        compare_files(swapped, want, 1e-5, 1e-5)
+
+
 @given(
     st.lists(st.floats(-1e3, 1e3), min_size=6, max_size=6),
     st.lists(st.floats(-1e3, 1e3), min_size=6, max_size=6),

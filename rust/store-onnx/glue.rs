@@ -176,8 +176,9 @@ pub fn glue_code(sig: &Signature, source: &str) -> String {
         str_list(sig.outputs.iter().cloned())
     ));
     s.push_str(
-        "/// Runs `Model::forward` on protocol inputs (input_0 .. in the forward's parameter order)\n\
-         /// and returns its outputs in order.\n\
+        "/// Runs `Model::forward` on protocol inputs in the inputs file's call order, which is the\n\
+         /// ONNX graph's input order (the export orders and names the graph's inputs as the file\n\
+         /// does, and checks it), and returns its outputs in order.\n\
          pub fn run_forward(\n    model: &Model,\n    inputs: Vec<burn::tensor::TensorData>,\n    \
          device: &burn::tensor::Device,\n) -> Result<Vec<burn::tensor::TensorData>, String> {\n",
     );

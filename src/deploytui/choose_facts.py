@@ -92,7 +92,6 @@ def files_bytes(form: forms.Form, view: Manifest, ref: ModelRef) -> int | None:
     return total
 
 
-
 def _tolerance(rec: RunRecord | None) -> str:
     if rec is None or not rec.outputs:
         return ""

@@ -8,28 +8,46 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, TextIO
 
 if TYPE_CHECKING:
     from deploytui.record import RunRecord
 
 
-def cmd_build(args: argparse.Namespace) -> int:
-    from deploytui.builder import BuildEvent, run_build
+def build_progress(verbose: bool, quiet_up_to_date: bool = False, out: TextIO | None = None) -> Any:
+    """The build's progress lines, as `build` prints them; with `quiet_up_to_date` a step that
+    is up to date prints nothing (its start line waits until the step does something)."""
+    from deploytui.builder import BuildEvent
+
+    pending: list[str] = []
+
+    def say(text: str) -> None:
+        for line in [*pending, text]:
+            print(line, flush=True, file=out or sys.stdout)
+        pending.clear()
 
     def show(e: BuildEvent) -> None:
         if e.kind == "start":
-            print(f"[{e.index}/{e.total}] {e.step}: {e.title}", flush=True)
-        elif e.kind == "line" and args.verbose:
-            print(f"    {e.text}", flush=True)
-        elif e.kind == "line":
-            print(f"    {e.text[:150]}", flush=True) if _is_progress(e.text) else None
-        elif e.kind == "end":
+            start = f"[{e.index}/{e.total}] {e.step}: {e.title}"
+            pending[:] = [start] if quiet_up_to_date else []
+            if not quiet_up_to_date:
+                say(start)
+        elif e.kind == "line" and (verbose or _is_progress(e.text)):
+            say(f"    {e.text}" if verbose else f"    {e.text[:150]}")
+        elif e.kind == "end" and not (quiet_up_to_date and e.status == "up-to-date"):
             extra = f" — {e.text}" if e.text else ""
-            print(f"    {e.status} ({e.wall_s:.1f} s){extra}", flush=True)
+            say(f"    {e.status} ({e.wall_s:.1f} s){extra}")
+        elif e.kind == "end":
+            pending.clear()
+
+    return show
+
+
+def cmd_build(args: argparse.Namespace) -> int:
+    from deploytui.builder import run_build
 
     try:
-        manifest = run_build(only=args.only, on_event=show)
+        manifest = run_build(only=args.only, on_event=build_progress(args.verbose))
     except ValueError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
@@ -127,6 +145,13 @@ def cmd_bench(args: argparse.Namespace) -> int:
     except KeyError as e:
         print(f"error: {e.args[0]}", file=sys.stderr)
         return 2
+    if not args.no_build:  # what the chosen forms need, built first (incremental: usually nothing)
+        from deploytui.builder import run_build, steps_for
+        from deploytui.builder.context import BuildContext
+
+        ctx = BuildContext.default()
+        progress = build_progress(False, quiet_up_to_date=True, out=sys.stderr if args.json else None)
+        run_build(ctx, only=steps_for(ctx, chosen), on_event=progress)
     store = results.load()
     for msg in store.dropped:
         print(f"warning: {msg}", file=sys.stderr)
@@ -413,7 +438,7 @@ def cmd_models(args: argparse.Namespace) -> int:
     import json
 
     from deploytui import manifest
-    from deploytui.models import ZOO
+    from deploytui.models import ZOO, inputs_text
     from deploytui.models.check import describe
 
     built = manifest.built_models()
@@ -430,10 +455,15 @@ def cmd_models(args: argparse.Namespace) -> int:
         if "error" in d:
             print(f"{name:<24} error: {d['error']}")
             continue
-        ins = ", ".join(f"{i.get('dtype')}{i.get('shape')}" for i in d.get("inputs", []))
+        ins = inputs_text(d.get("inputs"))
         print(f"{name:<24} {d.get('params', 0):>10,} params  inputs {ins:<28} {mark}".rstrip())
         if name in ZOO:
             print(f"{'':<24} {ZOO[name]}")
+    print(
+        "\nAny model also: path/to/file.py:factory, package.module:factory, torchvision:NAME, timm:NAME,\n"
+        "hf:FOLDER (a saved Hugging Face model), hf-config:CONFIG.json (random weights); the library\n"
+        "models need deploytui's models extra (pip install -e '.[models]'); nothing is downloaded."
+    )
     return 1 if any("error" in d for d in lines) else 0
 
 
@@ -520,16 +550,17 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     return 0
 
 
-def check_model(text: str | None) -> str:
+def check_model(text: str | None, input_shape: str | None = None, seq_len: int | None = None) -> str:
     """Set the current model; "" when it loads, else the one clear message why not (parsed here,
     loaded in a subprocess: a model that does not import, a factory that raises or returns the
-    wrong thing, an input of an unsupported dtype), before anything is built."""
+    wrong thing, an input of an unsupported dtype, a library model that would need the network),
+    before anything is built."""
     from deploytui import paths
-    from deploytui.models import ModelRefError, parse
+    from deploytui.models import ModelRefError, parse, with_options
     from deploytui.models.check import check
 
     try:
-        ref = parse(text)
+        ref = with_options(parse(text), input_shape, seq_len)
     except ModelRefError as e:
         return str(e)
     paths.set_model(ref)
@@ -538,13 +569,31 @@ def check_model(text: str | None) -> str:
     return check(ref.text)[1]
 
 
+def shape_opts(q: argparse.ArgumentParser, default: Any) -> None:
+    q.add_argument(
+        "--input-shape",
+        default=default,
+        metavar="AxBxC",
+        help="torchvision:, timm: and image models: the example input's shape (default: the model's own)",
+    )
+    q.add_argument(
+        "--seq-len",
+        type=int,
+        default=default,
+        metavar="N",
+        help="hf: and hf-config: text models: the example token ids' length (default 16)",
+    )
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="deploytui", description=__doc__)
     p.add_argument("--model", default=None, metavar="REF", help=MODEL_HELP)
+    shape_opts(p, None)
     sub = p.add_subparsers(dest="command")
 
     def model_opt(q: argparse.ArgumentParser) -> None:
         q.add_argument("--model", default=argparse.SUPPRESS, metavar="REF", help=MODEL_HELP)
+        shape_opts(q, argparse.SUPPRESS)
 
     b = sub.add_parser("build", help="build every artifact (incremental)")
     b.add_argument(
@@ -578,6 +627,11 @@ def build_parser() -> argparse.ArgumentParser:
         type=int,
         default=defaults.REPEAT,
         help=f"steady-state forwards per run after the first (default {defaults.REPEAT})",
+    )
+    be.add_argument(
+        "--no-build",
+        action="store_true",
+        help="measure what is built as it is (default: build what the forms need first, incrementally)",
     )
     model_opt(be)
     be.set_defaults(func=cmd_bench)
@@ -660,7 +714,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 MODEL_HELP = (
     "the model: a zoo name (a1, mlp:hidden=512,depth=4, convnet, tinylm), "
-    "package.module:factory or path/to/file.py:factory (default a1)"
+    "package.module:factory, path/to/file.py:factory, torchvision:NAME, timm:NAME, "
+    "hf:FOLDER (a saved Hugging Face model) or hf-config:CONFIG.json (default a1)"
 )
 NEEDS_MODEL = ("build", "bench", "inspect", "report", "ship", "choose", None)
 
@@ -669,7 +724,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     if args.command in NEEDS_MODEL:
-        err = check_model(args.model)
+        err = check_model(args.model, args.input_shape, args.seq_len)
         if err:
             print(f"error: {err}", file=sys.stderr)
             return 2

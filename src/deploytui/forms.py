@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from deploytui import paths
-from deploytui.models import ModelRef, has_mlp_layout
+from deploytui.models import LIBRARY_KINDS, ModelRef, has_mlp_layout
 
 PY_TORCH = "python-torch"
 PY_ORT = "python-onnxruntime"
@@ -94,6 +94,12 @@ def model_source(ref: ModelRef) -> str:
         return "src/deploytui/models/zoo.py"
     if ref.kind == "file":
         return ref.target
+    if ref.kind == "hf":  # a saved Hugging Face model: its config names the architecture
+        return str(Path(ref.target) / "config.json")
+    if ref.kind == "hf-config":
+        return ref.target
+    if ref.kind in LIBRARY_KINDS:  # torchvision, timm: the builder call is ours
+        return "src/deploytui/models/library.py"
     return ref.target.replace(".", "/") + ".py"
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 from pathlib import Path
 
@@ -71,14 +72,47 @@ def compare_output(
     )
 
 
+OUTPUTS_KEY = "outputs"  # the reference's __metadata__: its output names in flattening order (JSON)
+
+
+def reference_names(want: dict[str, tensorfile.Tensor], metadata: dict[str, str]) -> list[str]:
+    """The reference's outputs in the model's order: as its metadata lists them, else (a file
+    written before outputs had names) output_0, output_1, ..."""
+    listed = metadata.get(OUTPUTS_KEY)
+    if listed is None:
+        return [k for k, _ in tensorfile.ordered(want, "output_")]
+    try:
+        names = json.loads(listed)
+    except ValueError:
+        names = None
+    if not isinstance(names, list) or sorted(map(str, names)) != sorted(want):
+        raise ShapeError(f"the reference's output list {listed[:80]!r} does not match its tensors")
+    return [str(n) for n in names]
+
+
+def match_outputs(got: dict[str, tensorfile.Tensor], names: list[str]) -> list[tensorfile.Tensor]:
+    """A form's outputs in the reference's order: by name where the runtime wrote the model's
+    names (Python runners, ONNX graphs, TorchScript dicts), else by position where it wrote
+    output_0, output_1, ... (a flat list: AOTInductor, ExecuTorch, burn-onnx). ShapeError when
+    neither fits."""
+    if set(got) == set(names):
+        return [got[n] for n in names]
+    positional = tensorfile.ordered(got, "output_")
+    if len(positional) == len(got) and [k for k, _ in positional] == [f"output_{i}" for i in range(len(got))]:
+        if len(got) != len(names):
+            raise ShapeError(f"wrote {len(got)} output(s), eager has {len(names)}")
+        return [t for _, t in positional]
+    raise ShapeError(f"wrote outputs {sorted(got)[:6]}, eager's are {names[:6]}")
+
+
 def compare_files(got: Path, want: Path, atol: float, rtol: float) -> list[OutputDiff]:
-    """Every output_N of the reference file against the same one in `got` (tensorfile, no numpy);
-    raises ShapeError (a missing, extra or misshapen output) or TensorFileError (unreadable)."""
-    g, w = tensorfile.read(got), tensorfile.read(want)
-    want_list, got_list = tensorfile.ordered(w, "output_"), tensorfile.ordered(g, "output_")
-    if len(got_list) != len(want_list):
-        raise ShapeError(f"wrote {len(got_list)} output(s), eager has {len(want_list)}")
+    """Every output of the reference file against the same one in `got` (tensorfile, no numpy),
+    named as the reference names them; raises ShapeError (a missing, extra or misshapen output)
+    or TensorFileError (unreadable)."""
+    w, meta = tensorfile.read_all(want)
+    names = reference_names(w, meta)
+    got_list = match_outputs(tensorfile.read(got), names)
     return [
-        compare_output(name, gt.values, list(gt.shape), wt.values, list(wt.shape), atol, rtol)
-        for (name, wt), (_, gt) in zip(want_list, got_list, strict=True)
+        compare_output(name, gt.values, list(gt.shape), w[name].values, list(w[name].shape), atol, rtol)
+        for name, gt in zip(names, got_list, strict=True)
     ]

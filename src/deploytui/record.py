@@ -160,7 +160,11 @@ class OutputDiff:
     check; `numerics.compare_output`)."""
 
     name: str = field(
-        metadata=_doc("the output's name (`output_0`, `output_1`, … in the model's order)", _str)
+        metadata=_doc(
+            "the output's name: its path in eager's result (`logits`, `last_hidden_state`, `0.1`; "
+            "`output` for a bare tensor), in the model's order",
+            _str,
+        )
     )
     shape: list[int] = field(metadata=_doc("its shape (eager's)", _ints))
     n: int = field(metadata=_doc("number of elements compared", _int))

@@ -18,7 +18,8 @@ from typing import Any
 
 from deploytui import a1_page, choose, choose_facts, choose_text, machine, paths, plot
 from deploytui import forms as F
-from deploytui.manifest import Manifest, runtime_facts
+from deploytui.manifest import Manifest, model_info, runtime_facts
+from deploytui.models import ModelRef
 from deploytui.record import median
 from deploytui.results import ResultsStore as Store
 from deploytui.ship import store as ship_store
@@ -43,6 +44,28 @@ def scrub(text: str) -> str:
 def ship_bytes(form: F.Form) -> int | None:
     sizes = [p.stat().st_size for p in form.ship_paths() if p.exists()]
     return sum(sizes) if len(sizes) == len(form.ship_paths()) else None
+
+
+def weight_fields(form: F.Form, info: dict[str, Any] | None, ref: ModelRef | None = None) -> dict[str, Any]:
+    """What the form ships to carry the weights against the model's unique parameter bytes
+    (model.json; each storage once, a tied matrix once): the bytes of its model files (graph or
+    code with them). A form without model files keeps its weights in its program or reads them
+    from a baked path: not counted. A ratio near 2 on a model whose tied matrix is most of its
+    bytes is that matrix shipped twice."""
+    ref = ref or paths.model()
+    unique = (info or {}).get("unique_param_bytes")
+    unique = unique if isinstance(unique, int) and unique > 0 else None
+    art = paths.artifacts_dir()
+    files = [art / f.replace("{m}", ref.slug) for f in form.model_files]
+    extra = [art / f.replace("{m}", ref.slug) for f in form.optional_files]  # an .onnx's external data
+    ok = bool(files) and all(p.is_file() for p in files) and not form.applies(ref)
+    shipped = sum(p.stat().st_size for p in [*files, *(p for p in extra if p.is_file())]) if ok else None
+    return {
+        "weights_shipped_bytes": shipped,
+        "weights_in": "model files" if ok else ("program" if not form.model_files else None),
+        "unique_param_bytes": unique,
+        "weights_ratio": round(shipped / unique, 3) if shipped is not None and unique else None,
+    }
 
 
 def runtime_fields(form: F.Form, manifest: Manifest) -> dict[str, Any]:
@@ -107,6 +130,7 @@ def rows(store: Store, manifest: Manifest) -> list[dict[str, Any]]:
     """One flat row per form that has a result, in registry order."""
     out = []
     shipped = ship_store.load(paths.ship_path()).forms
+    info = model_info()
     for form in F.FORMS:
         rec = store.forms.get(form.key)
         if rec is None:
@@ -135,6 +159,7 @@ def rows(store: Store, manifest: Manifest) -> list[dict[str, Any]]:
                 )
                 or "–",
                 "ship_bytes": ship_bytes(form),
+                **weight_fields(form, info),
                 "runtime": F.RUNTIME_TITLES[form.runtime],
                 **runtime_fields(form, manifest),
                 **isolated_fields(shipped.get(form.key)),
@@ -157,7 +182,7 @@ def rows(store: Store, manifest: Manifest) -> list[dict[str, Any]]:
 
 
 def _worst(rec: Any) -> str | None:
-    """`output_0[1, 2]`: where the largest difference over all outputs is."""
+    """`logits[0, 2]`: where the largest difference over all outputs is."""
     if not rec.outputs:
         return None
     d = max(rec.outputs, key=lambda o: o.max_abs)
@@ -228,6 +253,20 @@ def markdown(store: Store, manifest: Manifest) -> str:
         "model files and the program alone; runtime sizes are what `deploytui build` probed: for a "
         "Python form the installed size of its runtime's distributions, for a compiled one the "
         "non-system libraries one run loaded.",
+        "## Weights shipped",
+        _weights_intro(rs),
+        _md_table(
+            ["form", "weights ship in", "bytes", "÷ unique parameter bytes"],
+            [
+                [
+                    r["form"],
+                    r["weights_in"] or "–",
+                    human(r["weights_shipped_bytes"]) if r["weights_shipped_bytes"] is not None else "–",
+                    f"{r['weights_ratio']:.2f}×" if r["weights_ratio"] is not None else "–",
+                ]
+                for r in rs
+            ],
+        ),
         "## Start-up (spawn to exit)",
         _md_table(
             ["form", "n", "min", "median", "max", "mean ± σ"],
@@ -345,6 +384,18 @@ def scale_section() -> list[str]:
         chart = plot.plain(scale_text.chart(points, keys, measure, title)(100, 24))
         parts.append(f"```\n{chart}\n{scale_text.legend(points, keys, measure)}\n```")
     return parts
+
+
+def _weights_intro(rs: list[dict[str, Any]]) -> str:
+    unique = next((r["unique_param_bytes"] for r in rs if r["unique_param_bytes"]), None)
+    base = human(unique) if unique else "not recorded (run deploytui build)"
+    return (
+        f"The model's parameters and buffers take {base}, each storage counted once (a tied matrix "
+        "once). Each form ships its weights in its model files (graph or code included; a form "
+        "without model files keeps them in its program or reads a baked path: not counted); the "
+        "ratio says how many times the unique bytes that is — about 2× on a model whose tied "
+        "matrix is most of its bytes is that matrix shipped twice."
+    )
 
 
 def _bundle(r: dict[str, Any]) -> str:

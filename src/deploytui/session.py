@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from deploytui import defaults, forms, manifest, paths, results, sweep_store
-from deploytui.models import ZOO, ModelRef
+from deploytui.models import ZOO, ModelRef, inputs_text
 
 if TYPE_CHECKING:
     from deploytui.builder import BuildEvent
@@ -375,7 +375,7 @@ def describe_model(info: dict[str, Any] | None) -> str:
     if not info:
         return ""
     ins = info.get("inputs") or []
-    shapes = ", ".join(f"{i.get('dtype')}{list(i.get('shape') or [])}" for i in ins if isinstance(i, dict))
+    shapes = inputs_text(ins)
     parts = [str(info.get("class") or "?"), f"{info.get('params', 0):,} params"]
     if shapes:
         parts.append(f"input{'s' * (len(ins) > 1)} {shapes}")

@@ -26,7 +26,7 @@ from typing import Any
 from deploytui import defaults, forms, paths
 from deploytui.manifest import Manifest, availability, runtime_facts
 from deploytui.manifest import load as load_manifest
-from deploytui.models import ModelRef
+from deploytui.models import LIBRARY_KINDS, LIBRARY_PACKAGE, ModelRef
 from deploytui.record import median, stamp
 from deploytui.ship import store
 from deploytui.ship.bundler import Bundle, ShipError, bundle, verify
@@ -62,6 +62,11 @@ def _bundle_path(rel: str, program: str | None) -> str:
 
 def _model_source(ref: ModelRef) -> list[tuple[str, str]]:
     """The model's Python source as plain modules under py/, and py/model.json naming its factory."""
+    if ref.kind in LIBRARY_KINDS:
+        raise ShipError(
+            f"{ref.kind}: models have no eager bundle yet (it would need {LIBRARY_PACKAGE[ref.kind]} in the "
+            "bundle's venv): ship a form that carries the graph (torch-export, onnxruntime, cpp-aoti, ...)"
+        )
     if ref.kind == "file":
         module = Path(ref.target).stem
         texts = {f"{module}.py": Path(ref.target).read_text()}

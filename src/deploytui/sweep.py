@@ -189,7 +189,7 @@ def run_sweep(
     """Build and measure every chosen form (default: the whole registry) at every size, smallest
     first, storing each record as it comes; returns the store."""
     from deploytui import bench
-    from deploytui.builder import BuildEvent, plan, run_build
+    from deploytui.builder import BuildEvent, closure, plan, run_build, steps_for
     from deploytui.builder.context import BuildContext
     from deploytui.manifest import load as load_manifest
 
@@ -220,10 +220,7 @@ def run_sweep(
                 event("step", i, ref, what=e.step, text=f"{e.status} ({e.wall_s:.1f} s) {e.text}".strip())
 
         after = {s.name: s.after for s in plan(ctx)}
-        only = None  # the whole plan, unless some forms only: then their steps and what they need
-        if {f.key for f in chosen} != {f.key for f in forms.FORMS}:
-            needed = _closure(("export-model", *(s for f in chosen for s in f.steps)), after)
-            only = [name for name in after if name in needed]
+        only = steps_for(ctx, chosen)
         run_build(ctx, only=only, on_event=on_build, cancel=cancel, watch=watchdog)
         if cancel is not None and cancel.is_set():
             break
@@ -263,7 +260,7 @@ def run_sweep(
                 point.ship_bytes[form.key] = size
             if secs is not None:
                 point.build_s[form.key] = secs
-            peak = max((watchdog.peak.get(s, 0) for s in _closure(form.steps, after)), default=0)
+            peak = max((watchdog.peak.get(s, 0) for s in closure(form.steps, after)), default=0)
             if peak:
                 point.build_peak_rss[form.key] = peak
             store.put(point)
@@ -273,16 +270,6 @@ def run_sweep(
             done += 1
     on_event(SweepEvent("done", len(refs), len(refs), "", 0, "", "", time.monotonic() - t0, done))
     return store
-
-
-def _closure(names: tuple[str, ...], after: dict[str, tuple[str, ...]]) -> set[str]:
-    todo, seen = list(names), set()
-    while todo:
-        name = todo.pop()
-        if name not in seen:
-            seen.add(name)
-            todo.extend(after.get(name, ()))
-    return seen
 
 
 def params_of(ref: ModelRef) -> int:

@@ -1,8 +1,8 @@
 """Safetensors files read and written with the standard library only.
 
 The runner protocol's one tensor format: inputs and outputs of every runner, in every language,
-are safetensors files (`input_0`, `input_1`, ... / `output_0`, ...). The app never imports numpy,
-so this side reads them with `array`: an 8-byte little-endian header length, a JSON header
+are safetensors files (`input_0`, `attention_mask`, ... / `logits`, `output_0`, ...). The app never
+imports numpy, so this side reads them with `array`: an 8-byte little-endian header length, a JSON header
 `{name: {"dtype", "shape", "data_offsets": [begin, end]}, "__metadata__": {...}}`, then the data.
 """
 
@@ -61,6 +61,11 @@ def _decode(dtype: str, raw: bytes) -> list[float] | list[int]:
 
 
 def read(path: Path | str) -> dict[str, Tensor]:
+    return read_all(path)[0]
+
+
+def read_all(path: Path | str) -> tuple[dict[str, Tensor], dict[str, str]]:
+    """The tensors and the header's `__metadata__` (string to string; {} when there is none)."""
     p = Path(path)
     try:
         blob = p.read_bytes()
@@ -78,6 +83,9 @@ def read(path: Path | str) -> dict[str, Tensor]:
     if not isinstance(header, dict):
         raise TensorFileError(f"{p.name}: the header is not a JSON object")
     data = blob[8 + n :]
+    meta = header.get("__metadata__") or {}
+    if not isinstance(meta, dict) or not all(isinstance(v, str) for v in meta.values()):
+        raise TensorFileError(f"{p.name}: __metadata__ is not an object of strings")
     out: dict[str, Tensor] = {}
     for name, info in header.items():
         if name == "__metadata__":
@@ -96,7 +104,7 @@ def read(path: Path | str) -> dict[str, Tensor]:
                 f"{p.name}: tensor {name!r} has {end - begin} bytes for shape {list(shape)}"
             )
         out[name] = Tensor(dtype, shape, _decode(dtype, data[begin:end]))
-    return out
+    return out, meta
 
 
 def write(path: Path | str, tensors: dict[str, Tensor], metadata: dict[str, str] | None = None) -> None:

@@ -5,6 +5,7 @@
 //! time (the onnxruntime wheel's capi/libonnxruntime.so.*). Stages: `import` = loading the
 //! library and creating ONNX Runtime's environment, `load` = creating the session (reading and
 //! optimising the model), then the forwards. CPU, one thread (like the Python onnxruntime form).
+//! The inputs go to the graph's inputs by name; the outputs are written under the graph's names.
 
 use std::cell::RefCell;
 use std::time::Instant;
@@ -117,31 +118,45 @@ fn from_value(v: &DynValue, i: usize) -> Result<RawTensor, String> {
     Ok(RawTensor { dtype, shape, data })
 }
 
-fn forward(session: &RefCell<Session>, inputs: Vec<RawTensor>) -> Result<Vec<RawTensor>, String> {
+/// Feeds the inputs to the graph's inputs by name (checked: the same names, each once) and names
+/// the outputs as the graph does.
+fn forward(
+    session: &RefCell<Session>,
+    names: &[String],
+    inputs: Vec<RawTensor>,
+) -> Result<Vec<(String, RawTensor)>, String> {
     let mut session = session.borrow_mut();
-    let names: Vec<String> = session
+    let mut wanted: Vec<String> = session
         .inputs()
         .iter()
         .map(|o| o.name().to_string())
         .collect();
-    if names.len() != inputs.len() {
+    let mut given = names.to_vec();
+    wanted.sort();
+    given.sort();
+    if wanted != given {
         return Err(format!(
-            "the model takes {} inputs, got {}",
-            names.len(),
-            inputs.len()
+            "the model's inputs are {wanted:?}, the inputs file holds {given:?}"
         ));
     }
     let feed = names
-        .into_iter()
+        .iter()
         .zip(inputs)
         .enumerate()
-        .map(|(i, (n, t))| Ok((n, to_value(t, i)?)))
+        .map(|(i, (n, t))| Ok((n.clone(), to_value(t, i)?)))
         .collect::<Result<Vec<_>, String>>()?;
+    let out_names: Vec<String> = session
+        .outputs()
+        .iter()
+        .map(|o| o.name().to_string())
+        .collect();
     let outputs = session
         .run(feed)
         .map_err(|e| format!("ONNX Runtime run failed: {}", err(e)))?;
-    (0..outputs.len())
-        .map(|i| from_value(&outputs[i], i))
+    out_names
+        .into_iter()
+        .enumerate()
+        .map(|(i, n)| Ok((n, from_value(&outputs[i], i)?)))
         .collect()
 }
 
@@ -152,6 +167,11 @@ fn main() {
     if !std::path::Path::new(&path).is_file() {
         fail(format!("model file not found: {path}"));
     }
+    let names: Vec<String> = runner_io::read_named_inputs(&cli.protocol.inputs)
+        .unwrap_or_else(|e| fail(e))
+        .into_iter()
+        .map(|(n, _)| n)
+        .collect();
     let lib = dylib();
     let t0 = Instant::now();
     let env = ort::init_from(&lib)
@@ -172,5 +192,7 @@ fn main() {
         let session = b.commit_from_file(&path).map_err(|e| cannot(err(e)))?;
         Ok(RefCell::new(session))
     };
-    runner_io::raw_protocol_main(&cli.protocol, Some(import_ms), load, forward);
+    runner_io::raw_protocol_main(&cli.protocol, Some(import_ms), load, |s, xs| {
+        forward(s, &names, xs)
+    });
 }

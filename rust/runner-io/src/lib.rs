@@ -4,12 +4,16 @@
 //! PROGRAM [MODEL_FILE] --inputs IN.safetensors --outputs OUT.safetensors [--repeat K]
 //! ```
 //!
-//! - IN holds the example inputs `input_0`, `input_1`, ... (F32 or I64; also accepted: F64, I32,
-//!   U8, BOOL), any rank. Any other tensor name, or a gap in the numbering, is an error.
+//! - IN holds the example inputs (F32 or I64; also accepted: F64, I32, U8, BOOL), any rank, named
+//!   `input_0`, `input_1`, ... (positional) or by keyword (`attention_mask`); its `__metadata__`
+//!   entry `inputs` lists them in call order (comma-joined). Without it the names must be
+//!   `input_0`, `input_1`, ... with no gap. ONNX programs feed them to the graph's inputs by name,
+//!   burn's by that order.
 //! - The program loads the model (stage `load`), runs forward once (`first_forward`), then K more
 //!   times (default 10, K=0 allowed) and takes the median (`steady_forward`, null for K=0), in ms.
 //!   A forward stage includes turning the inputs into tensors and reading the outputs back.
-//! - The last forward's outputs go to OUT as `output_0`, `output_1`, ... in the model's output
+//! - The last forward's outputs go to OUT under the model's names where the program knows them
+//!   (an ONNX graph's output names), else as `output_0`, `output_1`, ... in the model's output
 //!   order: float outputs as F32, int outputs as I64, bool outputs as BOOL.
 //! - stdout: one JSON line `{"stages_ms": {"load": .., "first_forward": .., "steady_forward": ..},
 //!   "outputs": N}`.
@@ -194,12 +198,27 @@ pub struct RawTensor {
     pub data: Vec<u8>,
 }
 
-/// The tensors `input_0`, `input_1`, ... of a safetensors buffer, in order.
-pub fn decode_raw_inputs(bytes: &[u8]) -> Result<Vec<RawTensor>, String> {
-    let st = SafeTensors::deserialize(bytes)
-        .map_err(|e| format!("not a valid safetensors file: {e}"))?;
+/// The inputs' names in call order: the `inputs` metadata entry, else `input_0`, `input_1`, ...
+fn call_order(st: &SafeTensors, listed: Option<&String>) -> Result<Vec<String>, String> {
+    let mut held: Vec<String> = st.names().into_iter().map(String::from).collect();
+    held.sort();
+    if let Some(listed) = listed {
+        let order: Vec<String> = listed
+            .split(',')
+            .filter(|n| !n.is_empty())
+            .map(String::from)
+            .collect();
+        let mut sorted = order.clone();
+        sorted.sort();
+        if sorted != held {
+            return Err(format!(
+                "holds {held:?} but its metadata lists {order:?}"
+            ));
+        }
+        return Ok(order);
+    }
     let mut found = BTreeMap::new();
-    for (name, view) in st.iter() {
+    for name in held {
         let index = name
             .strip_prefix("input_")
             .and_then(|n| n.parse::<usize>().ok())
@@ -207,12 +226,7 @@ pub fn decode_raw_inputs(bytes: &[u8]) -> Result<Vec<RawTensor>, String> {
             .ok_or_else(|| {
                 format!("unexpected tensor {name:?} (inputs are input_0, input_1, ...)")
             })?;
-        let raw = RawTensor {
-            dtype: view.dtype(),
-            shape: view.shape().to_vec(),
-            data: view.data().to_vec(),
-        };
-        found.insert(index, raw);
+        found.insert(index, name);
     }
     let n = found.len();
     if let Some(missing) = (0..n).find(|i| !found.contains_key(i)) {
@@ -224,18 +238,57 @@ pub fn decode_raw_inputs(bytes: &[u8]) -> Result<Vec<RawTensor>, String> {
     Ok(found.into_values().collect())
 }
 
-/// A safetensors buffer holding the outputs as `output_0`, `output_1`, ...
-pub fn encode_raw_outputs(outputs: Vec<RawTensor>) -> Result<Vec<u8>, String> {
+/// The inputs of a safetensors buffer with their names, in call order.
+pub fn decode_named_inputs(bytes: &[u8]) -> Result<Vec<(String, RawTensor)>, String> {
+    let st = SafeTensors::deserialize(bytes)
+        .map_err(|e| format!("not a valid safetensors file: {e}"))?;
+    let (_, meta) = SafeTensors::read_metadata(bytes)
+        .map_err(|e| format!("not a valid safetensors file: {e}"))?;
+    let listed = meta.metadata().as_ref().and_then(|m| m.get("inputs"));
+    call_order(&st, listed)?
+        .into_iter()
+        .map(|name| {
+            let view = st.tensor(&name).map_err(|e| format!("{name}: {e}"))?;
+            let raw = RawTensor {
+                dtype: view.dtype(),
+                shape: view.shape().to_vec(),
+                data: view.data().to_vec(),
+            };
+            Ok((name, raw))
+        })
+        .collect()
+}
+
+/// The inputs of a safetensors buffer in call order (their names dropped).
+pub fn decode_raw_inputs(bytes: &[u8]) -> Result<Vec<RawTensor>, String> {
+    Ok(decode_named_inputs(bytes)?
+        .into_iter()
+        .map(|(_, t)| t)
+        .collect())
+}
+
+/// A safetensors buffer holding the outputs under their names.
+pub fn encode_named_outputs(outputs: Vec<(String, RawTensor)>) -> Result<Vec<u8>, String> {
     let views = outputs
         .iter()
-        .enumerate()
-        .map(|(i, t)| {
+        .map(|(name, t)| {
             TensorView::new(t.dtype, t.shape.clone(), &t.data)
-                .map(|v| (format!("output_{i}"), v))
-                .map_err(|e| format!("output_{i}: {e}"))
+                .map(|v| (name.clone(), v))
+                .map_err(|e| format!("{name}: {e}"))
         })
         .collect::<Result<Vec<_>, _>>()?;
     safetensors::serialize(views, None).map_err(|e| format!("cannot encode the outputs: {e}"))
+}
+
+/// A safetensors buffer holding the outputs as `output_0`, `output_1`, ...
+pub fn encode_raw_outputs(outputs: Vec<RawTensor>) -> Result<Vec<u8>, String> {
+    encode_named_outputs(
+        outputs
+            .into_iter()
+            .enumerate()
+            .map(|(i, t)| (format!("output_{i}"), t))
+            .collect(),
+    )
 }
 
 /// Writes `bytes` next to `path` first, then renames: OUT is never left half-written.
@@ -251,10 +304,15 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), String> {
         })
 }
 
-/// The raw inputs of a protocol file (its path in any error).
-pub fn read_raw_inputs(path: &Path) -> Result<Vec<RawTensor>, String> {
+/// The raw inputs of a protocol file with their names, in call order (its path in any error).
+pub fn read_named_inputs(path: &Path) -> Result<Vec<(String, RawTensor)>, String> {
     let bytes = std::fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-    decode_raw_inputs(&bytes).map_err(|e| format!("{}: {e}", path.display()))
+    decode_named_inputs(&bytes).map_err(|e| format!("{}: {e}", path.display()))
+}
+
+/// The raw inputs of a protocol file in call order (its path in any error).
+pub fn read_raw_inputs(path: &Path) -> Result<Vec<RawTensor>, String> {
+    Ok(read_named_inputs(path)?.into_iter().map(|(_, t)| t).collect())
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -346,14 +404,15 @@ pub fn run_protocol_with<I: Clone, O, M>(
 }
 
 /// [`run_protocol_with`] on raw tensors, for a `main`: prints the line, or exits with a
-/// one-line error. The program turns raw tensors into its own (inside the forward stage).
+/// one-line error. The program turns raw tensors into its own (inside the forward stage); it gets
+/// the inputs in call order, names them as [`read_named_inputs`] does and names its outputs.
 pub fn raw_protocol_main<M>(
     protocol: &Protocol,
     import: Option<f64>,
     load: impl FnOnce() -> Result<M, String>,
-    forward: impl FnMut(&M, Vec<RawTensor>) -> Result<Vec<RawTensor>, String>,
+    forward: impl FnMut(&M, Vec<RawTensor>) -> Result<Vec<(String, RawTensor)>, String>,
 ) {
-    match run_protocol_with(protocol, import, Ok, encode_raw_outputs, load, forward) {
+    match run_protocol_with(protocol, import, Ok, encode_named_outputs, load, forward) {
         Ok(line) => println!("{line}"),
         Err(e) => fail(e),
     }
@@ -466,6 +525,37 @@ mod tests {
             data: vec![0; 4],
         };
         assert!(encode_raw_outputs(vec![short]).is_err());
+    }
+
+    #[test]
+    fn named_inputs_in_the_order_their_metadata_lists() {
+        let fb: Vec<u8> = (0..4).flat_map(|k| (k as f32).to_le_bytes()).collect();
+        let ib: Vec<u8> = [1i64, 0].iter().flat_map(|x| x.to_le_bytes()).collect();
+        let views = vec![
+            (
+                "input_ids".to_string(),
+                TensorView::new(Dtype::F32, vec![4], &fb).unwrap(),
+            ),
+            (
+                "attention_mask".to_string(),
+                TensorView::new(Dtype::I64, vec![2], &ib).unwrap(),
+            ),
+        ];
+        let listed = |order: &str| {
+            let meta = std::collections::HashMap::from([("inputs".to_string(), order.to_string())]);
+            safetensors::serialize(views.clone(), Some(meta)).unwrap()
+        };
+        let named = decode_named_inputs(&listed("input_ids,attention_mask")).unwrap();
+        let names: Vec<&str> = named.iter().map(|(n, _)| n.as_str()).collect();
+        assert_eq!(names, ["input_ids", "attention_mask"]);
+        assert_eq!(named[1].1.dtype, Dtype::I64);
+        let err = decode_named_inputs(&listed("input_ids")).unwrap_err();
+        assert!(err.contains("metadata lists"), "{err}");
+        // without the list, names other than input_N are an error
+        let bare = safetensors::serialize(views.clone(), None).unwrap();
+        assert!(decode_named_inputs(&bare).unwrap_err().contains("unexpected tensor"));
+        let out = encode_named_outputs(vec![("logits".into(), named[0].1.clone())]).unwrap();
+        assert!(SafeTensors::deserialize(&out).unwrap().tensor("logits").is_ok());
     }
 
     #[test]

@@ -2,12 +2,21 @@
 //! see runner-io). Loads the ONNX file with tract at run time (its external `.onnx.data` is read
 //! from beside it), fixes the inputs' shapes and types to those of IN, optimises and runs it.
 //! `tract-run --nodes MODEL.onnx --inputs IN` prints the optimised model's nodes instead (one
-//! per line, `NAME<TAB>OP<TAB>OUTPUT FACTS`), for the inspector.
+//! per line, `NAME<TAB>OP<TAB>OUTPUT FACTS`), for the inspector. Each graph input takes the
+//! inputs file's tensor of its name; the outputs are written under the graph's output names.
 
-use runner_io::{Dtype, ModelArg, RawTensor, fail, one_line, quiet_panics, read_raw_inputs};
+use runner_io::{Dtype, ModelArg, RawTensor, fail, one_line, quiet_panics, read_named_inputs};
 use tract_onnx::prelude::*;
 
 type Plan = Arc<TypedRunnableModel>;
+
+/// A runnable model, where each graph input's tensor sits in the call order (`order[i]`), and its
+/// output names.
+struct Loaded {
+    plan: Plan,
+    order: Vec<usize>,
+    outputs: Vec<String>,
+}
 
 fn datum(dtype: Dtype) -> Result<DatumType, String> {
     Ok(match dtype {
@@ -27,30 +36,65 @@ fn err(e: impl std::fmt::Display) -> String {
     one_line(format!("{e:#}"))
 }
 
-/// The optimised model, its inputs typed and shaped like `inputs`.
-fn optimised(path: &str, inputs: &[RawTensor]) -> Result<TypedModel, String> {
+/// For each graph input (in the graph's order), where the tensor of its name sits in the
+/// inputs; checked: the same names, each once.
+fn graph_order(graph: &[String], names: &[String]) -> Result<Vec<usize>, String> {
+    let (mut g, mut n) = (graph.to_vec(), names.to_vec());
+    g.sort();
+    n.sort();
+    if g != n {
+        return Err(format!(
+            "the model's inputs are {graph:?}, the inputs file holds {names:?}"
+        ));
+    }
+    Ok(graph
+        .iter()
+        .map(|x| names.iter().position(|y| y == x).expect("checked"))
+        .collect())
+}
+
+/// The optimised model, each graph input typed and shaped like the input of its name; and where
+/// each graph input sits in `inputs`.
+fn optimised(path: &str, inputs: &[(String, RawTensor)]) -> Result<(TypedModel, Vec<usize>), String> {
     let mut model = tract_onnx::onnx()
         .model_for_path(path)
         .map_err(|e| format!("tract cannot load {path}: {}", err(e)))?;
-    let declared = model.inputs.len();
-    if declared != inputs.len() {
-        return Err(format!(
-            "the model takes {declared} inputs, got {}",
-            inputs.len()
-        ));
-    }
-    for (i, t) in inputs.iter().enumerate() {
+    let graph: Vec<String> = model
+        .input_outlets()
+        .map_err(err)?
+        .iter()
+        .map(|o| model.node(o.node).name.clone())
+        .collect();
+    let names: Vec<String> = inputs.iter().map(|(n, _)| n.clone()).collect();
+    let order = graph_order(&graph, &names)?;
+    for (i, &k) in order.iter().enumerate() {
+        let t = &inputs[k].1;
         let fact = InferenceFact::dt_shape(
-            datum(t.dtype).map_err(|e| format!("input_{i}: {e}"))?,
+            datum(t.dtype).map_err(|e| format!("{}: {e}", graph[i]))?,
             &t.shape,
         );
         model
             .set_input_fact(i, fact)
-            .map_err(|e| format!("input_{i}: {}", err(e)))?;
+            .map_err(|e| format!("{}: {}", graph[i], err(e)))?;
     }
-    model
+    let typed = model
         .into_optimized()
-        .map_err(|e| format!("tract cannot optimise {path}: {}", err(e)))
+        .map_err(|e| format!("tract cannot optimise {path}: {}", err(e)))?;
+    Ok((typed, order))
+}
+
+/// The graph's output names, in its order (its outlets' labels, else the producing nodes' names).
+fn output_names(model: &TypedModel) -> Result<Vec<String>, String> {
+    Ok(model
+        .output_outlets()
+        .map_err(err)?
+        .iter()
+        .map(|o| {
+            model
+                .outlet_label(*o)
+                .map_or_else(|| model.node(o.node).name.clone(), String::from)
+        })
+        .collect())
 }
 
 fn to_tensor(t: RawTensor, i: usize) -> Result<TValue, String> {
@@ -83,19 +127,22 @@ fn from_tensor(v: TValue, i: usize) -> Result<RawTensor, String> {
     })
 }
 
-fn forward(plan: &Plan, inputs: Vec<RawTensor>) -> Result<Vec<RawTensor>, String> {
-    let values = inputs
-        .into_iter()
+fn forward(m: &Loaded, inputs: Vec<RawTensor>) -> Result<Vec<(String, RawTensor)>, String> {
+    let values = m
+        .order
+        .iter()
         .enumerate()
-        .map(|(i, t)| to_tensor(t, i))
+        .map(|(i, &k)| to_tensor(inputs[k].clone(), i))
         .collect::<Result<TVec<_>, _>>()?;
-    let outputs = plan
+    let outputs = m
+        .plan
         .run(values)
         .map_err(|e| format!("tract run failed: {}", err(e)))?;
     outputs
         .into_iter()
+        .zip(&m.outputs)
         .enumerate()
-        .map(|(i, v)| from_tensor(v, i))
+        .map(|(i, (v, name))| Ok((name.clone(), from_tensor(v, i)?)))
         .collect()
 }
 
@@ -127,15 +174,22 @@ fn main() {
     });
     let path = cli.model.expect("required");
     // the inputs' types and shapes fix the model's: read them before the timed load
-    let inputs = read_raw_inputs(&cli.protocol.inputs).unwrap_or_else(|e| fail(e));
+    let inputs = read_named_inputs(&cli.protocol.inputs).unwrap_or_else(|e| fail(e));
     if nodes {
-        print_nodes(&optimised(&path, &inputs).unwrap_or_else(|e| fail(e)));
+        print_nodes(&optimised(&path, &inputs).unwrap_or_else(|e| fail(e)).0);
         return;
     }
     let load = || {
-        optimised(&path, &inputs)?
+        let (model, order) = optimised(&path, &inputs)?;
+        let outputs = output_names(&model)?;
+        let plan = model
             .into_runnable()
-            .map_err(|e| format!("tract cannot plan {path}: {}", err(e)))
+            .map_err(|e| format!("tract cannot plan {path}: {}", err(e)))?;
+        Ok(Loaded {
+            plan,
+            order,
+            outputs,
+        })
     };
     runner_io::raw_protocol_main(&cli.protocol, None, load, forward);
 }

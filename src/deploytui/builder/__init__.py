@@ -22,7 +22,7 @@ import re
 import shutil
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -30,6 +30,7 @@ from deploytui import jsonio, locks, paths, procs
 from deploytui import manifest as manifest_file
 from deploytui.builder.context import BuildContext
 from deploytui.builder.steps import Step
+from deploytui.forms import FORMS, Form
 from deploytui.hashing import file_record
 from deploytui.manifest import ArtifactRecord, Manifest, StepRecord, StepStatus
 from deploytui.procs import tool_version
@@ -78,6 +79,27 @@ def tool_versions(ctx: BuildContext) -> dict[str, str]:
         if exe:
             versions[tool] = tool_version(exe)
     return versions
+
+
+def steps_for(ctx: BuildContext, chosen: Sequence[Form]) -> list[str] | None:
+    """The plan's steps that `chosen` forms need (their own and what those need, in plan order);
+    None for every form (the whole plan)."""
+    after = {s.name: s.after for s in plan(ctx)}
+    if {f.key for f in chosen} == {f.key for f in FORMS}:
+        return None
+    needed = closure(("export-model", *(s for f in chosen for s in f.steps)), after)
+    return [name for name in after if name in needed]
+
+
+def closure(names: Sequence[str], after: dict[str, tuple[str, ...]]) -> set[str]:
+    """The steps named and every step they need, transitively (`Step.after`)."""
+    todo, seen = list(names), set()
+    while todo:
+        name = todo.pop()
+        if name not in seen:
+            seen.add(name)
+            todo.extend(after.get(name, ()))
+    return seen
 
 
 def run_build(

@@ -4,9 +4,11 @@ usage: python -m deploytui.builder.torch_cmd WHAT OUT_DIR [--model REF]
 
 WHAT is one of EXPORTS. Files are named after the model's slug (`a1.onnx`, `convnet_aoti.pt2`).
 `model` writes what every form is compared against: the weights, the example inputs
-(`inputs.safetensors`), eager's outputs (`reference.safetensors`) and `model.json`.
-Prints one JSON object as its last stdout line: the export's wall time, the Python warnings it
-raised (the TorchScript deprecations, for instance) and tool versions. An exporter that refuses
+(`inputs.safetensors`, named and in call order), eager's outputs (`reference.safetensors`, named
+by their pytree paths) and `model.json`. Every export passes the model's args and kwargs the way
+its exporter takes them. Prints one JSON object on stdout (the model's own prints go to stderr):
+the export's wall time, the Python warnings it raised (the TorchScript deprecations, for
+instance) and tool versions. An exporter that refuses
 the model prints its traceback (the step's full log) and then one line
 `error: <Type>: <the exporter's own first line>`, and exits 1.
 """
@@ -23,27 +25,35 @@ from pathlib import Path
 from typing import Any
 
 from deploytui.models import DEFAULT, ModelRefError, parse
+from deploytui.runners.protocol import own_stdout
 
 
 def export_model(m: Any, out: Path, stem: str) -> dict[str, Any]:
-    """Weights for the eager form; inputs and eager's outputs: the reference every form is diffed against."""
+    """Weights for the eager form; inputs and eager's outputs: the reference every form is diffed
+    against. The weights are written with safetensors' save_model: a tied or shared parameter is
+    stored once (its other names in the file's metadata) and load_model ties it again."""
     import torch
-    from safetensors.torch import save_file
+    from safetensors.torch import save_file, save_model
 
-    from deploytui.models.load import input_tensors, output_tensors
+    from deploytui.models.load import output_tensors
+    from deploytui.numerics import OUTPUTS_KEY
+    from deploytui.runners.protocol import INPUTS_KEY
 
-    save_file(m.module.state_dict(), str(out / f"{stem}.safetensors"))
-    save_file(input_tensors(m), str(out / "inputs.safetensors"))
+    save_model(m.module, str(out / f"{stem}.safetensors"))
+    order = {INPUTS_KEY: ",".join(m.inputs)}
+    save_file(m.inputs, str(out / "inputs.safetensors"), metadata=order)
     with torch.inference_mode():
-        y = m.module(*m.inputs)
+        y = m.module(*m.args, **m.kwargs)
     outputs = output_tensors(y)
-    save_file(outputs, str(out / "reference.safetensors"))
+    save_file(outputs, str(out / "reference.safetensors"), metadata={OUTPUTS_KEY: json.dumps(list(outputs))})
     info = m.describe()
     info["outputs"] = [
-        {"dtype": str(t.dtype).removeprefix("torch."), "shape": list(t.shape)} for t in outputs.values()
+        {"name": name, "dtype": str(t.dtype).removeprefix("torch."), "shape": list(t.shape)}
+        for name, t in outputs.items()
     ]
+    info["unique_param_bytes"] = m.unique_param_bytes()
     (out / "model.json").write_text(json.dumps(info, indent=1) + "\n")
-    return {"params": info["params"]}
+    return {"params": info["params"], "unique_param_bytes": info["unique_param_bytes"]}
 
 
 def export_script(m: Any, out: Path, stem: str) -> dict[str, Any]:
@@ -54,16 +64,48 @@ def export_script(m: Any, out: Path, stem: str) -> dict[str, Any]:
 
 
 def export_trace(m: Any, out: Path, stem: str) -> dict[str, Any]:
+    """torch.jit.trace with keyword inputs given by the names forward binds them to (trace takes
+    positional or keyword examples, not both); strict=False so a dict or ModelOutput comes back
+    as a Dict[str, Tensor] with its keys."""
+    import inspect
+
     import torch
 
-    torch.jit.trace(m.module, m.inputs).save(str(out / f"{stem}_trace.pt"))
+    if not m.kwargs:
+        traced = torch.jit.trace(m.module, m.args, strict=False)
+    else:
+        try:
+            bound = inspect.signature(m.module.forward).bind(*m.args, **m.kwargs)
+        except TypeError as e:
+            raise TypeError(f"positional only: forward does not take these inputs by name ({e})") from None
+        named = dict(bound.arguments)
+        if not all(isinstance(v, torch.Tensor) for v in named.values()):
+            raise TypeError(
+                "positional only: forward gathers its inputs in *args/**kwargs, trace cannot name them"
+            )
+        traced = torch.jit.trace(m.module, example_kwarg_inputs=named, strict=False)
+    traced.save(str(out / f"{stem}_trace.pt"))
     return {}
+
+
+def _export(m: Any) -> Any:
+    """torch.export of the model on its example args and kwargs; the program must take its inputs
+    flat in the inputs file's order (args, then kwargs as given), which the runtimes that take a
+    flat list (AOTInductor, ExecuTorch) feed."""
+    import torch
+    from torch.utils import _pytree as pytree
+
+    ep = torch.export.export(m.module, m.args, m.kwargs)
+    expected = pytree.tree_flatten((m.args, m.kwargs))[1]
+    if ep.call_spec.in_spec != expected:
+        raise ValueError(f"torch.export flattened the inputs as {ep.call_spec.in_spec}, not {expected}")
+    return ep
 
 
 def export_torch_export(m: Any, out: Path, stem: str) -> dict[str, Any]:
     import torch
 
-    ep = torch.export.export(m.module, m.inputs)
+    ep = _export(m)
     (out / f"{stem}_export_graph.py").write_text(ep.graph_module.code)
     torch.export.save(ep, str(out / f"{stem}_export.pt2"))
     return {}
@@ -72,9 +114,8 @@ def export_torch_export(m: Any, out: Path, stem: str) -> dict[str, Any]:
 def _aoti(m: Any, out: Path, name: str, inductor_configs: dict[str, Any] | None) -> dict[str, Any]:
     import torch
 
-    ep = torch.export.export(m.module, m.inputs)
     torch._inductor.aoti_compile_and_package(
-        ep, package_path=str(out / name), inductor_configs=inductor_configs
+        _export(m), package_path=str(out / name), inductor_configs=inductor_configs
     )
     return {"inductor_configs": inductor_configs or {}}
 
@@ -88,18 +129,30 @@ def export_aoti_lean(m: Any, out: Path, stem: str) -> dict[str, Any]:
 
 
 def export_onnx(m: Any, out: Path, stem: str) -> dict[str, Any]:
+    """torch.onnx.export (dynamo) on args and kwargs; the graph's inputs are named as the inputs
+    file names them, its outputs after the model's outputs (the reference's names)."""
     import onnx
     import torch
 
-    n_in = len(m.inputs)
+    from deploytui.models.load import output_tensors
+
+    with torch.inference_mode():
+        names = list(output_tensors(m.module(*m.args, **m.kwargs)))
     torch.onnx.export(
         m.module,
-        m.inputs,
+        m.args,
         str(out / f"{stem}.onnx"),
-        input_names=["x"] if n_in == 1 else [f"input_{i}" for i in range(n_in)],
-        output_names=None,
+        kwargs=m.kwargs,
+        input_names=list(m.inputs),
+        output_names=names,
     )
     model = onnx.load(str(out / f"{stem}.onnx"), load_external_data=False)
+    got_in = [i.name for i in model.graph.input]
+    if got_in != list(m.inputs) or [o.name for o in model.graph.output] != names:
+        raise ValueError(
+            f"the ONNX graph takes {got_in} and returns {[o.name for o in model.graph.output]}, "
+            f"not {list(m.inputs)} and {names}"
+        )
     return {
         "opset": [[o.domain or "ai.onnx", o.version] for o in model.opset_import],
         "nodes": [n.op_type for n in model.graph.node],
@@ -113,13 +166,11 @@ def export_executorch(m: Any, out: Path, stem: str) -> dict[str, Any]:
     ExecuTorch's own delegation report (which operators XNNPACK took) goes beside it as JSON."""
     from importlib.metadata import version
 
-    import torch
     from executorch.backends.xnnpack.partition.xnnpack_partitioner import XnnpackPartitioner
     from executorch.devtools.backend_debug import get_delegation_info
     from executorch.exir import to_edge_transform_and_lower
 
-    ep = torch.export.export(m.module, m.inputs)
-    edge = to_edge_transform_and_lower(ep, partitioner=[XnnpackPartitioner()])
+    edge = to_edge_transform_and_lower(_export(m), partitioner=[XnnpackPartitioner()])
     info = get_delegation_info(edge.exported_program().graph_module)
     report = {
         "delegated_subgraphs": info.num_delegated_subgraphs,
@@ -168,7 +219,7 @@ def decisive(e: BaseException) -> str:
         root = nxt
         seen.add(id(root))
     line = _first_line(root)
-    if root is not e:
+    if root is not e and type(root) is not type(e):
         line = f"{type(e).__name__}: {line}"
     return line[:400]
 
@@ -189,6 +240,7 @@ def main(argv: list[str]) -> int:
         return fail(f"usage: torch_cmd {{{'|'.join(EXPORTS)}}} OUT_DIR [--model REF]")
     what, out = args[0], Path(args[1])
     out.mkdir(parents=True, exist_ok=True)
+    own = own_stdout()  # the model's code may print: our one line stays alone on stdout
     t0 = time.perf_counter()
     import torch
 
@@ -218,7 +270,7 @@ def main(argv: list[str]) -> int:
     facts.update(
         torch=torch.__version__, import_s=round(t_import, 3), export_s=round(export_s, 3), warnings=seen
     )
-    print(json.dumps(facts))
+    print(json.dumps(facts), file=own, flush=True)
     return 0
 
 

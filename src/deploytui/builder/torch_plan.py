@@ -6,6 +6,7 @@ from pathlib import Path
 
 from deploytui.builder.context import BuildContext
 from deploytui.builder.steps import Step
+from deploytui.models import LIBRARY_KINDS
 
 PKG = Path(__file__).resolve().parents[1]
 
@@ -38,10 +39,24 @@ EXPORTS: tuple[tuple[str, str, tuple[str, ...], str], ...] = (
 
 
 def _model_inputs(ctx: BuildContext) -> tuple[Path, ...]:
-    """The model's source: the zoo, or the user's file (a module's is found by import)."""
-    if ctx.model.kind == "file":
-        return (Path(ctx.model.target),)
-    return (PKG / "models" / "zoo.py", PKG / "models" / "load.py")
+    """The model's source: the zoo, the user's file (a module's is found by import), or the
+    library model's files (a saved folder's config and weights, a config, a weights file); and
+    the seam that loads it and names its inputs and outputs."""
+    ref = ctx.model
+    seam = (
+        PKG / "models" / "load.py",
+        PKG / "runners" / "torch_bundle.py",
+        PKG / "runners" / "protocol.py",
+    )
+    if ref.kind == "file":
+        return (Path(ref.target), *seam)
+    if ref.kind in LIBRARY_KINDS:
+        target = Path(ref.target)
+        files = sorted(p for p in target.iterdir() if p.is_file()) if target.is_dir() else [target]
+        weights = [Path(str(ref.kwargs["weights"]))] if "weights" in ref.kwargs else []
+        local = [p for p in (*files, *weights) if p.is_file()]
+        return (PKG / "models" / "library.py", *local, *seam)
+    return (PKG / "models" / "zoo.py", *seam)
 
 
 def steps(ctx: BuildContext) -> list[Step]:

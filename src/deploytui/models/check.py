@@ -13,6 +13,8 @@ from typing import Any
 
 from deploytui import defaults
 
+MARK = "deploytui-describe: "  # describe's own lines; what the model's code prints is never read
+
 
 def describe(
     refs: list[str], cancel: threading.Event | None = None, timeout_s: float = defaults.CHILD_TIMEOUT_S
@@ -26,11 +28,19 @@ def describe(
     )
     if child.error or child.killed:
         return [], child.killed or f"could not describe {' '.join(refs)}: {child.error}"
-    lines = [json.loads(ln) for ln in child.stdout if ln.startswith("{")]
+    lines = [_marked(ln) for ln in child.stdout if ln.startswith(MARK)]
     if lines:
         return lines, ""
     tail = ([ln for ln in child.stderr if ln.strip()] or ["no output"])[-1]
     return [], f"could not describe {' '.join(refs)}: {tail}"
+
+
+def _marked(line: str) -> dict[str, Any]:
+    try:
+        value = json.loads(line[len(MARK) :])
+    except ValueError:
+        value = None
+    return value if isinstance(value, dict) else {"error": f"describe printed a damaged line: {line[:80]!r}"}
 
 
 def check(ref: str, cancel: threading.Event | None = None) -> tuple[dict[str, Any] | None, str]:

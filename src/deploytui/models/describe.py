@@ -1,7 +1,9 @@
-"""`python -m deploytui.models.describe REF ...`: one JSON line per model (imports torch).
+"""`python -m deploytui.models.describe REF ...`: one marked JSON line per model (imports torch).
 
-Each line is the model's description (name, class, parameter count, input dtypes and shapes)
-or `{"model": REF, "error": "..."}`. The light side runs it through `deploytui.models.check`.
+Each line is `MARK` then the model's description (name, class, parameter count, input names,
+dtypes and shapes) or `{"model": REF, "error": "..."}`. A model's own code may print anything
+(a config dump, a line that starts with `{`): it goes to stderr, the marked lines alone to
+stdout. The light side runs it through `deploytui.models.check`, which reads only marked lines.
 """
 
 from __future__ import annotations
@@ -10,9 +12,13 @@ import json
 import sys
 
 from deploytui.models import ModelRefError, parse
+from deploytui.models.check import MARK
 
 
 def main(argv: list[str]) -> int:
+    from deploytui.runners.protocol import own_stdout
+
+    own = own_stdout()
     from deploytui.models.load import ModelError, load
 
     worst = 0
@@ -21,7 +27,7 @@ def main(argv: list[str]) -> int:
             line = load(parse(text)).describe()
         except (ModelRefError, ModelError) as e:
             line, worst = {"model": text, "error": str(e)}, 1
-        print(json.dumps(line), flush=True)
+        print(MARK + json.dumps(line), file=own, flush=True)
     return worst
 
 

@@ -3,6 +3,10 @@
 Every way a user's model can be wrong before any build starts ends here as one `ModelError`
 with a message that says what to fix: a file that does not import, a missing factory, a
 factory that raises or returns the wrong thing, an input of an unsupported dtype.
+
+A factory returns `(module, args)` or `(module, args, kwargs)`: args a tensor or a tuple/list of
+tensors, kwargs a dict of keyword -> tensor (None entries are left out). The inputs are named
+`input_0`, `input_1`, ... (positional) and by their keyword, in call order (`inputs`).
 """
 
 from __future__ import annotations
@@ -18,7 +22,8 @@ from typing import Any
 import torch
 from torch import nn
 
-from deploytui.models import ModelRef, zoo
+from deploytui.models import LIBRARY_KINDS, ModelRef, zoo
+from deploytui.runners.protocol import POSITIONAL, positional_index
 
 INPUT_DTYPES = {torch.float32: "F32", torch.int64: "I64"}
 
@@ -31,11 +36,25 @@ class ModelError(Exception):
 class LoadedModel:
     ref: ModelRef
     module: nn.Module
-    inputs: tuple[torch.Tensor, ...]
+    args: tuple[torch.Tensor, ...]
+    kwargs: dict[str, torch.Tensor]
+
+    @property
+    def inputs(self) -> dict[str, torch.Tensor]:
+        """Every input by name, in call order: input_0, input_1, ..., then the keywords."""
+        return {**{f"{POSITIONAL}{i}": t for i, t in enumerate(self.args)}, **self.kwargs}
 
     @property
     def param_count(self) -> int:
         return sum(p.numel() for p in self.module.parameters())
+
+    def unique_param_bytes(self) -> int:
+        """Bytes of the parameters and buffers the module holds, each storage counted once (a tied
+        matrix once): what any form needs at least to carry the weights."""
+        seen: dict[tuple[int, int], int] = {}
+        for t in [*self.module.parameters(), *self.module.buffers()]:
+            seen[(t.untyped_storage().data_ptr(), t.storage_offset())] = t.numel() * t.element_size()
+        return sum(seen.values())
 
     def describe(self) -> dict[str, Any]:
         return {
@@ -43,7 +62,15 @@ class LoadedModel:
             "slug": self.ref.slug,
             "class": type(self.module).__name__,
             "params": self.param_count,
-            "inputs": [{"dtype": INPUT_DTYPES[t.dtype], "shape": list(t.shape)} for t in self.inputs],
+            "inputs": [
+                {
+                    "name": name,
+                    "kind": "positional" if positional_index(name) is not None else "keyword",
+                    "dtype": INPUT_DTYPES[t.dtype],
+                    "shape": list(t.shape),
+                }
+                for name, t in self.inputs.items()
+            ],
         }
 
 
@@ -61,6 +88,10 @@ def _where(e: BaseException) -> str:
 def _factory(ref: ModelRef) -> Any:
     if ref.kind == "zoo":
         return zoo.FACTORIES[ref.target]
+    if ref.kind in LIBRARY_KINDS:
+        from deploytui.models import library
+
+        return lambda: library.BUILDERS[ref.kind](ref)
     if ref.kind == "file":
         path = Path(ref.target)
         if not path.is_file():
@@ -92,45 +123,64 @@ def _factory(ref: ModelRef) -> Any:
 
 def load(ref: ModelRef) -> LoadedModel:
     factory = _factory(ref)
+    kwargs = {} if ref.kind in LIBRARY_KINDS else ref.kwargs
     try:
-        result = factory(**ref.kwargs)
+        result = factory(**kwargs)
     except TypeError as e:
         if ref.kind == "zoo":
             raise ModelError(f"{ref.text}: {e}") from e
         raise ModelError(f"{ref.text} raised TypeError: {e}{_where(e)}") from e
-    except Exception as e:  # the user's code
+    except Exception as e:  # the user's code, or the library's refusal (LibraryError: its own line)
+        if type(e).__name__ == "LibraryError":
+            raise ModelError(str(e)) from e
         raise ModelError(f"{ref.text} raised {type(e).__name__}: {e}{_where(e)}") from e
-    if not (isinstance(result, tuple) and len(result) == 2):
+    if not (isinstance(result, tuple) and len(result) in (2, 3)):
         raise ModelError(
-            f"{ref.text} must return (module, inputs), got {type(result).__name__}"
+            f"{ref.text} must return (module, args) or (module, args, kwargs), got {type(result).__name__}"
             + (f" of length {len(result)}" if isinstance(result, tuple) else "")
         )
-    module, inputs = result
+    module, args, kwargs = result if len(result) == 3 else (*result, {})
     if not isinstance(module, nn.Module):
         raise ModelError(f"{ref.text} returned {type(module).__name__} where an nn.Module was expected")
-    if isinstance(inputs, torch.Tensor):
-        inputs = (inputs,)
-    if isinstance(inputs, list):
-        inputs = tuple(inputs)
-    if not isinstance(inputs, tuple) or not inputs:
-        raise ModelError(f"{ref.text}: the example inputs must be a tensor or a non-empty tuple of tensors")
-    for i, t in enumerate(inputs):
-        if not isinstance(t, torch.Tensor):
-            raise ModelError(f"{ref.text}: example input {i} is a {type(t).__name__}, not a tensor")
-        if t.dtype not in INPUT_DTYPES:
-            raise ModelError(f"{ref.text}: example input {i} has dtype {t.dtype}; supported: float32, int64")
-    inputs = tuple(t.detach().contiguous() for t in inputs)
-    return LoadedModel(ref, module.eval(), inputs)
+    args = _args(ref, args)
+    named = _kwargs(ref, kwargs)
+    if not args and not named:
+        raise ModelError(f"{ref.text}: the model needs at least one example input tensor")
+    return LoadedModel(ref, module.eval(), args, named)
 
 
-def input_tensors(loaded: LoadedModel) -> dict[str, torch.Tensor]:
-    """The example inputs as the runner protocol names them: input_0, input_1, ..."""
-    return {f"input_{i}": t for i, t in enumerate(loaded.inputs)}
+def _check(ref: ModelRef, what: str, t: Any) -> torch.Tensor:
+    if not isinstance(t, torch.Tensor):
+        raise ModelError(f"{ref.text}: example input {what} is a {type(t).__name__}, not a tensor")
+    if t.dtype not in INPUT_DTYPES:
+        raise ModelError(f"{ref.text}: example input {what} has dtype {t.dtype}; supported: float32, int64")
+    return t.detach().contiguous()
+
+
+def _args(ref: ModelRef, args: Any) -> tuple[torch.Tensor, ...]:
+    if isinstance(args, torch.Tensor):
+        args = (args,)
+    if not isinstance(args, (tuple, list)):
+        raise ModelError(f"{ref.text}: the example args must be a tensor or a tuple of tensors")
+    return tuple(_check(ref, str(i), t) for i, t in enumerate(args))
+
+
+def _kwargs(ref: ModelRef, kwargs: Any) -> dict[str, torch.Tensor]:
+    if not isinstance(kwargs, dict):
+        raise ModelError(f"{ref.text}: the example kwargs must be a dict of name -> tensor")
+    named = {}
+    for key, t in kwargs.items():
+        if t is None:  # an optional input left out
+            continue
+        if not (isinstance(key, str) and key.isidentifier()) or positional_index(key) is not None:
+            raise ModelError(f"{ref.text}: example kwarg {key!r} must be a Python name other than input_N")
+        named[key] = _check(ref, repr(key), t)
+    return named
 
 
 def output_tensors(outputs: Any) -> dict[str, torch.Tensor]:
-    """A forward's result (a tensor, or nested tuples/lists of them) as output_0, output_1, ...;
-    the runners' one flattening (`runners.torch_bundle`), anything else a ModelError."""
+    """A forward's result (any pytree of tensors) by name, `runners.torch_bundle`'s one flattening
+    that every runner shares; a leaf that is not a tensor is a ModelError."""
     from deploytui.runners.torch_bundle import output_tensors as flatten
 
     try:

@@ -3,6 +3,8 @@
 usage: python -m deploytui.runners.executorch_runner PATH --inputs IN --outputs OUT [--repeat K]
 (the runner protocol). `import` is executorch.runtime (and the torch it hands tensors through),
 `load` reads the program and loads its `forward` method (XNNPACK delegates initialised there).
+A program takes its inputs as one flat list (torch.export's flattening of args, then kwargs: the
+inputs file's call order) and returns its outputs flat (output_0, output_1, ...).
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ import sys
 from typing import Any
 
 from deploytui.runners.protocol import Stages, emit_stages, fail, parse_args
-from deploytui.runners.torch_bundle import forwards_to_file, torch_inputs
+from deploytui.runners.torch_bundle import flat_outputs, forwards_to_file, read_inputs
 
 USAGE = "executorch_runner PATH --inputs IN --outputs OUT [--repeat K]"
 
@@ -35,7 +37,7 @@ def run_protocol(argv: list[str], stages: Stages) -> None:
 
     torch.set_num_threads(1)
     stages.mark("import")
-    inputs = torch_inputs(args.inputs)
+    inputs = [t for _, t in read_inputs(args.inputs)]  # the flat call order the export saw
     before = set(sys.modules)
     try:
         method = _method(path)
@@ -43,7 +45,7 @@ def run_protocol(argv: list[str], stages: Stages) -> None:
         fail(f"could not load {path}: {type(e).__name__}: {e}")
     stages.mark("load")
     added = set(sys.modules) - before
-    emit_stages(stages, forwards_to_file(lambda: tuple(method.execute(inputs)), args, stages), added)
+    emit_stages(stages, forwards_to_file(lambda: method.execute(inputs), args, stages, flat_outputs), added)
 
 
 def main(argv: list[str]) -> None:

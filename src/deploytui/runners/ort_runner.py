@@ -1,7 +1,9 @@
 """Load an .onnx with ONNX Runtime (CPU, one thread) in this fresh process and run its forwards.
 
 usage: python -m deploytui.runners.ort_runner PATH --inputs IN --outputs OUT [--repeat K]
-(the runner protocol; session creation is the load stage).
+(the runner protocol; session creation is the load stage). The inputs are fed by name to the
+graph's inputs (the export names them as the inputs file does), the outputs written under the
+graph's output names (the export names them after the model's outputs).
 """
 
 from __future__ import annotations
@@ -10,7 +12,7 @@ import os
 import sys
 from typing import Any
 
-from deploytui.runners.protocol import Stages, emit_stages, fail, parse_args, timed_forwards
+from deploytui.runners.protocol import Stages, call_order, emit_stages, fail, parse_args, timed_forwards
 
 
 def _session(path: str) -> Any:
@@ -32,11 +34,13 @@ def run_protocol(argv: list[str], stages: Stages) -> None:
         fail(f"model file not found: {path}")
     os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
     import onnxruntime  # noqa: F401  (timed as part of the import stage)
-    from safetensors.numpy import load_file, save_file
+    from safetensors import safe_open
+    from safetensors.numpy import save_file
 
     stages.mark("import")
     try:
-        inputs = [a for _, a in sorted((int(k[6:]), a) for k, a in load_file(args.inputs).items())]
+        with safe_open(args.inputs, framework="np") as f:
+            inputs = {name: f.get_tensor(name) for name in call_order(list(f.keys()), f.metadata())}
     except Exception as e:  # a damaged or missing inputs file: one line
         fail(f"could not read inputs {args.inputs}: {type(e).__name__}: {e}")
     before = set(sys.modules)
@@ -47,12 +51,12 @@ def run_protocol(argv: list[str], stages: Stages) -> None:
     stages.mark("load")
     added = set(sys.modules) - before
     names = [i.name for i in session.get_inputs()]
-    if len(names) != len(inputs):
-        fail(f"the model takes {len(names)} inputs, the inputs file holds {len(inputs)}")
-    feed = dict(zip(names, inputs, strict=True))
+    if sorted(names) != sorted(inputs):
+        fail(f"the model's inputs are {names}, the inputs file holds {list(inputs)}")
+    outputs = [o.name for o in session.get_outputs()]
     try:
-        ys = timed_forwards(lambda: session.run(None, feed), args.repeat, stages)
-        save_file({f"output_{i}": y for i, y in enumerate(ys)}, args.outputs)
+        ys = timed_forwards(lambda: session.run(None, inputs), args.repeat, stages)
+        save_file(dict(zip(outputs, ys, strict=True)), args.outputs)
     except Exception as e:
         fail(f"forward failed: {type(e).__name__}: {e}")
     emit_stages(stages, len(ys), added)

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import json
+import os
 import statistics
 import sys
 import time
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, NoReturn
+from typing import Any, NoReturn, TextIO
 
 
 class Stages:
@@ -45,12 +46,42 @@ def fail(message: str, code: int = 1) -> NoReturn:
 #
 #   RUNNER [MODE] MODEL_FILE --inputs IN.safetensors --outputs OUT.safetensors [--repeat K]
 #
-# Inputs are input_0, input_1, ...; outputs output_0, ... in the model's order. The last stdout
-# line is {"stages_ms": {"load", "first_forward", "steady_forward" (median of K more forwards,
-# null when K is 0)}, "outputs": N}; Python runners add "import" and the module census.
+# Inputs are named: input_0, input_1, ... are passed positionally, any other name (a forward's
+# keyword, `attention_mask`) by keyword; the file's __metadata__ "inputs" lists them in call order
+# (positional first, then the keywords as the export saw them): runtimes that take a flat list
+# (AOTInductor, ExecuTorch) feed that order, ONNX runtimes feed the graph's inputs by name.
+# Outputs are named by their pytree path (`logits`, `0.1`, `output` for a bare tensor) where the
+# runtime knows it, else output_0, output_1, ... in the flattened order; numerics.compare_files
+# matches either against the reference's names. The last stdout line is {"stages_ms": {"load",
+# "first_forward", "steady_forward" (median of K more forwards, null when K is 0)}, "outputs": N};
+# Python runners add "import" and the module census.
 # Failures: one `error:` line on stderr, exit 1. C++ and Rust runners speak the same.
 
 DEFAULT_REPEAT = 10
+
+INPUTS_KEY = "inputs"  # the inputs file's __metadata__ entry: the names in call order, comma-joined
+POSITIONAL = "input_"  # input_0, input_1, ...: passed positionally; any other name by keyword
+
+
+def positional_index(name: str) -> int | None:
+    digits = name[len(POSITIONAL) :]
+    ok = name.startswith(POSITIONAL) and digits.isdigit() and str(int(digits)) == digits
+    return int(digits) if ok else None
+
+
+def call_order(names: list[str], metadata: dict[str, str] | None) -> list[str]:
+    """The inputs' names in call order: as the file's metadata lists them, else input_0, input_1,
+    ... by number. ValueError when the file and its list disagree."""
+    listed = (metadata or {}).get(INPUTS_KEY)
+    if listed is not None:
+        order = listed.split(",") if listed else []
+        if sorted(order) != sorted(names):
+            raise ValueError(f"holds {sorted(names)} but its metadata lists {order}")
+        return order
+    by_index = {positional_index(n): n for n in names}
+    if sorted(i for i in by_index if i is not None) != list(range(len(names))):
+        raise ValueError(f"holds {sorted(names)}: without a metadata list, inputs are input_0, input_1, ...")
+    return [by_index[i] for i in range(len(names))]
 
 
 @dataclass
@@ -102,7 +133,19 @@ def timed_forwards(forward: Callable[[], Any], repeat: int, stages: Stages) -> A
     return result
 
 
-def emit_stages(stages: Stages, n_outputs: int, modules_added: set[str] | None = None) -> None:
+def own_stdout() -> TextIO:
+    """Keep stdout for this program's own line: from here on whatever the model's code prints
+    (a config dump, a log line that starts with `{`), from Python or C, goes to stderr, and the
+    returned file writes to the real stdout."""
+    sys.stdout.flush()
+    ours = os.fdopen(os.dup(1), "w", buffering=1)
+    os.dup2(2, 1)
+    return ours
+
+
+def emit_stages(
+    stages: Stages, n_outputs: int, modules_added: set[str] | None = None, out: TextIO | None = None
+) -> None:
     line: dict[str, Any] = {"stages_ms": stages.ms, "outputs": n_outputs}
     if modules_added is not None:
         line.update(
@@ -110,4 +153,4 @@ def emit_stages(stages: Stages, n_outputs: int, modules_added: set[str] | None =
             modules_added_torch=package_counts(modules_added, "torch"),
             modules_added_total=len(modules_added),
         )
-    print(json.dumps(line), flush=True)
+    print(json.dumps(line), file=out or sys.stdout, flush=True)

@@ -12,8 +12,8 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-from deploytui.runners.protocol import Stages, emit_stages, fail, parse_args
-from deploytui.runners.torch_bundle import forwards_to_file, torch_inputs
+from deploytui.runners.protocol import Stages, emit_stages, fail, own_stdout, parse_args
+from deploytui.runners.torch_bundle import forwards_to_file, load_weights, read_inputs, split_inputs
 
 MODES = ("eager", "jit", "export", "aoti", "aoti-lean")
 
@@ -22,14 +22,10 @@ def load(mode: str, path: str, model_ref: str | None = None) -> Any:
     import torch
 
     if mode == "eager":
-        from safetensors.torch import load_file
-
         from deploytui.models import parse
         from deploytui.models.load import load as load_model
 
-        model = load_model(parse(model_ref)).module
-        model.load_state_dict(load_file(path))
-        return model
+        return load_weights(load_model(parse(model_ref)).module, path)
     if mode == "aoti-lean":
         # The package's .so does not link libtorch: its aoti_torch_* symbols must already be
         # global in the process, and Python loads torch's libraries without RTLD_GLOBAL.
@@ -60,8 +56,9 @@ def run_protocol(argv: list[str], stages: Stages) -> None:
     import torch
 
     torch.set_num_threads(1)
+    out = own_stdout()  # the model's own prints (eager runs its code) go to stderr
     stages.mark("import")
-    inputs = torch_inputs(args.inputs)
+    call, kwargs = split_inputs(read_inputs(args.inputs))
     before = set(sys.modules)
     try:
         model = load(mode, path, args.model)
@@ -71,7 +68,9 @@ def run_protocol(argv: list[str], stages: Stages) -> None:
     added = set(sys.modules) - before
     from deploytui.models.load import output_tensors  # a wrong return is the model's error
 
-    emit_stages(stages, forwards_to_file(lambda: model(*inputs), args, stages, output_tensors), added)
+    emit_stages(
+        stages, forwards_to_file(lambda: model(*call, **kwargs), args, stages, output_tensors), added, out
+    )
 
 
 def main(argv: list[str]) -> None:

@@ -43,7 +43,9 @@ class ModelScreen(ModalScreen[str | None]):
                 options.append(Option(prompt, id=text))
             yield OptionList(*options, id="model-list")
             yield Static(
-                "or your own: package.module:factory, path/to/file.py:factory, mlp:hidden=64,depth=3",
+                "or your own: path/to/file.py:factory, package.module:factory, mlp:hidden=64,depth=3,\n"
+                "torchvision:resnet18, timm:NAME, hf:FOLDER, hf-config:config.json (,seq_len=N / "
+                ",input_shape=1x3x64x64)",
                 id="model-hint",
             )
             yield Input(placeholder="model (enter opens it)", id="model-input")
