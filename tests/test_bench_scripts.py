@@ -20,6 +20,7 @@ SCRIPTS = sorted(p.name for p in (ROOT / "bench").glob("*.py"))
 QUICK = {
     "app_startup.py": (["--quick"], None),
     "measure_vs_hyperfine.py": (["--quick", "burn-embed"], "hyperfine"),
+    "real_models.py": (["--quick", "--out", "{tmp}"], None),
     "scale_sweep.py": (["--quick"], None),
     "ui_latency.py": (["--quick"], "tmux"),
 }
@@ -37,8 +38,9 @@ def _json_tail(out: str) -> dict:
 
 @pytest.mark.slow
 @pytest.mark.parametrize("script", SCRIPTS)
-def test_bench_script_runs_in_quick_mode(script, artifacts_copy):
+def test_bench_script_runs_in_quick_mode(script, artifacts_copy, tmp_path):
     args, tool = QUICK[script]
+    args = [a.replace("{tmp}", str(tmp_path)) for a in args]
     if tool and not shutil.which(tool):
         pytest.skip(f"{script} needs {tool} (Debian: apt-get install {tool})")
     env = {**os.environ, "DEPLOYTUI_ARTIFACTS": str(artifacts_copy)}
@@ -59,6 +61,8 @@ def test_bench_script_runs_in_quick_mode(script, artifacts_copy):
     if script == "ui_latency.py":
         for phase in ("idle", "run_all"):
             assert data[phase]["settled"]["n"] >= 1 and "ratio_p95" in data[phase]["settled"], data
+    elif script == "real_models.py":
+        assert data["models"] and (tmp_path / "real-models.md").read_text().startswith("#"), data
     elif script == "app_startup.py":
         assert data["ready_ms_median"]["deploytui"] > 0 and data["ratio"] > 0
     else:
