@@ -1,30 +1,52 @@
 # deploytui: `make run` sets up and opens the app, which builds what is not built yet in the
-# background (per-form progress on screen); `make test` sets up, builds and tests.
+# background (per-form progress on screen); `make test` sets up, builds and tests everything;
+# `make check` is the quick loop (lint, types, and the tests that need no build).
 # Everything installs into .venv; caches (pip downloads, cargo target dir, inductor) live in
 # ~/.cache/deploytui so a fresh clone reuses them. PIP_CONFIG_FILE=/dev/null makes pip ignore
 # system pip configs (some machines cap torch<=2.14.1 there) without touching them.
+# docs/setup-time.md says where a fresh machine's time goes (bench/fresh_setup.py measures it).
 
 PYTHON ?= python3.11
 VENV := .venv
 CACHE ?= $(HOME)/.cache/deploytui
-PIP := PIP_CONFIG_FILE=/dev/null PIP_CACHE_DIR=$(CACHE)/pip $(VENV)/bin/pip
+PIP_ENV := PIP_CONFIG_FILE=/dev/null PIP_CACHE_DIR=$(CACHE)/pip
 STAMP := $(VENV)/.installed
 CARGO_TARGET_DIR ?= $(CACHE)/cargo-target
 export CARGO_TARGET_DIR
+# One cargo configuration for the build steps, clippy and the tests (whole workspace, release,
+# one set of features: rust/Cargo.toml), so that the dependencies are compiled once.
+CARGO_FLAGS := --locked --release --workspace
+# the programs that need nothing from the venv: their dependencies (burn, tract, ort) compile
+# while pip installs (`make test` runs both at once)
+RUST_EARLY := --bin burn-convert --bin burn-file --bin burn-st --bin burn-mlp-capture --bin tract-run --bin ort-run
+RUST_LOG := artifacts/shared/logs/rust-deps.log
+CHECK_TESTS := -m "not build and not slow"
 
-.PHONY: run test setup compile build wheelhouse lint-python test-rust test-python clean
+.PHONY: run test check setup compile build rust-deps wheelhouse lint-python test-rust test-python \
+	test-quick clean
 
 setup: $(STAMP)
 
+# pip's whole output goes to .venv/pip.log; the terminal gets one progress line
 $(STAMP): pyproject.toml
 	@test -x $(VENV)/bin/python || $(PYTHON) -m venv $(VENV)
-	$(PIP) install --progress-bar on -e '.[test]'
+	@$(PIP_ENV) $(PYTHON) tools/pip_progress.py $(VENV)/pip.log -- $(VENV)/bin/pip install -e '.[test]'
 	@touch $@
 
 # compileall: the editable install leaves our modules without .pyc files, and where
 # PYTHONDONTWRITEBYTECODE is set every start would compile them again (~15 ms of the app's start).
 compile: setup
 	@$(VENV)/bin/python -m compileall -q src
+
+# no cargo: nothing to do (the burn, tract and ort-run forms are then unavailable, with that reason)
+rust-deps:
+	@mkdir -p $(dir $(RUST_LOG))
+	@if command -v cargo >/dev/null; then \
+	  echo "cargo: compiling the Rust dependencies in the background of pip (log: $(RUST_LOG))"; \
+	  (cd rust && cargo build $(CARGO_FLAGS) $(RUST_EARLY)) > $(RUST_LOG) 2>&1 \
+	    && echo "cargo: dependencies compiled ($$(grep -c Compiling $(RUST_LOG)) crates)" \
+	    || echo "cargo: the early build failed (see $(RUST_LOG)); deploytui build will say why"; \
+	fi
 
 build: compile
 	$(VENV)/bin/deploytui build
@@ -37,20 +59,32 @@ wheelhouse: build
 run: compile
 	$(VENV)/bin/deploytui
 
+# clippy checks (it cannot reuse the build's compiled crates, only their build scripts and proc
+# macros); cargo test reuses everything `deploytui build` compiled
 test-rust: build
-	cd rust && cargo clippy --locked --release --workspace --all-targets --features store-deploy/st -- -D warnings
-	cd rust && cargo test --locked --release --workspace --features store-deploy/st
+	cd rust && cargo clippy $(CARGO_FLAGS) --all-targets -- -D warnings
+	cd rust && cargo test $(CARGO_FLAGS)
 
 lint-python: setup
-	$(VENV)/bin/ruff check src tests bench
-	$(VENV)/bin/ruff format --check src tests bench
+	$(VENV)/bin/ruff check src tests bench tools
+	$(VENV)/bin/ruff format --check src tests bench tools
 	$(VENV)/bin/lint-imports
 	$(VENV)/bin/mypy
 
 test-python: build wheelhouse
 	$(VENV)/bin/pytest
 
-test: lint-python test-rust test-python
+# the tests that need no build (unit tests, snapshot tests on stored data, fuzzers on fixtures)
+test-quick: setup
+	$(VENV)/bin/pytest -q $(CHECK_TESTS)
+
+check: lint-python test-quick
+
+# pip and the Rust dependencies at once (one waits on the network and the disk, the other on
+# the CPU), then everything in order
+test:
+	@$(MAKE) --no-print-directory -j2 setup rust-deps
+	@$(MAKE) --no-print-directory lint-python test-rust test-python
 
 clean:
 	find artifacts -mindepth 1 -maxdepth 1 ! -name README.md -exec rm -rf {} +

@@ -104,7 +104,7 @@ def test_built_steps_stay_up_to_date_without_their_tools(artifacts_copy, monkeyp
     assert {e.step: e.status for e in events if e.kind == "end"} == dict.fromkeys(cc_and_cargo, "up-to-date")
     for key in ("aoti-python", "cpp-aoti-lean", "burn-file", "burn-embed"):
         assert manifest_file.availability(forms.get(key), manifest) == "", key
-    (artifacts_copy / "a1" / "bin" / "infer-embed").write_bytes(b"damaged")  # burn-embed has to run
+    (artifacts_copy / "a1" / "bin" / "burn-embed").write_bytes(b"damaged")  # burn-embed has to run
     manifest = run_build(only=["burn-convert", "burn-embed"], on_event=lambda e: None)
     assert manifest["steps"]["burn-convert"]["status"] == "ok"
     assert manifest["steps"]["burn-embed"]["status"] == "unavailable"
@@ -122,10 +122,10 @@ def test_decisive_line_is_the_tools_own_words():
     ]
     assert decisive_line(torch_log) == "error: GuardOnDataDependentSymNode: Could not"
     cargo = [
-        "   Compiling store-onnx v0.1.0",
+        "   Compiling burn-onnx-gen v0.1.0",
         "error[E0425]: cannot find value `x` in this scope",
-        "error: could not compile `store-onnx` (bin) due to 1 previous error",
-        "error: cargo build -p store-onnx failed (exit 101)",
+        'error: could not compile `burn-onnx-gen` (bin "burn-onnx-default") due to 1 previous error',
+        "error: cargo build of burn-onnx-default failed (exit 101)",
     ]
     assert decisive_line(cargo) == "error[E0425]: cannot find value `x` in this scope"
     gxx = [
@@ -135,9 +135,9 @@ def test_decisive_line_is_the_tools_own_words():
     ]
     assert decisive_line(gxx) == "cpp/aoti_run.cpp:12:3: error: 'foo' was not declared in this scope"
     panic = [
-        "error: failed to run custom build command for `store-onnx v0.1.0`",
+        "error: failed to run custom build command for `burn-onnx-gen v0.1.0`",
         "thread 'main' panicked at build.rs:60:10:",
         "Unsupported ONNX operation(s): Foo (node 'foo_1')",
-        "error: cargo build -p store-onnx failed (exit 101)",
+        "error: cargo build of burn-onnx-default failed (exit 101)",
     ]
     assert decisive_line(panic) == "Unsupported ONNX operation(s): Foo (node 'foo_1')"

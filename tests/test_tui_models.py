@@ -92,6 +92,7 @@ def test_m_switches_to_a_model_built_here_and_the_palette_offers_it(art):
     with_pilot(body)
 
 
+@pytest.mark.slow  # real builds
 def test_a_model_never_built_is_built_in_the_background_with_per_form_progress(art, monkeypatch):
     """Opened from the app by its file: checked, switched to, then its (light) steps built for
     real while the rows follow: waiting → building… → ✓ built; the app answers meanwhile."""

@@ -1,11 +1,11 @@
-//! store-capture: loads the Mlp (any layout) from a .bpk, records its forward on `Device::capture` and writes
+//! burn-mlp-capture: loads the Mlp (any layout) from a .bpk, records its forward on `Device::capture` and writes
 //! the captured GraphIr as JSON: graph inputs/outputs, the operations in order (kind, Debug summary,
 //! ids and shapes of their inputs and outputs) and the recorded values (ids, shapes, dtypes).
 
 use burn::prelude::*;
 use burn_capture::{CaptureBackend, TensorId};
 use serde_json::{Value, json};
-use store_deploy::{Mlp, fail, load_bpk, quiet_panics};
+use burn_mlp::{Mlp, fail, load_bpk, quiet_panics};
 
 fn id<const D: usize>(tensor: &Tensor<D>) -> TensorId {
     match tensor.clone().try_into_primitive::<CaptureBackend>() {
@@ -50,9 +50,9 @@ fn tensor_ref(t: &burn_ir::TensorIr) -> Value {
 
 /// [BATCH, d_in], element k = 0.1*k - 0.5: A1's formula input for d_in = 4.
 fn example_input(d_in: usize, device: &Device) -> Tensor<2> {
-    let n = store_deploy::BATCH * d_in;
+    let n = burn_mlp::BATCH * d_in;
     let xs: Vec<f32> = (0..n).map(|k| (0.1 * k as f64 - 0.5) as f32).collect();
-    Tensor::<2>::from_data(TensorData::new(xs, [store_deploy::BATCH, d_in]), device)
+    Tensor::<2>::from_data(TensorData::new(xs, [burn_mlp::BATCH, d_in]), device)
 }
 
 /// Records `model.forward` on a capture device and describes the graph as JSON.
@@ -103,7 +103,7 @@ fn main() {
     quiet_panics();
     let args: Vec<String> = std::env::args().skip(1).collect();
     let [bpk, out_path] = args.as_slice() else {
-        fail("usage: store-capture A1.BPK OUT.json");
+        fail("usage: burn-mlp-capture A1.BPK OUT.json");
     };
     let model = load_bpk(bpk, &Device::flex()).unwrap_or_else(|e| fail(e));
     let doc = capture(&model).unwrap_or_else(|e| fail(e));

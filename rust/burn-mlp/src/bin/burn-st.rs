@@ -1,11 +1,11 @@
-//! infer-st: reads PyTorch safetensors directly (an Mlp of any layout: sizes from the header's
+//! burn-st: reads PyTorch safetensors directly (an Mlp of any layout: sizes from the header's
 //! shapes; SafetensorsStore + PyTorchToBurnAdapter, `fcK.` mapped to `layers.{K-1}.`).
 //!
-//! `infer-st MODEL.safetensors --inputs IN.safetensors --outputs OUT.safetensors [--repeat K]`
+//! `burn-st MODEL.safetensors --inputs IN.safetensors --outputs OUT.safetensors [--repeat K]`
 
 use burn::prelude::*;
 use runner_io::{ModelArg, protocol_main};
-use store_deploy::{fail, forward_data, load_safetensors, quiet_panics};
+use burn_mlp::{fail, forward_data, load_safetensors, quiet_panics};
 
 fn main() {
     quiet_panics();

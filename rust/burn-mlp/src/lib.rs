@@ -1,5 +1,5 @@
 //! A configurable MLP in burn (Linear layers with ReLU between; A1 is [4, 8, 3]) and what every
-//! store-deploy binary shares: loading it from a .bpk or PyTorch safetensors with the layer sizes
+//! burn-mlp program shares: loading it from a .bpk or PyTorch safetensors with the layer sizes
 //! read from the weights' shapes, and the protocol forward.
 
 use std::collections::BTreeMap;
@@ -39,7 +39,7 @@ impl Layout {
 }
 
 /// Where the weights come from: PyTorch names `fc1.weight` [out, in] ... `fcN.weight`, or burn's
-/// own `layers.0.weight` [in, out] ... (what `convert` writes into a .bpk).
+/// own `layers.0.weight` [in, out] ... (what `burn-convert` writes into a .bpk).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Names {
     Torch,
@@ -174,7 +174,7 @@ fn bpk_shapes(reader: burn_pack::Reader) -> Result<BTreeMap<String, Vec<usize>>,
         .collect())
 }
 
-/// An Mlp of any layout from a .bpk written by `convert` (sizes from its tensors' shapes).
+/// An Mlp of any layout from a .bpk written by `burn-convert` (sizes from its tensors' shapes).
 pub fn load_bpk(path: &str, device: &Device) -> Result<Mlp, String> {
     let err = |e: String| format!("cannot load {path}: {e}");
     let reader = burn_pack::Reader::from_file(path).map_err(|e| err(e.to_string()))?;
@@ -184,7 +184,7 @@ pub fn load_bpk(path: &str, device: &Device) -> Result<Mlp, String> {
         .map_err(|e| err(e.to_string()))
 }
 
-/// The same from .bpk bytes (infer-embed's compiled-in weights).
+/// The same from .bpk bytes (burn-embed's compiled-in weights).
 pub fn load_bpk_bytes(bytes: &[u8], device: &Device) -> Result<Mlp, String> {
     let reader = burn_pack::Reader::from_bytes(Bytes::from_bytes_vec(bytes.to_vec()))
         .map_err(|e| e.to_string())?;
@@ -228,7 +228,6 @@ pub fn safetensors_shapes(path: &Path) -> Result<BTreeMap<String, Vec<usize>>, S
 /// An Mlp of any layout from PyTorch safetensors (`fc1.weight` ...): sizes from the header,
 /// weights through SafetensorsStore + PyTorchToBurnAdapter (transposes Linear weights), names
 /// mapped `fcK.` -> `layers.{K-1}.`. Missing or unused tensors are errors.
-#[cfg(feature = "st")]
 pub fn load_safetensors(path: &str, device: &Device) -> Result<Mlp, String> {
     use burn::store::{ModuleSnapshot, PyTorchToBurnAdapter, SafetensorsStore};
     let err = |e: String| format!("cannot load {path}: {e}");
@@ -371,7 +370,7 @@ mod tests {
     }
 
     fn tmp_dir(tag: &str) -> std::path::PathBuf {
-        let dir = std::env::temp_dir().join(format!("store-deploy-{tag}-{}", std::process::id()));
+        let dir = std::env::temp_dir().join(format!("burn-mlp-{tag}-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         dir
     }
@@ -485,7 +484,6 @@ mod tests {
         std::fs::remove_dir_all(&dir).ok();
     }
 
-    #[cfg(feature = "st")]
     #[test]
     fn safetensors_of_any_layout() {
         use safetensors::{Dtype, tensor::TensorView};

@@ -1,9 +1,9 @@
 //! The model burn-onnx generated at build time from $DEPLOYTUI_ONNX (see build.rs), with the glue
 //! that runs its forward on protocol inputs, shared by the binaries:
-//! - `store-onnx`: `Model::default()`. With LoadStrategy::File that reads the .bpk from the
+//! - `burn-onnx-default`: `Model::default()`. With LoadStrategy::File that reads the .bpk from the
 //!   absolute OUT_DIR path baked in at build time (the reference page's relocation trap, kept on
 //!   purpose); with feature `embed` (LoadStrategy::Embedded) the .bpk is compiled in.
-//! - `store-onnx-bpk`: `Model::from_file(MODEL_FILE)`, a .bpk shipped next to the binary.
+//! - `burn-onnx-bpk`: `Model::from_file(MODEL_FILE)`, a .bpk shipped next to the binary.
 
 /// The generated code (`model/<stem>.rs`) and its glue (`run_forward`, `FORWARD_INPUTS`, ...).
 /// Warnings in it are burn-onnx's, e.g. the File variant's "associated function `from_bytes` is

@@ -1,12 +1,12 @@
-//! infer-embed: the .bpk is compiled into the binary with include_bytes! (path chosen at build
+//! burn-embed: the .bpk is compiled into the binary with include_bytes! (path chosen at build
 //! time through DEPLOYTUI_BPK, see build.rs: the model's own .bpk) and loaded from memory (sizes from
 //! its tensors' shapes, then ModuleRecord::from_bytes).
 //!
-//! `infer-embed --inputs IN.safetensors --outputs OUT.safetensors [--repeat K]`
+//! `burn-embed --inputs IN.safetensors --outputs OUT.safetensors [--repeat K]`
 
 use burn::prelude::*;
 use runner_io::{ModelArg, protocol_main};
-use store_deploy::{Mlp, forward_data, load_bpk_bytes, quiet_panics};
+use burn_mlp::{Mlp, forward_data, load_bpk_bytes, quiet_panics};
 
 static WEIGHTS: &[u8] = include_bytes!(env!("DEPLOYTUI_EMBED_BPK"));
 

@@ -1,15 +1,15 @@
-//! convert: PyTorch safetensors of an MLP of any layout (`fc1.weight` [out, in] ...) -> burn .bpk
+//! burn-convert: PyTorch safetensors of an MLP of any layout (`fc1.weight` [out, in] ...) -> burn .bpk
 //! (sizes from the header; SafetensorsStore + PyTorchToBurnAdapter, then Module::save_file with
 //! stable parameter ids, so the bytes are reproducible).
 
 use burn::prelude::*;
-use store_deploy::{fail, load_safetensors, quiet_panics};
+use burn_mlp::{fail, load_safetensors, quiet_panics};
 
 fn main() {
     quiet_panics();
     let args: Vec<String> = std::env::args().skip(1).collect();
     let [input, output] = args.as_slice() else {
-        fail("usage: convert IN.safetensors OUT.bpk");
+        fail("usage: burn-convert IN.safetensors OUT.bpk");
     };
     let device = Device::flex();
     let model = load_safetensors(input, &device).unwrap_or_else(|e| fail(e));
@@ -19,5 +19,5 @@ fn main() {
     if let Err(e) = model.with_stable_param_ids().save_file(output) {
         fail(format!("cannot write {output}: {e}"));
     }
-    eprintln!("convert: {input} -> {output} (layer sizes {sizes:?})");
+    eprintln!("burn-convert: {input} -> {output} (layer sizes {sizes:?})");
 }

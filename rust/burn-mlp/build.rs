@@ -1,6 +1,6 @@
-//! Chooses the .bpk that infer-embed compiles in: $DEPLOYTUI_BPK if set and present. Otherwise
+//! Chooses the .bpk that burn-embed compiles in: $DEPLOYTUI_BPK if set and present. Otherwise
 //! (cargo test, clippy, or the burn-convert step that has not written it yet) an empty placeholder
-//! is embedded and infer-embed exits with an error at run time.
+//! is embedded and burn-embed exits with an error at run time.
 
 use std::path::PathBuf;
 

@@ -1,11 +1,11 @@
-//! infer-file: loads an Mlp of any layout from a .bpk given on the command line (sizes from its
+//! burn-file: loads an Mlp of any layout from a .bpk given on the command line (sizes from its
 //! tensors' shapes, then Module::try_load_file).
 //!
-//! `infer-file MODEL.bpk --inputs IN.safetensors --outputs OUT.safetensors [--repeat K]`
+//! `burn-file MODEL.bpk --inputs IN.safetensors --outputs OUT.safetensors [--repeat K]`
 
 use burn::prelude::*;
 use runner_io::{ModelArg, protocol_main};
-use store_deploy::{fail, forward_data, load_bpk, quiet_panics};
+use burn_mlp::{fail, forward_data, load_bpk, quiet_panics};
 
 fn main() {
     quiet_panics();

@@ -1,15 +1,15 @@
-//! store-onnx-bpk: the generated model loaded with `Model::from_file(MODEL_FILE)` from a .bpk
+//! burn-onnx-bpk: the generated model loaded with `Model::from_file(MODEL_FILE)` from a .bpk
 //! given at run time (it ships next to the binary), so the binary runs anywhere; needs
 //! LoadStrategy::File (the default, not feature `embed`).
 //!
-//! `store-onnx-bpk MODEL.bpk --inputs IN.safetensors --outputs OUT.safetensors [--repeat K]`
+//! `burn-onnx-bpk MODEL.bpk --inputs IN.safetensors --outputs OUT.safetensors [--repeat K]`
 
 use runner_io::{ModelArg, fail, quiet_panics};
 
 #[cfg(not(feature = "embed"))]
 fn main() {
     use burn::prelude::*;
-    use store_onnx::model::{Model, run_forward};
+    use burn_onnx_gen::model::{Model, run_forward};
 
     let cli = runner_io::cli(ModelArg::Required("MODEL.BPK"));
     quiet_panics();
@@ -24,5 +24,5 @@ fn main() {
 fn main() {
     quiet_panics();
     let _ = ModelArg::None;
-    fail("store-onnx-bpk needs LoadStrategy::File: build it without feature `embed`")
+    fail("burn-onnx-bpk needs LoadStrategy::File: build it without feature `embed`")
 }
