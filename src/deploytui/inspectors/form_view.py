@@ -139,7 +139,7 @@ def bundle(form: Form) -> Section:
             "Artifact",
             "Bundle",
             "text",
-            text=f"no bundle yet: `deploytui ship {form.key} --check` (or s in the app) makes and checks one",
+            text=f"no bundle yet: `deploytui ship {form.key} --check` (or i in the app) makes and checks one",
         )
     except ValueError as e:
         raise InspectError(f"{root / 'manifest.json'} is damaged: {e}") from None

@@ -289,36 +289,50 @@ class DeployApp(App):
         self.shutdown()
 
     # ---- palette --------------------------------------------------------------------------
+    @classmethod
+    def key_of(cls, action: str) -> str:
+        """The key bound to `action`, as the footer shows it: the palette's texts name it from
+        the bindings, so they cannot drift from them."""
+        binding = next(b for b in cls.BINDINGS if isinstance(b, Binding) and b.action == action)
+        return binding.key_display or binding.key.split(",")[0]
+
     def get_system_commands(self, screen: Screen):
         yield from super().get_system_commands(screen)
         runs = self.session.settings.describe()
-        yield SystemCommand("Run highlighted form", f"Measure it: {runs} (r)", self.action_run)
+        k = self.key_of
+        yield SystemCommand("Run highlighted form", f"Measure it: {runs} ({k('run')})", self.action_run)
         yield SystemCommand(
-            "Run all forms", "Measure every built form in order, storing each (a)", self.action_run_all
+            "Run all forms",
+            f"Measure every built form in order, storing each ({k('run_all')})",
+            self.action_run_all,
         )
         yield SystemCommand(
-            "Cancel run", "Stop the measurement or build in flight (escape)", self.action_cancel
+            "Cancel run", f"Stop the measurement or build in flight ({k('cancel')})", self.action_cancel
         )
-        yield SystemCommand("Build", "Build every artifact, incrementally (b)", self.action_build)
-        yield SystemCommand("Compare", "Every form side by side (c)", self.action_compare)
-        yield SystemCommand("Scale", "Every form's costs across the mlp sizes (s)", self.action_scale)
+        yield SystemCommand("Build", f"Build every artifact, incrementally ({k('build')})", self.action_build)
+        yield SystemCommand("Compare", f"Every form side by side ({k('compare')})", self.action_compare)
+        yield SystemCommand(
+            "Scale", f"Every form's costs across the mlp sizes ({k('scale')})", self.action_scale
+        )
         yield SystemCommand(
             "Open a model",
-            "The zoo, the models built here, or your own file.py:factory (m)",
+            f"The zoo, the models built here, or your own file.py:factory ({k('open_model')})",
             self.action_open_model,
         )
         for text, line in self.session.known_models():
             if text != self.session.model.text:
                 yield SystemCommand(f"Open model {text}", line, lambda text=text: self.open_model(text))
         yield SystemCommand(
-            "Export report", "Write the Markdown report from stored results (e)", self.action_export
+            "Export report",
+            f"Write the Markdown report from stored results ({k('export')})",
+            self.action_export,
         )
         yield SystemCommand(
             "Ship check",
-            "Bundle the highlighted form and run it where only the bundle and /usr exist (s)",
+            f"Bundle the highlighted form and run it where only the bundle and /usr exist ({k('ship')})",
             self.action_ship,
         )
-        yield SystemCommand("Help", "deploytui's keys, on every screen (?)", self.action_help)
+        yield SystemCommand("Help", f"deploytui's keys, on every screen ({k('help')})", self.action_help)
         if screen is self.main:
             from deploytui.tui.main_screen import TAB_KEYS
 
