@@ -8,7 +8,9 @@
 
 PYTHON ?= python3.11
 VENV := .venv
-CACHE ?= $(HOME)/.cache/deploytui
+# DEPLOYTUI_CACHE (or CACHE=) moves every cache, make's and deploytui's alike
+CACHE ?= $(or $(DEPLOYTUI_CACHE),$(HOME)/.cache/deploytui)
+export DEPLOYTUI_CACHE := $(CACHE)
 PIP_ENV := PIP_CONFIG_FILE=/dev/null PIP_CACHE_DIR=$(CACHE)/pip
 STAMP := $(VENV)/.installed
 CARGO_TARGET_DIR ?= $(CACHE)/cargo-target

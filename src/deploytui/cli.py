@@ -240,6 +240,15 @@ def cmd_report(args: argparse.Namespace) -> int:
     from deploytui.manifest import load as load_manifest
     from deploytui.report import write_report
 
+    if args.results is not None:
+        from deploytui.report import write_results
+
+        written = write_results(args.results)
+        for path in written:
+            print(f"wrote {path}")
+        if not written:
+            print("error: no results yet: run `deploytui bench` first", file=sys.stderr)
+        return 0 if written else 1
     store = results.load()
     for msg in store.dropped:
         print(f"warning: {msg}", file=sys.stderr)
@@ -532,6 +541,13 @@ def build_parser() -> argparse.ArgumentParser:
         "-o", "--output", type=Path, help="file to write (default reports/deploytui-report-DATE.FMT)"
     )
     rep.add_argument("--format", choices=["md", "json", "csv"], default="md")
+    rep.add_argument(
+        "--results",
+        type=Path,
+        metavar="DIR",
+        help="write the results of every model built here, their matrix and the sweep as Markdown "
+        "files into DIR (docs/results)",
+    )
     model_opt(rep)
     rep.set_defaults(func=cmd_report)
 

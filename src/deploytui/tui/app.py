@@ -33,6 +33,7 @@ from deploytui import forms
 from deploytui.models import ModelRef, ModelRefError, parse
 from deploytui.session import (
     BUILD,
+    BUILT,
     EXPORT,
     INSPECT,
     OPEN,
@@ -52,6 +53,9 @@ from deploytui.tui import _start  # first: the start-up clock
 from deploytui.tui import messages as msg
 
 EXIT_ON_READY_ENV = "DEPLOYTUI_EXIT_ON_READY"
+# a file the app appends "<CLOCK_MONOTONIC ns> <event>" lines to: `ready` at its first frame,
+# `built FORM` when a build it runs finishes a form (bench/fresh_setup.py times `make run` with it)
+TIMELINE_ENV = "DEPLOYTUI_TIMELINE"
 
 
 class DeployApp(App):
@@ -81,6 +85,7 @@ class DeployApp(App):
         self.ready_at_ns = 0
         self.handle_signals = handle_signals
         self.session = Session(Settings(runs=runs, warmup=warmup))
+        self.timeline_built: set[str] = set()  # forms whose `built` event the timeline has
 
     # shortcuts to the session (tests and screens read these)
     @property
@@ -123,6 +128,7 @@ class DeployApp(App):
         self.ready_at_ns = time.monotonic_ns()  # for bench/app_startup.py, comparable across processes
         _start.release_gc()
         self.log.info(f"ready in {self.ready_ms:.0f} ms")
+        self.timeline("ready")
         if os.environ.get(EXIT_ON_READY_ENV):
             self.exit(return_code=0, result=self.ready_ms)
             return
@@ -140,6 +146,12 @@ class DeployApp(App):
         """The one way out (q, ctrl+q, SIGTERM, SIGHUP): close the lane, cancel the job in flight."""
         self.session.shutdown()
         self.exit()
+
+    def timeline(self, event: str) -> None:
+        path = os.environ.get(TIMELINE_ENV)
+        if path:
+            with open(path, "a", encoding="utf-8") as f:
+                f.write(f"{time.monotonic_ns()} {event}\n")
 
     def on_unmount(self) -> None:
         self.session.shutdown()  # however the app went (also when run_test ends)
@@ -526,6 +538,11 @@ class DeployApp(App):
         progress = s.builds.get(m.slug)
         if progress is not None:
             progress.update(e)
+            if e.kind == "end":
+                for form in forms.FORMS:
+                    if form.key not in self.timeline_built and progress.state(form) == BUILT:
+                        self.timeline_built.add(form.key)
+                        self.timeline(f"built {form.key}")
         if m.slug == s.model.slug and e.kind in ("plan", "start", "end"):
             if e.kind == "end":
                 s.read_manifest()  # rewritten after every step: the forms it finished show it

@@ -1,0 +1,285 @@
+"""A fresh machine's `make test`, phase by phase, and `make run`'s first screen.
+
+A new clone of HEAD in a scratch folder, with empty caches: `CACHE`/`DEPLOYTUI_CACHE` (pip's
+downloads, the wheelhouse, inductor, the ship venvs), `CARGO_HOME` (cargo's registry) and
+`CARGO_TARGET_DIR` all under it; rustup's toolchains are kept. Then the phases of `make test`,
+each one `make` invocation timed from spawn to exit, in the order `make test` runs them:
+
+    setup+rust-deps   pip install and the Rust dependencies at once (`make -j2 setup rust-deps`)
+    lint-python       ruff, format, import contracts, mypy
+    build             deploytui build (every form of a1)
+    test-rust         cargo clippy + cargo test
+    wheelhouse        the Python runtimes' pinned wheels for the ship checks
+    test-python       the whole pytest suite (its 15 slowest tests are kept)
+    check             then `make check` on the now warm venv (the quick loop)
+
+`--run` measures `make run` instead, on its own fresh clone and caches: the time to the app's
+first frame and to each form its background build finishes (the app writes them to
+DEPLOYTUI_TIMELINE), under a pseudo-terminal, quitting once the first form is built.
+
+The figures go to a JSON file and to `docs/results/setup-time.md` (`--write`); the reference
+measured in the same run is the machine's own: its cores and its load average before and after,
+which the table prints, because timings on a machine shared with other builds are inflated.
+`--import-phases FILE` turns a log of tests' phases (lines `PHASE rc=N SECONDS`s, as the
+coordinator's phases.sh writes them) into the same JSON, for a "before" column (`--before`).
+
+    .venv/bin/python bench/fresh_setup.py --json /tmp/after.json [--before before.json] [--write]
+    .venv/bin/python bench/fresh_setup.py --run --json /tmp/run.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import fcntl
+import json
+import os
+import pty
+import re
+import select
+import shutil
+import struct
+import subprocess
+import sys
+import tempfile
+import termios
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+PHASES = (
+    ("setup+rust-deps", ["-j2", "setup", "rust-deps"]),
+    ("lint-python", ["lint-python"]),
+    ("build", ["build"]),
+    ("test-rust", ["test-rust"]),
+    ("wheelhouse", ["wheelhouse"]),
+    ("test-python", ["test-python", "PYTEST_ADDOPTS=--durations=15"]),
+    ("check", ["check"]),
+)
+GENERATED = "<!-- written by bench/fresh_setup.py --write from its JSON: do not edit -->"
+DURATION = re.compile(r"^([\d.]+)s (call|setup|teardown)\s+(\S+)")
+
+
+def fresh_clone(where: Path) -> tuple[Path, dict[str, str]]:
+    """A clone of HEAD (committed work only) and the environment of a machine that has never
+    built deploytui: every cache empty, rustup's toolchains kept."""
+    clone, cache = where / "clone", where / "cache"
+    subprocess.run(["git", "clone", "-q", "--no-hardlinks", str(ROOT), str(clone)], check=True)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("CARGO_", "DEPLOYTUI_", "VIRTUAL_ENV"))}
+    env["RUSTUP_HOME"] = os.environ.get("RUSTUP_HOME", str(Path.home() / ".rustup"))
+    cargo_bin = Path(os.environ.get("CARGO_HOME", Path.home() / ".cargo")) / "bin"
+    env["PATH"] = f"{cargo_bin}:{env.get('PATH', '')}"
+    env.update(
+        CACHE=str(cache),
+        DEPLOYTUI_CACHE=str(cache),
+        CARGO_HOME=str(where / "cargo-home"),
+        CARGO_TARGET_DIR=str(cache / "cargo-target"),
+    )
+    return clone, env
+
+
+def machine() -> dict[str, object]:
+    return {"cores": os.cpu_count(), "load_avg_1m": os.getloadavg()[0]}
+
+
+def run_phases(clone: Path, env: dict[str, str], logs: Path) -> dict[str, object]:
+    phases: list[dict[str, object]] = []
+    for name, args in PHASES:
+        log = logs / f"{name}.log"
+        before = machine()
+        t0 = time.monotonic()
+        with log.open("w") as out:
+            rc = subprocess.run(
+                ["make", *args], check=False, cwd=clone, env=env, stdout=out, stderr=subprocess.STDOUT
+            ).returncode
+        phase: dict[str, object] = {
+            "phase": name,
+            "seconds": round(time.monotonic() - t0, 1),
+            "rc": rc,
+            "load_before": before["load_avg_1m"],
+            "load_after": machine()["load_avg_1m"],
+            "log": str(log),
+        }
+        if name == "test-python":
+            phase["slowest"] = slowest(log.read_text(errors="replace"))
+            phase["summary"] = last_line(log.read_text(errors="replace"))
+        phases.append(phase)
+        print(f"{name:16} {phase['seconds']:8.1f} s  rc={rc}", flush=True)
+        if rc != 0:
+            break
+    return {"phases": phases}
+
+
+def slowest(text: str, n: int = 15) -> list[dict[str, object]]:
+    found = [(float(m[1]), m[2], m[3]) for m in (DURATION.match(ln) for ln in text.splitlines()) if m]
+    return [{"seconds": s, "when": w, "test": t} for s, w, t in sorted(found, reverse=True)[:n]]
+
+
+def last_line(text: str) -> str:
+    lines = [ln.strip("= ") for ln in text.splitlines() if re.search(r"\d+ (passed|failed)", ln)]
+    return lines[-1] if lines else ""
+
+
+def run_app(clone: Path, env: dict[str, str], logs: Path, timeout_s: float) -> dict[str, object]:
+    """`make run` under a pseudo-terminal (150×45) until the app's build has finished one form."""
+    timeline = logs / "timeline"
+    env = {**env, "DEPLOYTUI_TIMELINE": str(timeline), "TERM": "xterm-256color"}
+    master, slave = pty.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 45, 150, 0, 0))
+    t0 = time.monotonic_ns()
+    proc = subprocess.Popen(
+        ["make", "run"], cwd=clone, env=env, stdin=slave, stdout=slave, stderr=slave, start_new_session=True
+    )
+    os.close(slave)
+    screen_log = (logs / "make-run.out").open("wb")
+    events: list[tuple[float, str]] = []
+    deadline = time.monotonic() + timeout_s
+    try:
+        while time.monotonic() < deadline and proc.poll() is None:
+            ready, _, _ = select.select([master], [], [], 0.5)
+            if ready:
+                try:
+                    screen_log.write(os.read(master, 65536))
+                except OSError:
+                    break
+            if timeline.exists():
+                events = [
+                    ((int(t) - t0) / 1e9, what)
+                    for t, what in (ln.split(" ", 1) for ln in timeline.read_text().splitlines())
+                ]
+                if any(what.startswith("built ") for _, what in events):
+                    break
+        os.write(master, b"q")
+        proc.wait(timeout=60)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, 15)
+            proc.wait()
+        os.close(master)
+        screen_log.close()
+    first = {what: round(t, 1) for t, what in reversed(events)}
+    built = [(t, what) for t, what in events if what.startswith("built ")]
+    return {
+        "first_screen_s": first.get("ready"),
+        "first_form_built_s": round(built[0][0], 1) if built else None,
+        "first_form": built[0][1].split(" ", 1)[1] if built else None,
+        "timeout_s": timeout_s,
+    }
+
+
+def import_phases(path: Path, label: str) -> dict[str, object]:
+    """`PHASE rc=N SECONDSs` lines (the coordinator's phases.sh) as this script's JSON."""
+    phases = []
+    for line in path.read_text().splitlines():
+        m = re.match(r"^(\S+) rc=(\d+) (\d+)s$", line.strip())
+        if m:
+            phases.append({"phase": m[1], "seconds": float(m[3]), "rc": int(m[2])})
+    return {"phases": phases, "source": label or str(path)}
+
+
+def render(after: dict, before: dict | None) -> str:
+    """The Markdown page: the phase table (before/after), the machine, the slowest tests."""
+    rows = ["| phase | before | after |", "|---|---|---|"]
+    b = {p["phase"]: p for p in (before or {}).get("phases", [])}
+    a = {p["phase"]: p for p in after.get("phases", [])}
+    for name in list(dict.fromkeys([*b, *a])):
+        rows.append(f"| {name} | {_mmss(b.get(name))} | {_mmss(a.get(name))} |")
+    total = {
+        k: sum(p["seconds"] for p in d.values() if p["phase"] != "check") for k, d in (("b", b), ("a", a))
+    }
+    rows.append(f"| **make test, total** | {_fmt(total['b']) if b else '–'} | {_fmt(total['a'])} |")
+    parts = [
+        GENERATED,
+        "# A fresh machine's set-up, phase by phase",
+        f"After: {after.get('when', '?')} at {after.get('commit', '?')}, {after.get('cores', '?')} cores, "
+        f"load average {after.get('load_start', '?')} before and {after.get('load_end', '?')} after "
+        "(each phase's own in the JSON). Before: "
+        + (
+            f"{before.get('when', '?')} at {before.get('commit', '?')} ({before.get('source', '')})."
+            if before
+            else "–."
+        ),
+        "\n".join(rows),
+        "`setup+rust-deps` before is pip alone (cargo compiled inside `build` and again in "
+        "`test-rust`); `check` is `make check` afterwards on the warm venv, not part of `make test`.",
+    ]
+    if after.get("run"):
+        r = after["run"]
+        parts.append(
+            f"`make run` on its own fresh clone: first screen after {_fmt(r.get('first_screen_s'))}, first "
+            f"form built ({r.get('first_form')}) after {_fmt(r.get('first_form_built_s'))}, from the "
+            "command (pip included)."
+        )
+    slow = next((p.get("slowest") for p in after.get("phases", []) if p.get("slowest")), None)
+    if slow:
+        parts.append("The slowest tests (`--durations`):")
+        parts.append(
+            "\n".join(
+                ["| s | test |", "|---|---|"] + [f"| {t['seconds']:.1f} | `{t['test']}` |" for t in slow]
+            )
+        )
+    return "\n\n".join(parts) + "\n"
+
+
+def _fmt(seconds: float | None) -> str:
+    if seconds is None:
+        return "–"
+    return f"{int(seconds) // 60} min {int(seconds) % 60:02d} s"
+
+
+def _mmss(phase: dict | None) -> str:
+    if phase is None:
+        return "–"
+    return _fmt(phase["seconds"]) + ("" if phase.get("rc", 0) == 0 else f" (failed, rc {phase['rc']})")
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--json", type=Path, help="write the figures here")
+    ap.add_argument("--before", type=Path, help="a JSON of an earlier measurement, for the before column")
+    ap.add_argument("--write", action="store_true", help="write docs/results/setup-time.md")
+    ap.add_argument("--run", action="store_true", help="measure make run's first screen instead")
+    ap.add_argument("--run-timeout", type=float, default=1800.0)
+    ap.add_argument("--import-phases", type=Path, help="convert a phases log to JSON (--json) and stop")
+    ap.add_argument("--label", default="", help="what --import-phases's log was (commit, machine, date)")
+    ap.add_argument("--render", type=Path, help="render a JSON already measured (with --before, --write)")
+    ap.add_argument("--keep", action="store_true", help="keep the scratch clone and caches")
+    args = ap.parse_args()
+    commit = subprocess.run(
+        ["git", "rev-parse", "--short", "HEAD"], check=True, cwd=ROOT, capture_output=True, text=True
+    ).stdout
+    if args.import_phases:
+        data = import_phases(args.import_phases, args.label)
+    elif args.render:
+        data = json.loads(args.render.read_text())
+    else:
+        where = Path(tempfile.mkdtemp(prefix="deploytui-fresh-"))
+        clone, env = fresh_clone(where)
+        logs = where / "logs"
+        logs.mkdir()
+        data = {"when": time.strftime("%Y-%m-%d %H:%M"), "commit": commit.strip(), "cores": os.cpu_count()}
+        data["load_start"] = os.getloadavg()[0]
+        try:
+            if args.run:
+                data["run"] = run_app(clone, env, logs, args.run_timeout)
+            else:
+                data.update(run_phases(clone, env, logs))
+        finally:
+            data["load_end"] = os.getloadavg()[0]
+            if not args.keep:
+                shutil.rmtree(where, ignore_errors=True)
+            else:
+                print(f"kept {where}")
+    text = json.dumps(data, indent=2)
+    if args.json:
+        args.json.write_text(text + "\n")
+    print(text)
+    if args.write:
+        before = json.loads(args.before.read_text()) if args.before else None
+        out = ROOT / "docs" / "results" / "setup-time.md"
+        out.write_text(render(data, before))
+        print(f"wrote {out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
