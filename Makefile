@@ -82,11 +82,14 @@ test-quick: setup
 
 check: lint-python test-quick
 
-# pip and the Rust dependencies at once (one waits on the network and the disk, the other on
-# the CPU), then everything in order
+# Three groups, each `make -j2`: what waits on different things runs at once. pip (network,
+# disk) and then the Python export steps (one core each) beside cargo compiling the Rust
+# dependencies (the build's cargo steps wait for its lock); clippy and cargo test beside the
+# wheelhouse download; then pytest. bench/fresh_setup.py runs these same lines.
 test:
-	@$(MAKE) --no-print-directory -j2 setup rust-deps
-	@$(MAKE) --no-print-directory lint-python test-rust test-python
+	@$(MAKE) --no-print-directory -j2 rust-deps lint-python build
+	@$(MAKE) --no-print-directory -j2 test-rust wheelhouse
+	@$(MAKE) --no-print-directory test-python
 
 clean:
 	find artifacts -mindepth 1 -maxdepth 1 ! -name README.md -exec rm -rf {} +

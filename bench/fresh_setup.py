@@ -2,16 +2,11 @@
 
 A new clone of HEAD in a scratch folder, with empty caches: `CACHE`/`DEPLOYTUI_CACHE` (pip's
 downloads, the wheelhouse, inductor, the ship venvs), `CARGO_HOME` (cargo's registry) and
-`CARGO_TARGET_DIR` all under it; rustup's toolchains are kept. Then the phases of `make test`,
-each one `make` invocation timed from spawn to exit, in the order `make test` runs them:
-
-    setup+rust-deps   pip install and the Rust dependencies at once (`make -j2 setup rust-deps`)
-    lint-python       ruff, format, import contracts, mypy
-    build             deploytui build (every form of a1)
-    test-rust         cargo clippy + cargo test
-    wheelhouse        the Python runtimes' pinned wheels for the ship checks
-    test-python       the whole pytest suite (its 15 slowest tests are kept)
-    check             then `make check` on the now warm venv (the quick loop)
+`CARGO_TARGET_DIR` all under it; rustup's toolchains are kept. Then the phases of `make test`:
+each line of its recipe (`make -j2 rust-deps lint-python build`, …), read from the Makefile and
+run as it runs it, timed from spawn to exit (pytest's 15 slowest tests are kept), then `make
+check` on the now warm venv (the quick loop). Inside a phase, the tools' own clocks split it:
+pip's progress line, cargo's `Finished … in`, each build step's time, pytest's total.
 
 `--run` measures `make run` instead, on its own fresh clone and caches: the time to the app's
 first frame and to each form its background build finishes (the app writes them to
@@ -46,15 +41,23 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-PHASES = (
-    ("setup+rust-deps", ["-j2", "setup", "rust-deps"]),
-    ("lint-python", ["lint-python"]),
-    ("build", ["build"]),
-    ("test-rust", ["test-rust"]),
-    ("wheelhouse", ["wheelhouse"]),
-    ("test-python", ["test-python", "PYTEST_ADDOPTS=--durations=15"]),
-    ("check", ["check"]),
-)
+CHECK = ("check", ["check"])
+
+
+def test_groups(makefile: Path = ROOT / "Makefile") -> list[tuple[str, list[str]]]:
+    """The lines of `make test`'s recipe, as (name, make arguments): the phases, run as it runs
+    them (`$(MAKE) ... -j2 a b c` -> ("a+b+c", ["-j2", "a", "b", "c"]))."""
+    recipe = makefile.read_text().split("\ntest:\n", 1)[1]
+    groups = []
+    for line in recipe.splitlines():
+        if not line.startswith("\t"):
+            break
+        words = [w for w in line.split()[1:] if w != "--no-print-directory"]
+        targets = [w for w in words if not w.startswith("-")]
+        groups.append(("+".join(targets), words))
+    return groups
+
+
 GENERATED = "<!-- written by bench/fresh_setup.py --write from its JSON: do not edit -->"
 DURATION = re.compile(r"^([\d.]+)s (call|setup|teardown)\s+(\S+)")
 
@@ -83,7 +86,9 @@ def machine() -> dict[str, object]:
 
 def run_phases(clone: Path, env: dict[str, str], logs: Path) -> dict[str, object]:
     phases: list[dict[str, object]] = []
-    for name, args in PHASES:
+    for name, args in [*test_groups(), CHECK]:
+        if "test-python" in args:
+            args = [*args, "PYTEST_ADDOPTS=--durations=15"]
         log = logs / f"{name}.log"
         before = machine()
         t0 = time.monotonic()
@@ -99,14 +104,53 @@ def run_phases(clone: Path, env: dict[str, str], logs: Path) -> dict[str, object
             "load_after": machine()["load_avg_1m"],
             "log": str(log),
         }
-        if name == "test-python":
-            phase["slowest"] = slowest(log.read_text(errors="replace"))
-            phase["summary"] = last_line(log.read_text(errors="replace"))
+        text = log.read_text(errors="replace")
+        phase["inside"] = splits(text, clone)
+        if "test-python" in args:
+            phase["slowest"] = slowest(text)
+            phase["summary"] = last_line(text)
         phases.append(phase)
         print(f"{name:16} {phase['seconds']:8.1f} s  rc={rc}", flush=True)
         if rc != 0:
             break
     return {"phases": phases}
+
+
+STEP = re.compile(r"^\[\d+/\d+\] (\S+):")
+STEP_END = re.compile(r"^\s+(?:ok|failed|up-to-date)\b.*?\(([\d.]+) s\)")
+CARGO_DONE = re.compile(r"Finished `\w+` profile .* in (?:(\d+)m )?([\d.]+)s")
+PIP_DONE = re.compile(r"^pip: done .* (\d+):(\d\d)$")
+PYTEST_DONE = re.compile(r" in ([\d.]+)s")
+FAMILIES = (("torch exports", "export-"), ("C++", "cpp-"), ("probes", "probe-"))
+
+
+def splits(text: str, clone: Path) -> dict[str, float]:
+    """What the tools' own clocks say inside one phase: pip's time, cargo's, the build steps'
+    per family, pytest's."""
+    found: dict[str, float] = {}
+    for line in text.splitlines():
+        if m := PIP_DONE.match(line):
+            found["pip"] = int(m[1]) * 60 + int(m[2])
+    deps = clone / "artifacts" / "shared" / "logs" / "rust-deps.log"
+    if "rust-deps" in text and deps.is_file():
+        for m in CARGO_DONE.finditer(deps.read_text(errors="replace")):
+            found["cargo: rust-deps"] = int(m[1] or 0) * 60 + float(m[2])
+    step = ""
+    for line in text.splitlines():
+        if m := STEP.match(line):
+            step = m[1]
+        elif (m := STEP_END.match(line)) and step:
+            family = next((name for name, prefix in FAMILIES if step.startswith(prefix)), "cargo steps")
+            key = f"build: {family}"
+            found[key] = round(found.get(key, 0.0) + float(m[1]), 1)
+            step = ""
+    cargo = [int(m[1] or 0) * 60 + float(m[2]) for m in CARGO_DONE.finditer(text)]
+    if cargo and "build:" not in " ".join(found):
+        found["cargo (clippy, test)"] = round(sum(cargo), 1)
+    done = [m for m in (PYTEST_DONE.search(ln) for ln in text.splitlines() if " passed" in ln) if m]
+    if done:
+        found["pytest"] = float(done[-1][1])
+    return found
 
 
 def slowest(text: str, n: int = 15) -> list[dict[str, object]]:
@@ -167,26 +211,45 @@ def run_app(clone: Path, env: dict[str, str], logs: Path, timeout_s: float) -> d
 
 
 def import_phases(path: Path, label: str) -> dict[str, object]:
-    """`PHASE rc=N SECONDSs` lines (the coordinator's phases.sh) as this script's JSON."""
-    phases = []
+    """`PHASE rc=N SECONDSs` lines (the coordinator's phases.sh) as this script's JSON, with what
+    each phase's log (`PREFIX.PHASE.log` beside `PREFIX.phases`) says inside it."""
+    phases: list[dict[str, object]] = []
+    prefix = str(path)[: -len(".phases")] if str(path).endswith(".phases") else str(path)
     for line in path.read_text().splitlines():
         m = re.match(r"^(\S+) rc=(\d+) (\d+)s$", line.strip())
-        if m:
-            phases.append({"phase": m[1], "seconds": float(m[3]), "rc": int(m[2])})
+        if not m:
+            continue
+        phase: dict[str, object] = {"phase": m[1], "seconds": float(m[3]), "rc": int(m[2])}
+        log = Path(f"{prefix}.{m[1]}.log")
+        if log.is_file():
+            text = log.read_text(errors="replace")
+            phase["inside"] = splits(text, Path("/nonexistent"))
+            if m[1] == "test-python":
+                phase["slowest"] = slowest(text)
+                phase["summary"] = last_line(text)
+        phases.append(phase)
     return {"phases": phases, "source": label or str(path)}
 
 
 def render(after: dict, before: dict | None) -> str:
     """The Markdown page: the phase table (before/after), the machine, the slowest tests."""
-    rows = ["| phase | before | after |", "|---|---|---|"]
+    rows = ["| phase | before | after | inside it (the tools' own clocks) |", "|---|---|---|---|"]
     b = {p["phase"]: p for p in (before or {}).get("phases", [])}
     a = {p["phase"]: p for p in after.get("phases", [])}
     for name in list(dict.fromkeys([*b, *a])):
-        rows.append(f"| {name} | {_mmss(b.get(name))} | {_mmss(a.get(name))} |")
+        detail = "; ".join(
+            f"{when}: " + ", ".join(f"{k} {_fmt(v)}" for k, v in inside.items())
+            for when, inside in (
+                ("before", (b.get(name) or {}).get("inside")),
+                ("after", (a.get(name) or {}).get("inside")),
+            )
+            if inside
+        )
+        rows.append(f"| {name} | {_mmss(b.get(name))} | {_mmss(a.get(name))} | {detail} |")
     total = {
         k: sum(p["seconds"] for p in d.values() if p["phase"] != "check") for k, d in (("b", b), ("a", a))
     }
-    rows.append(f"| **make test, total** | {_fmt(total['b']) if b else '–'} | {_fmt(total['a'])} |")
+    rows.append(f"| **make test, total** | {_fmt(total['b']) if b else '–'} | {_fmt(total['a'])} | |")
     parts = [
         GENERATED,
         "# A fresh machine's set-up, phase by phase",
@@ -199,8 +262,10 @@ def render(after: dict, before: dict | None) -> str:
             else "–."
         ),
         "\n".join(rows),
-        "`setup+rust-deps` before is pip alone (cargo compiled inside `build` and again in "
-        "`test-rust`); `check` is `make check` afterwards on the warm venv, not part of `make test`.",
+        "Before, `make test` ran each target in turn (cargo compiled inside `build`, once per "
+        "program's features, and again in `test-rust`); after, each line of its recipe runs its "
+        "targets at once (`make -j2`). `check` is `make check` afterwards on the warm venv, not "
+        "part of `make test`.",
     ]
     if after.get("run"):
         r = after["run"]

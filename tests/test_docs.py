@@ -215,3 +215,61 @@ def test_the_readme_fits():
 def test_results_are_written_by_the_tools_not_typed():
     for doc in sorted(RESULTS.glob("*.md")):
         assert doc.read_text().startswith(GENERATED), f"{doc.name} was not written by a tool"
+
+
+def _fresh_setup():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("fresh_setup", ROOT / "bench" / "fresh_setup.py")
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_fresh_setup_runs_make_tests_own_lines_and_renders_its_page(tmp_path):
+    """bench/fresh_setup.py in its quick mode: a phases log (with its build and pytest logs)
+    becomes JSON, and the JSON the page; its phases are the lines of `make test`'s recipe."""
+    import json
+    import subprocess
+    import sys
+
+    bench = _fresh_setup()
+    groups = bench.test_groups()
+    assert [g for g, _ in groups][-1] == "test-python" and all(args for _, args in groups)
+    assert {t for _, args in groups for t in args if not t.startswith("-")} <= make_targets()
+    (tmp_path / "x.phases").write_text("setup rc=0 130s\nbuild rc=0 1400s\ntest-python rc=0 1500s\ndone\n")
+    (tmp_path / "x.build.log").write_text(
+        "[1/2] export-aoti: AOTI\n    ok (68.2 s)\n[2/2] burn-tools: b\n    ok (10.0 s)\n"
+    )
+    (tmp_path / "x.test-python.log").write_text(
+        "12.50s call     tests/test_zoo.py::test_x[convnet]\n= 3 passed in 1490.00s =\n"
+    )
+    out = tmp_path / "before.json"
+    cmd = [
+        sys.executable,
+        str(ROOT / "bench" / "fresh_setup.py"),
+        "--import-phases",
+        str(tmp_path / "x.phases"),
+    ]
+    subprocess.run([*cmd, "--label", "baseline", "--json", str(out)], check=True, capture_output=True)
+    before = json.loads(out.read_text())
+    assert [p["phase"] for p in before["phases"]] == ["setup", "build", "test-python"]
+    assert before["phases"][1]["inside"] == {"build: torch exports": 68.2, "build: cargo steps": 10.0}
+    assert before["phases"][2]["slowest"][0]["test"] == "tests/test_zoo.py::test_x[convnet]"
+    page = bench.render({"phases": [{"phase": "test-python", "seconds": 600.0, "rc": 0}]}, before)
+    assert page.startswith(GENERATED) and "| test-python | 25 min 00 s | 10 min 00 s |" in page
+    assert "| **make test, total** | 50 min 30 s | 10 min 00 s |" in page
+
+
+def test_the_setup_time_page_is_rendered_from_its_json():
+    import json
+
+    page, after = RESULTS / "setup-time.md", RESULTS / "setup-time.json"
+    if not page.exists():
+        pytest.skip("not measured yet: bench/fresh_setup.py --write")
+    before = RESULTS / "setup-time-before.json"
+    want = _fresh_setup().render(
+        json.loads(after.read_text()), json.loads(before.read_text()) if before.exists() else None
+    )
+    assert page.read_text() == want
