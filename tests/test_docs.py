@@ -273,3 +273,16 @@ def test_the_setup_time_page_is_rendered_from_its_json():
         json.loads(after.read_text()), json.loads(before.read_text()) if before.exists() else None
     )
     assert page.read_text() == want
+
+
+def test_no_module_is_named_after_a_standard_library_one():
+    """`import profile` or `from . import types` should never be ambiguous to a reader (or to
+    Python, for a script run from its folder)."""
+    import sys
+
+    clash = []
+    for top in ("src", "tests", "bench", "tools"):
+        for path in (ROOT / top).rglob("*.py"):
+            parts = [*path.relative_to(ROOT / top).parent.parts, path.stem]
+            clash += [str(path.relative_to(ROOT)) for name in parts if name in sys.stdlib_module_names]
+    assert not clash
