@@ -117,7 +117,7 @@ def run_phases(clone: Path, env: dict[str, str], logs: Path) -> dict[str, object
 
 
 STEP = re.compile(r"^\[\d+/\d+\] (\S+):")
-STEP_END = re.compile(r"^\s+(?:ok|failed|up-to-date)\b.*?\(([\d.]+) s\)")
+STEP_END = re.compile(r"^\s+(?:(\S+): )?(?:ok|failed|up-to-date)\b.*?\(([\d.]+) s\)")
 CARGO_DONE = re.compile(r"Finished `\w+` profile .* in (?:(\d+)m )?([\d.]+)s")
 PIP_DONE = re.compile(r"^pip: done .* (\d+):(\d\d)$")
 PYTEST_DONE = re.compile(r" in ([\d.]+)s")
@@ -135,14 +135,15 @@ def splits(text: str, clone: Path) -> dict[str, float]:
     if "rust-deps" in text and deps.is_file():
         for m in CARGO_DONE.finditer(deps.read_text(errors="replace")):
             found["cargo: rust-deps"] = int(m[1] or 0) * 60 + float(m[2])
-    step = ""
+    step = ""  # the last step started: the end of a build from before steps ran side by side
     for line in text.splitlines():
         if m := STEP.match(line):
             step = m[1]
-        elif (m := STEP_END.match(line)) and step:
-            family = next((name for name, prefix in FAMILIES if step.startswith(prefix)), "cargo steps")
+        elif (m := STEP_END.match(line)) and (m[1] or step):
+            name = m[1] or step
+            family = next((f for f, prefix in FAMILIES if name.startswith(prefix)), "Rust steps")
             key = f"build: {family}"
-            found[key] = round(found.get(key, 0.0) + float(m[1]), 1)
+            found[key] = round(found.get(key, 0.0) + float(m[2]), 1)
             step = ""
     cargo = [int(m[1] or 0) * 60 + float(m[2]) for m in CARGO_DONE.finditer(text)]
     if cargo and "build:" not in " ".join(found):

@@ -255,7 +255,7 @@ def test_fresh_setup_runs_make_tests_own_lines_and_renders_its_page(tmp_path):
     subprocess.run([*cmd, "--label", "baseline", "--json", str(out)], check=True, capture_output=True)
     before = json.loads(out.read_text())
     assert [p["phase"] for p in before["phases"]] == ["setup", "build", "test-python"]
-    assert before["phases"][1]["inside"] == {"build: torch exports": 68.2, "build: cargo steps": 10.0}
+    assert before["phases"][1]["inside"] == {"build: torch exports": 68.2, "build: Rust steps": 10.0}
     assert before["phases"][2]["slowest"][0]["test"] == "tests/test_zoo.py::test_x[convnet]"
     page = bench.render({"phases": [{"phase": "test-python", "seconds": 600.0, "rc": 0}]}, before)
     assert page.startswith(GENERATED) and "| test-python | 25 min 00 s | 10 min 00 s |" in page

@@ -23,9 +23,9 @@ def cmd_build(args: argparse.Namespace) -> int:
             print(f"    {e.text}", flush=True)
         elif e.kind == "line":
             print(f"    {e.text[:150]}", flush=True) if _is_progress(e.text) else None
-        elif e.kind == "end":
+        elif e.kind == "end":  # steps run side by side: the end names its step
             extra = f" — {e.text}" if e.text else ""
-            print(f"    {e.status} ({e.wall_s:.1f} s){extra}", flush=True)
+            print(f"    {e.step}: {e.status} ({e.wall_s:.1f} s){extra}", flush=True)
 
     try:
         manifest = run_build(only=args.only, on_event=show)

@@ -239,7 +239,8 @@ def run_sweep(
         if {f.key for f in chosen} != {f.key for f in forms.FORMS}:
             needed = _closure(("export-model", *(s for f in chosen for s in f.steps)), after)
             only = [name for name in after if name in needed]
-        run_build(ctx, only=only, on_event=on_build, cancel=cancel, watch=watchdog)
+        # one step at a time: each step's seconds and peak memory are figures of the point
+        run_build(ctx, only=only, on_event=on_build, cancel=cancel, watch=watchdog, jobs=1)
         if cancel is not None and cancel.is_set():
             break
         manifest = load_manifest(ctx.art, ctx.slug)

@@ -24,6 +24,7 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
@@ -80,14 +81,25 @@ def tool_versions(ctx: BuildContext) -> dict[str, str]:
     return versions
 
 
+def default_jobs() -> int:
+    """How many steps run at once: one per core, at most 4 (an export step uses one core and
+    about a GiB; a cargo step, all of them, and runs beside at most one other step)."""
+    return max(1, min(4, os.cpu_count() or 1))
+
+
 def run_build(
     ctx: BuildContext | None = None,
     only: list[str] | None = None,
     on_event: Callable[[BuildEvent], None] = lambda e: None,
     cancel: threading.Event | None = None,
     watch: Watch | None = None,
+    jobs: int | None = None,
 ) -> dict[str, Any]:
     """Run the plan (or the steps named in `only` and nothing else); returns the manifest.
+    Up to `jobs` steps run at once (default_jobs(); the sweep asks for 1, as its per-step
+    seconds and memory are figures), each once the steps it needs have ended: those it names
+    in `after` and those that write one of its inputs; one cargo step at a time. Events come in
+    the order things happen; `index` is the step's place in the plan.
     `watch(step, pid)`, called while a step runs (every 50 ms), returns "" or why to kill it (the
     sweep's memory and time limits): the step then fails with that reason."""
     ctx = ctx or BuildContext.default()
@@ -104,51 +116,112 @@ def run_build(
         if unknown:
             raise ValueError(f"unknown step(s) {', '.join(unknown)}; known: {', '.join(sorted(known))}")
         steps = [s for s in steps if s.name in only]
-    on_event(BuildEvent("plan", total=len(steps), text=" ".join(s.name for s in steps)))
-    for i, step in enumerate(steps, 1):
-        if cancel is not None and cancel.is_set():
-            break
-        on_event(BuildEvent("start", step.name, step.title, i, len(steps)))
-        t0 = time.perf_counter()
-        on_line = functools.partial(_line_event, on_event, step, i, len(steps))
-        status, reason, record = _run_step(ctx, step, manifest, on_line, cancel, watch)
-        wall = time.perf_counter() - t0
-        if status != "up-to-date":
-            record.update(
-                status=status,
-                reason=reason,
-                wall_s=round(wall, 3),
-                finished_at=time.strftime("%Y-%m-%dT%H:%M:%S%z"),
-            )
-            record["scope"], record["stage"] = step.scope, step.stage
-            manifest["steps"][step.name] = record
-            for out in step.outputs:
-                if status == "ok" and out.is_file():
-                    manifest["artifacts"][_artifact_key(ctx, out)] = _artifact_record(out, step.name)
-                else:
-                    manifest["artifacts"].pop(_artifact_key(ctx, out), None)
-            facts = record.get("facts") or {}
-            if step.name == "export-model" and "torch" in facts:
-                manifest["tools"]["torch"] = facts["torch"]
-            if step.name == "export-onnx" and "onnx" in facts:
-                manifest["tools"]["onnx"] = facts["onnx"]
-            manifest_file.write(ctx.art, ctx.slug, manifest)
-        elif _refresh_mtimes(ctx, step, manifest):
-            manifest_file.write(ctx.art, ctx.slug, manifest)
-        on_event(
-            BuildEvent("end", step.name, step.title, i, len(steps), text=reason, status=status, wall_s=wall)
-        )
+    total, workers = len(steps), max(1, jobs or default_jobs())
+    index = {s.name: i for i, s in enumerate(steps, 1)}
+    needs = _dependencies(steps)
+    on_event(BuildEvent("plan", total=total, text=" ".join(s.name for s in steps)))
+    pending, ended = list(steps), set[str]()
+    running: dict[Future[tuple[str, str, dict[str, Any]]], tuple[Step, float]] = {}
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        while pending or running:
+            stopping = cancel is not None and cancel.is_set()
+            for step in [] if stopping else list(pending):
+                if len(running) >= workers:
+                    break
+                cargo_busy = _cargo(step) and any(_cargo(s) for s, _ in running.values())
+                if not needs[step.name] <= ended or cargo_busy:
+                    continue
+                pending.remove(step)
+                i = index[step.name]
+                on_event(BuildEvent("start", step.name, step.title, i, total))
+                t0 = time.perf_counter()
+                ready = _prepare(ctx, step, manifest)
+                if ready.result is not None:  # decided without running anything
+                    _finish(ctx, step, manifest, ready.result, time.perf_counter() - t0, i, on_event, total)
+                    ended.add(step.name)
+                    continue
+                on_line = functools.partial(_line_event, on_event, step, i, total)
+                running[pool.submit(_execute, ctx, step, ready, on_line, cancel, watch)] = (step, t0)
+            if not running:
+                if pending and not stopping:  # every step left waits on one that never ends
+                    raise RuntimeError(f"build steps waiting on each other: {[s.name for s in pending]}")
+                break
+            done, _ = wait(running, return_when=FIRST_COMPLETED)
+            for job in sorted(done, key=lambda j: index[running[j][0].name]):
+                step, t0 = running.pop(job)
+                wall = time.perf_counter() - t0
+                _finish(ctx, step, manifest, job.result(), wall, index[step.name], on_event, total)
+                ended.add(step.name)
     return manifest
 
 
-def _run_step(
+def _cargo(step: Step) -> bool:
+    return "cargo" in step.needs
+
+
+def _dependencies(steps: list[Step]) -> dict[str, set[str]]:
+    """Per step, the steps of this plan that must end before it starts: those it names in
+    `after`, and those whose outputs are (or lie under) one of its inputs."""
+    names = {s.name for s in steps}
+    writer = {out: s.name for s in steps for out in s.outputs}
+    needs: dict[str, set[str]] = {}
+    for step in steps:
+        found = {d for d in step.after if d in names}
+        for inp in step.inputs:
+            found |= {name for out, name in writer.items() if out == inp or out.is_relative_to(inp)}
+        found.discard(step.name)
+        needs[step.name] = found
+    return needs
+
+
+def _finish(
     ctx: BuildContext,
     step: Step,
     manifest: dict[str, Any],
-    on_line: Callable[[str], None],
-    cancel: threading.Event | None,
-    watch: Watch | None = None,
-) -> tuple[str, str, dict[str, Any]]:
+    result: tuple[str, str, dict[str, Any]],
+    wall: float,
+    i: int,
+    on_event: Callable[[BuildEvent], None],
+    total: int,
+) -> None:
+    """Record a step's end in the manifest (rewritten at once) and say so; on run_build's thread."""
+    status, reason, record = result
+    if status != "up-to-date":
+        record.update(
+            status=status,
+            reason=reason,
+            wall_s=round(wall, 3),
+            finished_at=time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+        )
+        record["scope"], record["stage"] = step.scope, step.stage
+        manifest["steps"][step.name] = record
+        for out in step.outputs:
+            if status == "ok" and out.is_file():
+                manifest["artifacts"][_artifact_key(ctx, out)] = _artifact_record(out, step.name)
+            else:
+                manifest["artifacts"].pop(_artifact_key(ctx, out), None)
+        facts = record.get("facts") or {}
+        if step.name == "export-model" and "torch" in facts:
+            manifest["tools"]["torch"] = facts["torch"]
+        if step.name == "export-onnx" and "onnx" in facts:
+            manifest["tools"]["onnx"] = facts["onnx"]
+        manifest_file.write(ctx.art, ctx.slug, manifest)
+    elif _refresh_mtimes(ctx, step, manifest):
+        manifest_file.write(ctx.art, ctx.slug, manifest)
+    on_event(BuildEvent("end", step.name, step.title, i, total, text=reason, status=status, wall_s=wall))
+
+
+@dataclass(frozen=True)
+class _Ready:
+    """What `_prepare` decided on run_build's thread: a result already (up to date, skipped,
+    unavailable), or the fingerprint and why the step has to run."""
+
+    result: tuple[str, str, dict[str, Any]] | None
+    fingerprint: str = ""
+    stale: str = ""
+
+
+def _prepare(ctx: BuildContext, step: Step, manifest: dict[str, Any]) -> _Ready:
     # The fingerprint holds no tool (neither its path nor its version), so it can be taken without
     # the tool; and a missing tool cannot have changed anything the step made. So the tool is
     # required only when the step has to run: a built step stays up to date without it.
@@ -156,15 +229,28 @@ def _run_step(
     stale = _stale_reason(ctx, step, manifest, fingerprint)
     missing = [t for t in step.needs if shutil.which(t) is None]
     if stale and missing:
-        return "unavailable", f"{', '.join(missing)} not found on PATH", {}
+        return _Ready(("unavailable", f"{', '.join(missing)} not found on PATH", {}))
     for dep in step.after:
         dep_status = manifest["steps"].get(dep, {}).get("status")
         if dep_status != "ok":
             why = manifest["steps"].get(dep, {}).get("reason") or dep_status or "not built"
-            return "skipped", f"needs step {dep} ({why})", {}
+            return _Ready(("skipped", f"needs step {dep} ({why})", {}))
     if not stale:
-        return "up-to-date", "", manifest["steps"][step.name]
-    on_line(f"stale: {stale}")
+        return _Ready(("up-to-date", "", manifest["steps"][step.name]))
+    return _Ready(None, fingerprint, stale)
+
+
+def _execute(
+    ctx: BuildContext,
+    step: Step,
+    ready: _Ready,
+    on_line: Callable[[str], None],
+    cancel: threading.Event | None,
+    watch: Watch | None = None,
+) -> tuple[str, str, dict[str, Any]]:
+    """Run the step's command (on a worker thread): its log, its facts, its status."""
+    fingerprint = ready.fingerprint
+    on_line(f"stale: {ready.stale}")
     env = {**os.environ, **step.env}
     tail: deque[str] = deque(maxlen=40)
     log_path = (ctx.shared if step.scope == "shared" else ctx.mdir) / "logs" / f"{step.name}.log"
