@@ -15,12 +15,11 @@ PIP_ENV := PIP_CONFIG_FILE=/dev/null PIP_CACHE_DIR=$(CACHE)/pip
 STAMP := $(VENV)/.installed
 CARGO_TARGET_DIR ?= $(CACHE)/cargo-target
 export CARGO_TARGET_DIR
-# One cargo configuration for the build steps, clippy and the tests (whole workspace, release,
-# one set of features: rust/Cargo.toml), so that the dependencies are compiled once.
-CARGO_FLAGS := --locked --release --workspace
-# the programs that need nothing from the venv: their dependencies (burn, tract, ort) compile
-# while pip installs (`make test` runs both at once)
-RUST_EARLY := --bin burn-convert --bin burn-file --bin burn-st --bin burn-mlp-capture --bin tract-run --bin ort-run
+# One cargo configuration for the build steps, clippy and the tests: release, and each command
+# selects one group of packages (rust/Cargo.toml's workspace metadata; cargo unifies features
+# within what a command selects), so each group's dependencies are compiled once for all three.
+CARGO_FLAGS := --locked --release
+GROUPS := $(PYTHON) tools/cargo_groups.py
 RUST_LOG := artifacts/shared/logs/rust-deps.log
 CHECK_TESTS := -m "not build and not slow"
 
@@ -40,12 +39,16 @@ $(STAMP): pyproject.toml
 compile: setup
 	@$(VENV)/bin/python -m compileall -q src
 
-# no cargo: nothing to do (the burn, tract and ort-run forms are then unavailable, with that reason)
+# no cargo: nothing to do (the burn, tract and ort-run forms are then unavailable, with that reason).
+# The second loop compiles burn-onnx's code generator (burn-onnx-gen's build dependency); its
+# build script then stops for want of a1.onnx, which the build exports later: expected.
 rust-deps:
 	@mkdir -p $(dir $(RUST_LOG))
 	@if command -v cargo >/dev/null; then \
-	  echo "cargo: compiling the Rust dependencies in the background of pip (log: $(RUST_LOG))"; \
-	  (cd rust && cargo build $(CARGO_FLAGS) $(RUST_EARLY)) > $(RUST_LOG) 2>&1 \
+	  echo "cargo: compiling the Rust dependencies in the background (log: $(RUST_LOG))"; \
+	  ($(GROUPS) early | while read -r sel; do (cd rust && cargo build $(CARGO_FLAGS) $$sel) || exit 1; done \
+	    && $(GROUPS) generated | while read -r sel; do (cd rust && cargo build $(CARGO_FLAGS) $$sel) \
+	         || echo "(expected: no ONNX file yet)"; done) > $(RUST_LOG) 2>&1 \
 	    && echo "cargo: dependencies compiled ($$(grep -c Compiling $(RUST_LOG)) crates)" \
 	    || echo "cargo: the early build failed (see $(RUST_LOG)); deploytui build will say why"; \
 	fi
@@ -62,10 +65,10 @@ run: compile
 	$(VENV)/bin/deploytui
 
 # clippy checks (it cannot reuse the build's compiled crates, only their build scripts and proc
-# macros); cargo test reuses everything `deploytui build` compiled
+# macros); cargo test reuses everything `deploytui build` compiled: the same groups, the same flags
 test-rust: build
-	cd rust && cargo clippy $(CARGO_FLAGS) --all-targets -- -D warnings
-	cd rust && cargo test $(CARGO_FLAGS)
+	$(GROUPS) select | while read -r sel; do (cd rust && cargo clippy $(CARGO_FLAGS) $$sel --all-targets -- -D warnings) || exit 1; done
+	$(GROUPS) select | while read -r sel; do (cd rust && cargo test $(CARGO_FLAGS) $$sel) || exit 1; done
 
 lint-python: setup
 	$(VENV)/bin/ruff check src tests bench tools

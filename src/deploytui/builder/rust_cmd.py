@@ -21,6 +21,7 @@ import subprocess
 import sys
 import threading
 import time
+import tomllib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -51,18 +52,13 @@ class Cargo:
         features: tuple[str, ...] = (),
         env: dict[str, str] | None = None,
     ) -> dict[str, Any]:
-        """cargo build --release --locked --workspace of the named binaries; returns {"bins": {name:
-        path}, "out_dirs": {pkg: dir}}. Every build selects the whole workspace (and its one set of
-        burn features, see rust/Cargo.toml), so the dependencies are compiled once, by the first
-        step, for every other step and for `make test-rust`'s clippy and tests."""
-        argv = [
-            "cargo",
-            "build",
-            "--release",
-            "--locked",
-            "--workspace",
-            "--message-format=json-render-diagnostics",
-        ]
+        """cargo build --release --locked of the named binaries, selecting the packages of their
+        group (rust/Cargo.toml, `[workspace.metadata.deploytui] groups`) as clippy and the tests
+        do, so every build of a group unifies the same features and its dependencies compile
+        once; returns {"bins": {name: path}, "out_dirs": {pkg: dir}}."""
+        argv = ["cargo", "build", "--release", "--locked", "--message-format=json-render-diagnostics"]
+        for package in group_of(self.rust, bins[0]):
+            argv += ["-p", package]
         for b in bins:
             argv += ["--bin", b]
         if features:
@@ -128,6 +124,24 @@ class Cargo:
         return self.out / f"{self.stem}.onnx"
 
 
+def groups(rust: Path) -> list[list[str]]:
+    """The cargo packages built together (rust/Cargo.toml's workspace metadata)."""
+    data = tomllib.loads((rust / "Cargo.toml").read_text())
+    found: list[list[str]] = data["workspace"]["metadata"]["deploytui"]["groups"]
+    return found
+
+
+def group_of(rust: Path, program: str) -> list[str]:
+    """The group of the package whose binary `program` is (a `[[bin]]` name, or the package's
+    own name for its src/main.rs)."""
+    for manifest in sorted(rust.glob("*/Cargo.toml")):
+        data = tomllib.loads(manifest.read_text())
+        package = data["package"]["name"]
+        if program == package or program in {b["name"] for b in data.get("bin", [])}:
+            return next(g for g in groups(rust) if package in g)
+    raise StepError(f"no package in {rust} has a program named {program}")
+
+
 def _package_name(package_id: str) -> str:
     # "path+file:///.../burn-onnx-gen#0.1.0" or "registry+...#burn-core@0.22.1"
     tail = package_id.rsplit("/", 1)[-1]
@@ -157,8 +171,6 @@ def _run(argv: list[str]) -> str:
 def _locked_versions(rust: Path) -> dict[str, str]:
     """Versions of the burn crates that Cargo.lock pins (burn's inner crates use caret requirements)."""
     try:
-        import tomllib
-
         lock = tomllib.loads((rust / "Cargo.lock").read_text())
     except (OSError, ValueError):
         return {}

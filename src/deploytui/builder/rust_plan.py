@@ -18,7 +18,8 @@ Step names are fixed (forms.py refers to them):
                    inputs -> tract_nodes.txt (an operator tract lacks fails here, in tract's words)
 The hand-written Mlp steps (burn-convert, burn-embed, burn-capture) exist only for models with
 the Mlp layout (a1, the mlp family); their forms are not applicable to the others.
-Every cargo step builds with `--workspace` (rust_cmd), so the dependencies are compiled once.
+Every cargo step selects its program's group of packages (rust/Cargo.toml; rust_cmd), as clippy
+and the tests do, so each group's dependencies are compiled once.
 """
 
 from __future__ import annotations
