@@ -182,3 +182,35 @@ def test_cargo_lock_pins_burn_versions():
     assert versions["burn-onnx"] == "0.22.0" and versions["onnx-ir"] == "0.22.0"
     wrong = {n: v for n, v in burn.items() if n != "burn-onnx" and v != "0.22.1"}
     assert not wrong, wrong
+
+
+def test_every_package_is_in_one_cargo_group_and_every_program_has_one():
+    """Each cargo command selects one group (rust/Cargo.toml): every member in exactly one, and
+    every program the build steps ask for found in its group, as make's helper lists them."""
+    import subprocess
+    import sys
+    import tomllib
+
+    from deploytui.builder import rust_cmd
+
+    rust = Path(__file__).resolve().parents[1] / "rust"
+    members = tomllib.loads((rust / "Cargo.toml").read_text())["workspace"]["members"]
+    grouped = [p for g in rust_cmd.groups(rust) for p in g]
+    assert sorted(grouped) == sorted(members)
+    for program in (
+        "burn-convert",
+        "burn-file",
+        "burn-st",
+        "burn-embed",
+        "burn-onnx-default",
+        "burn-onnx-bpk",
+    ):
+        assert rust_cmd.group_of(rust, program) == ["runner-io", "burn-mlp", "burn-onnx-gen"]
+    assert rust_cmd.group_of(rust, "tract-run") == ["tract-run"]  # no burn in it
+    with pytest.raises(rust_cmd.StepError):
+        rust_cmd.group_of(rust, "infer-file")
+    tool = Path(__file__).resolve().parents[1] / "tools" / "cargo_groups.py"
+    early = subprocess.run([sys.executable, str(tool), "early"], capture_output=True, text=True, check=True)
+    lines = early.stdout.splitlines()
+    assert len(lines) == len(rust_cmd.groups(rust)) and "--bin burn-onnx-default" not in early.stdout
+    assert "--bin burn-file" in lines[0] and lines[2] == "-p tract-run --bin tract-run"
