@@ -85,7 +85,7 @@ test-quick: setup
 
 check: lint-python test-quick
 
-# Three groups, each `make -j2`: what waits on different things runs at once. pip (network,
+# Three lines, each `make -j2`: what waits on different things runs at once. pip (network,
 # disk) and then the Python export steps (one core each) beside cargo compiling the Rust
 # dependencies (the build's cargo steps wait for its lock); clippy and cargo test beside the
 # wheelhouse download; then pytest. bench/fresh_setup.py runs these same lines.
