@@ -1,6 +1,7 @@
-"""`deploytui build`: every step in order, incremental, with progress events.
+"""`deploytui build`: every step, incremental, side by side where they can, with progress events.
 
-The plan is the concatenation of each family's `steps(ctx)` for the context's model. A step is
+The plan is the concatenation of each family's `steps(ctx)` for the context's model; a step
+runs once the steps it needs have ended (`run_build`), up to one per core. A step is
 up to date when its last run was ok, its fingerprint (command + input contents) is the same and
 its outputs are still what that run wrote (size and mtime, else sha256, against the manifest);
 otherwise it runs, and the log says why. A step that has to run but whose tool is missing is
