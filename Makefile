@@ -19,6 +19,8 @@ export CARGO_TARGET_DIR
 # selects one group of packages (rust/Cargo.toml's workspace metadata; cargo unifies features
 # within what a command selects), so each group's dependencies are compiled once for all three.
 CARGO_FLAGS := --locked --release
+# cargo runs its own jobs: make's jobserver (make -j2 in `make test`) is not passed to it
+CARGO := MAKEFLAGS= cargo
 GROUPS := $(PYTHON) tools/cargo_groups.py
 RUST_LOG := artifacts/shared/logs/rust-deps.log
 CHECK_TESTS := -m "not build and not slow"
@@ -46,15 +48,15 @@ rust-deps:
 	@mkdir -p $(dir $(RUST_LOG))
 	@if command -v cargo >/dev/null; then \
 	  echo "cargo: compiling the Rust dependencies in the background (log: $(RUST_LOG))"; \
-	  ($(GROUPS) early | while read -r sel; do (cd rust && cargo build $(CARGO_FLAGS) $$sel) || exit 1; done \
-	    && $(GROUPS) generated | while read -r sel; do (cd rust && cargo build $(CARGO_FLAGS) $$sel) \
+	  ($(GROUPS) early | while read -r sel; do (cd rust && $(CARGO) build $(CARGO_FLAGS) $$sel) || exit 1; done \
+	    && $(GROUPS) generated | while read -r sel; do (cd rust && $(CARGO) build $(CARGO_FLAGS) $$sel) \
 	         || echo "(expected: no ONNX file yet)"; done) > $(RUST_LOG) 2>&1 \
 	    && echo "cargo: dependencies compiled ($$(grep -c Compiling $(RUST_LOG)) crates)" \
 	    || echo "cargo: the early build failed (see $(RUST_LOG)); deploytui build will say why"; \
 	fi
 
 build: compile
-	$(VENV)/bin/deploytui build
+	MAKEFLAGS= $(VENV)/bin/deploytui build
 
 # the wheels the Python ship checks install offline inside the sandbox: the exact pins of every
 # Python runtime the build probed, downloaded once into $(CACHE)/wheelhouse (a no-op when there)
@@ -67,8 +69,8 @@ run: compile
 # clippy checks (it cannot reuse the build's compiled crates, only their build scripts and proc
 # macros); cargo test reuses everything `deploytui build` compiled: the same groups, the same flags
 test-rust: build
-	$(GROUPS) select | while read -r sel; do (cd rust && cargo clippy $(CARGO_FLAGS) $$sel --all-targets -- -D warnings) || exit 1; done
-	$(GROUPS) select | while read -r sel; do (cd rust && cargo test $(CARGO_FLAGS) $$sel) || exit 1; done
+	$(GROUPS) select | while read -r sel; do (cd rust && $(CARGO) clippy $(CARGO_FLAGS) $$sel --all-targets -- -D warnings) || exit 1; done
+	$(GROUPS) select | while read -r sel; do (cd rust && $(CARGO) test $(CARGO_FLAGS) $$sel) || exit 1; done
 
 lint-python: setup
 	$(VENV)/bin/ruff check src tests bench tools
