@@ -286,3 +286,28 @@ def test_no_module_is_named_after_a_standard_library_one():
             parts = [*path.relative_to(ROOT / top).parent.parts, path.stem]
             clash += [str(path.relative_to(ROOT)) for name in parts if name in sys.stdlib_module_names]
     assert not clash
+
+
+def test_report_writes_each_models_results_and_their_matrix(tmp_path, monkeypatch):
+    """`deploytui report --results DIR` on stored results: one page per model, the matrix, every
+    page marked as written; nothing else in DIR is touched."""
+    from deploytui.report import write_results
+    from tui_support import FIXED_RESULTS, make_artifacts
+
+    art = make_artifacts(tmp_path, results=FIXED_RESULTS)
+    monkeypatch.setenv("DEPLOYTUI_ARTIFACTS", str(art))
+    monkeypatch.setenv("DEPLOYTUI_CACHE", str(tmp_path / "cache"))
+    out = tmp_path / "results"
+    out.mkdir()
+    (out / "theirs.md").write_text("someone else's")
+    written = write_results(out)
+    assert sorted(p.name for p in written) == ["a1.md", "matrix.md"]
+    assert (out / "theirs.md").read_text() == "someone else's"
+    assert all(p.read_text().startswith(GENERATED) for p in written)
+    rows = {
+        ln.split("|")[1].strip(): ln.split("|")[2].strip()
+        for ln in (out / "matrix.md").read_text().splitlines()
+        if ln.startswith("| ") and "---" not in ln
+    }
+    assert rows["torch-export"] == "✓" and rows["burn-file"] == "–"
+    assert rows["cpp-torchscript"].startswith("✗ run: ")  # the failed run's stage and words

@@ -177,7 +177,7 @@ def markdown(store: Store, manifest: dict[str, Any], scale: bool = True) -> str:
     m = machine.info()
     tools = manifest.get("tools", {})
     parts = [
-        f"# deploytui report: {manifest.get('model') or paths.model().text}",
+        f"# deploytui report: {scrub(manifest.get('model') or paths.model().text)}",
         f"Generated {time.strftime('%Y-%m-%d %H:%M %Z')}. Machine: {m['os']} {m['arch']}, {m['cpu']}, "
         f"{m['cores']} cores, {human(m['memory_bytes'])}. Tools: "
         + ", ".join(v if str(v).startswith(k) else f"{k} {v}" for k, v in sorted(tools.items()))
@@ -520,14 +520,15 @@ def _cell(rec: Any) -> str:
         return "n/a"
     if rec.status == "ok" and rec.within_tol:
         return "✓"
-    words = scrub(rec.error or rec.status).replace("|", "\\|").replace("\n", " ")
-    words = words if len(words) <= 70 else words[:69] + "…"
+    words = scrub(rec.error or rec.status)
+    words = words.rsplit("error: ", 1)[-1].replace("|", "\\|").replace("\n", " ")  # the tool's own words
+    words = words if len(words) <= 60 else words[:59] + "…"
     return f"✗ {rec.stage or rec.status}: `{words}`"
 
 
 def matrix(stores: dict[str, Store]) -> str:
     """Every model measured here through every form (model text -> its store)."""
-    header = ["form", *(f"`{text}`" for text in stores)]
+    header = ["form", *(f"`{scrub(text)}`" for text in stores)]
     body = [[f.key, *(_cell(store.forms.get(f.key)) for store in stores.values())] for f in F.FORMS]
     return (
         "\n\n".join(
