@@ -63,11 +63,22 @@ GENERATED = "<!-- written by bench/fresh_setup.py --write from its JSON: do not 
 DURATION = re.compile(r"^([\d.]+)s (call|setup|teardown)\s+(\S+)")
 
 
-def fresh_clone(where: Path) -> tuple[Path, dict[str, str]]:
+def fresh_clone(where: Path, share: list[str]) -> tuple[Path, dict[str, str]]:
     """A clone of HEAD (committed work only) and the environment of a machine that has never
-    built deploytui: every cache empty, rustup's toolchains kept."""
+    built deploytui: every cache empty, rustup's toolchains kept. The cache folders named in
+    `share` (e.g. wheelhouse, ship: the ship checks' downloads and venvs, some GiB) are links to
+    this user's instead, for a disk too small for two of them. An existing `where` (--resume) is
+    used as it is."""
     clone, cache = where / "clone", where / "cache"
-    subprocess.run(["git", "clone", "-q", "--no-hardlinks", str(ROOT), str(clone)], check=True)
+    if not clone.exists():
+        subprocess.run(["git", "clone", "-q", "--no-hardlinks", str(ROOT), str(clone)], check=True)
+    own = Path(os.environ.get("DEPLOYTUI_CACHE", Path.home() / ".cache" / "deploytui"))
+    for name in share:
+        link = cache / name
+        if not link.exists():
+            link.parent.mkdir(parents=True, exist_ok=True)
+            (own / name).mkdir(parents=True, exist_ok=True)
+            link.symlink_to(own / name)
     env = {k: v for k, v in os.environ.items() if not k.startswith(("CARGO_", "DEPLOYTUI_", "VIRTUAL_ENV"))}
     env["RUSTUP_HOME"] = os.environ.get("RUSTUP_HOME", str(Path.home() / ".rustup"))
     cargo_bin = Path(os.environ.get("CARGO_HOME", Path.home() / ".cargo")) / "bin"
@@ -81,14 +92,24 @@ def fresh_clone(where: Path) -> tuple[Path, dict[str, str]]:
     return clone, env
 
 
+def pick_lines(spec: str | None) -> list[tuple[str, list[str]]]:
+    """`make test`'s lines to run: all of them then `make check` (no spec), or "N", "A-B", "A-"
+    (1-based, of make test's lines only)."""
+    groups = test_groups()
+    if not spec:
+        return [*groups, CHECK]
+    first, _, last = spec.partition("-")
+    end = int(last) if last else (len(groups) if _ else int(first))
+    return groups[int(first) - 1 : end] + ([CHECK] if end >= len(groups) else [])
+
+
 def machine() -> dict[str, object]:
     return {"cores": os.cpu_count(), "load_avg_1m": os.getloadavg()[0]}
 
 
-def run_phases(clone: Path, env: dict[str, str], logs: Path, lines: int | None) -> dict[str, object]:
+def run_phases(clone: Path, env: dict[str, str], logs: Path, lines: str | None) -> dict[str, object]:
     phases: list[dict[str, object]] = []
-    todo = test_groups()[:lines] if lines else [*test_groups(), CHECK]
-    for name, args in todo:
+    for name, args in pick_lines(lines):
         if "test-python" in args:
             args = [*args, "PYTEST_ADDOPTS=--durations=15"]
         log = logs / f"{name}.log"
@@ -136,9 +157,11 @@ def splits(text: str, clone: Path) -> dict[str, float]:
         if m := PIP_DONE.match(line):
             found["pip"] = int(m[1]) * 60 + int(m[2])
     deps = clone / "artifacts" / "shared" / "logs" / "rust-deps.log"
-    if "rust-deps" in text and deps.is_file():
-        for m in CARGO_DONE.finditer(deps.read_text(errors="replace")):
-            found["cargo: rust-deps"] = int(m[1] or 0) * 60 + float(m[2])
+    if "rust-deps" in text and deps.is_file():  # one cargo command per group, one after the other
+        done = [
+            int(m[1] or 0) * 60 + float(m[2]) for m in CARGO_DONE.finditer(deps.read_text(errors="replace"))
+        ]
+        found["cargo: rust-deps"] = round(sum(done), 1)
     step = ""  # the last step started: the end of a build from before steps ran side by side
     for line in text.splitlines():
         if m := STEP.match(line):
@@ -285,6 +308,12 @@ def render(after: dict, before: dict | None) -> str:
         "targets at once (`make -j2`). `check` is `make check` afterwards on the warm venv, not "
         "part of `make test`.",
     ]
+    if after.get("shared_caches"):
+        parts.append(
+            "Taken from this user's warm cache, as the disk had no room for a second copy: "
+            + ", ".join(f"`{c}`" for c in after["shared_caches"])
+            + " (the ship checks' wheel downloads and venvs); every other cache was empty."
+        )
     if after.get("run"):
         r = after["run"]
         parts.append(
@@ -324,10 +353,20 @@ def main() -> int:
     ap.add_argument("--run-timeout", type=float, default=1800.0)
     ap.add_argument("--import-phases", type=Path, help="convert a phases log to JSON (--json) and stop")
     ap.add_argument("--label", default="", help="what --import-phases's log was (commit, machine, date)")
-    ap.add_argument("--render", type=Path, help="render a JSON already measured (with --before, --write)")
-    ap.add_argument("--keep", action="store_true", help="keep the scratch clone and caches")
     ap.add_argument(
-        "--lines", type=int, help="run only the first N lines of make test (a disk too small for all)"
+        "--render",
+        type=Path,
+        nargs="+",
+        help="render JSONs already measured, one after the other (runs of --lines), with --before, --write",
+    )
+    ap.add_argument("--keep", action="store_true", help="keep the scratch clone and caches")
+    ap.add_argument("--lines", help="only these lines of make test: N, A-B or A- (a disk too small for all)")
+    ap.add_argument("--resume", type=Path, help="go on in the scratch folder an earlier --keep run left")
+    ap.add_argument(
+        "--share",
+        default="",
+        help="cache folders to take from this user's cache, comma-separated (wheelhouse,ship: "
+        "the ship checks' downloads and venvs), for a disk too small for two; the page says so",
     )
     args = ap.parse_args()
     commit = subprocess.run(
@@ -336,13 +375,18 @@ def main() -> int:
     if args.import_phases:
         data = import_phases(args.import_phases, args.label)
     elif args.render:
-        data = json.loads(args.render.read_text())
+        parts = [json.loads(p.read_text()) for p in args.render]
+        data = {**parts[0], "phases": [ph for part in parts for ph in part.get("phases", [])]}
+        data["shared_caches"] = sorted({c for part in parts for c in part.get("shared_caches", [])})
+        data["load_end"] = parts[-1].get("load_end")
     else:
-        where = Path(tempfile.mkdtemp(prefix="deploytui-fresh-"))
-        clone, env = fresh_clone(where)
+        where = args.resume or Path(tempfile.mkdtemp(prefix="deploytui-fresh-"))
+        share = [s for s in args.share.split(",") if s]
+        clone, env = fresh_clone(where, share)
         logs = where / "logs"
-        logs.mkdir()
+        logs.mkdir(exist_ok=True)
         data = {"when": time.strftime("%Y-%m-%d %H:%M"), "commit": commit.strip(), "cores": os.cpu_count()}
+        data["shared_caches"] = share
         data["load_start"] = os.getloadavg()[0]
         try:
             if args.run:
