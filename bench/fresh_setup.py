@@ -38,6 +38,7 @@ import subprocess
 import sys
 import tempfile
 import termios
+import threading
 import time
 from pathlib import Path
 
@@ -116,10 +117,16 @@ def run_phases(clone: Path, env: dict[str, str], logs: Path, lines: str | None) 
         before = machine()
         cpu0 = _children_cpu()
         t0 = time.monotonic()
+        loads: list[float] = []
+        sampling = threading.Event()
+        sampler = threading.Thread(target=_sample_load, args=(loads, sampling), daemon=True)
+        sampler.start()
         with log.open("w") as out:
             rc = subprocess.run(
                 ["make", *args], check=False, cwd=clone, env=env, stdout=out, stderr=subprocess.STDOUT
             ).returncode
+        sampling.set()
+        sampler.join()
         phase: dict[str, object] = {
             "phase": name,
             "seconds": round(time.monotonic() - t0, 1),
@@ -127,6 +134,8 @@ def run_phases(clone: Path, env: dict[str, str], logs: Path, lines: str | None) 
             "rc": rc,
             "load_before": before["load_avg_1m"],
             "load_after": machine()["load_avg_1m"],
+            "load_mean": round(sum(loads) / len(loads), 1) if loads else None,  # 1-min average, every 15 s
+            "load_max": round(max(loads), 1) if loads else None,
             "log": str(log),
         }
         text = log.read_text(errors="replace")
@@ -179,6 +188,11 @@ def splits(text: str, clone: Path) -> dict[str, float]:
     if done:
         found["pytest"] = float(done[-1][1])
     return {k: v for k, v in found.items() if v >= 2.0}  # not a no-op build's up-to-date steps
+
+
+def _sample_load(into: list[float], stop: threading.Event) -> None:
+    while not stop.wait(15.0):
+        into.append(os.getloadavg()[0])
 
 
 def _children_cpu() -> float:
@@ -269,8 +283,8 @@ def import_phases(path: Path, label: str) -> dict[str, object]:
 def render(after: dict, before: dict | None) -> str:
     """The Markdown page: the phase table (before/after), the machine, the slowest tests."""
     rows = [
-        "| phase | before | after | after, CPU | inside it (the tools' own clocks) |",
-        "|---|---|---|---|---|",
+        "| phase | before | after | after, CPU | load (mean/max) | inside it (the tools' own clocks) |",
+        "|---|---|---|---|---|---|",
     ]
     b = {p["phase"]: p for p in (before or {}).get("phases", [])}
     a = {p["phase"]: p for p in after.get("phases", [])}
@@ -283,25 +297,30 @@ def render(after: dict, before: dict | None) -> str:
             )
             if inside
         )
-        cpu = (a.get(name) or {}).get("cpu_seconds")
-        rows.append(f"| {name} | {_mmss(b.get(name))} | {_mmss(a.get(name))} | {_fmt(cpu)} | {detail} |")
+        ap = a.get(name) or {}
+        load = f"{ap['load_mean']}/{ap['load_max']}" if ap.get("load_mean") is not None else "–"
+        rows.append(
+            f"| {name} | {_mmss(b.get(name))} | {_mmss(a.get(name))} | {_fmt(ap.get('cpu_seconds'))} "
+            f"| {load} | {detail} |"
+        )
     total = {
         k: sum(p["seconds"] for p in d.values() if p["phase"] != "check") for k, d in (("b", b), ("a", a))
     }
     cpu_total = sum(p.get("cpu_seconds") or 0 for p in a.values() if p["phase"] != "check")
-    before_total = _fmt(total["b"]) if b else "–"
-    rows.append(f"| **make test, total** | {before_total} | {_fmt(total['a'])} | {_fmt(cpu_total)} | |")
+    before_total = _fmt(total["b"]) + _incomplete(b) if b else "–"
+    rows.append(
+        f"| **make test, the phases above** | {before_total} | {_fmt(total['a'])}{_incomplete(a)} "
+        f"| {_fmt(cpu_total)} | | |"
+    )
+    load = [after.get(k) for k in ("load_start", "load_end")]
     parts = [
         GENERATED,
         "# A fresh machine's set-up, phase by phase",
         f"After: {after.get('when', '?')} at {after.get('commit', '?')}, {after.get('cores', '?')} cores, "
-        f"load average {after.get('load_start', '?')} before and {after.get('load_end', '?')} after "
-        "(each phase's own in the JSON). Before: "
-        + (
-            f"{before.get('when', '?')} at {before.get('commit', '?')} ({before.get('source', '')})."
-            if before
-            else "–."
-        ),
+        "load average "
+        + " before and ".join(f"{x:.1f}" if isinstance(x, float) else "?" for x in load)
+        + " after "
+        "(each phase's own in the JSON). Before: " + (before.get("source", "?") + "." if before else "–"),
         "\n".join(rows),
         "Before, `make test` ran each target in turn (cargo compiled inside `build`, once per "
         "program's features, and again in `test-rust`); after, each line of its recipe runs its "
@@ -330,6 +349,12 @@ def render(after: dict, before: dict | None) -> str:
             )
         )
     return "\n\n".join(parts) + "\n"
+
+
+def _incomplete(phases: dict) -> str:
+    """ " (incomplete)" unless every phase passed and pytest ran."""
+    done = all(p.get("rc", 0) == 0 for p in phases.values()) and any("test-python" in n for n in phases)
+    return "" if done else " (incomplete)"
 
 
 def _fmt(seconds: float | None) -> str:
