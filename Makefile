@@ -1,24 +1,39 @@
 # deploytui: `make run` sets up and opens the app, which builds what is not built yet in the
-# background (per-form progress on screen); `make test` sets up, builds and tests.
+# background (per-form progress on screen); `make test` sets up, builds and tests everything;
+# `make check` is the quick loop (lint, types, and the tests that need no build).
 # Everything installs into .venv; caches (pip downloads, cargo target dir, inductor) live in
 # ~/.cache/deploytui so a fresh clone reuses them. PIP_CONFIG_FILE=/dev/null makes pip ignore
 # system pip configs (some machines cap torch<=2.14.1 there) without touching them.
+# docs/setup-time.md says where a fresh machine's time goes (bench/fresh_setup.py measures it).
 
 PYTHON ?= python3.11
 VENV := .venv
-CACHE ?= $(HOME)/.cache/deploytui
-PIP := PIP_CONFIG_FILE=/dev/null PIP_CACHE_DIR=$(CACHE)/pip $(VENV)/bin/pip
+# DEPLOYTUI_CACHE (or CACHE=) moves every cache, make's and deploytui's alike
+CACHE ?= $(or $(DEPLOYTUI_CACHE),$(HOME)/.cache/deploytui)
+export DEPLOYTUI_CACHE := $(CACHE)
+PIP_ENV := PIP_CONFIG_FILE=/dev/null PIP_CACHE_DIR=$(CACHE)/pip
 STAMP := $(VENV)/.installed
 CARGO_TARGET_DIR ?= $(CACHE)/cargo-target
 export CARGO_TARGET_DIR
+# One cargo configuration for the build steps, clippy and the tests: release, and each command
+# selects one group of packages (rust/Cargo.toml's workspace metadata; cargo unifies features
+# within what a command selects), so each group's dependencies are compiled once for all three.
+CARGO_FLAGS := --locked --release
+# cargo runs its own jobs: make's jobserver (make -j2 in `make test`) is not passed to it
+CARGO := MAKEFLAGS= cargo
+GROUPS := $(PYTHON) tools/cargo_groups.py
+RUST_LOG := artifacts/shared/logs/rust-deps.log
+CHECK_TESTS := -m "not build and not slow"
 
-.PHONY: run test setup compile build wheelhouse lint-python test-rust test-python clean
+.PHONY: run test check setup compile build rust-deps wheelhouse lint-python test-rust test-python \
+	test-quick clean
 
 setup: $(STAMP)
 
+# pip's whole output goes to .venv/pip.log; the terminal gets one progress line
 $(STAMP): pyproject.toml
 	@test -x $(VENV)/bin/python || $(PYTHON) -m venv $(VENV)
-	$(PIP) install --progress-bar on -e '.[test]'
+	@$(PIP_ENV) $(PYTHON) tools/pip_progress.py $(VENV)/pip.log -- $(VENV)/bin/pip install -e '.[test]'
 	@touch $@
 
 # compileall: the editable install leaves our modules without .pyc files, and where
@@ -26,8 +41,22 @@ $(STAMP): pyproject.toml
 compile: setup
 	@$(VENV)/bin/python -m compileall -q src
 
+# no cargo: nothing to do (the burn, tract and ort-run forms are then unavailable, with that reason).
+# The second loop compiles burn-onnx's code generator (burn-onnx-gen's build dependency); its
+# build script then stops for want of a1.onnx, which the build exports later: expected.
+rust-deps:
+	@mkdir -p $(dir $(RUST_LOG))
+	@if command -v cargo >/dev/null; then \
+	  echo "cargo: compiling the Rust dependencies in the background (log: $(RUST_LOG))"; \
+	  ($(GROUPS) early | while read -r sel; do (cd rust && $(CARGO) build $(CARGO_FLAGS) $$sel) || exit 1; done \
+	    && $(GROUPS) generated | while read -r sel; do (cd rust && $(CARGO) build $(CARGO_FLAGS) $$sel) \
+	         || echo "(expected: no ONNX file yet)"; done) > $(RUST_LOG) 2>&1 \
+	    && echo "cargo: dependencies compiled ($$(grep -c Compiling $(RUST_LOG)) crates)" \
+	    || echo "cargo: the early build failed (see $(RUST_LOG)); deploytui build will say why"; \
+	fi
+
 build: compile
-	$(VENV)/bin/deploytui build
+	MAKEFLAGS= $(VENV)/bin/deploytui build
 
 # the wheels the Python ship checks install offline inside the sandbox: the exact pins of every
 # Python runtime the build probed, downloaded once into $(CACHE)/wheelhouse (a no-op when there)
@@ -37,20 +66,35 @@ wheelhouse: build
 run: compile
 	$(VENV)/bin/deploytui
 
+# clippy checks (it cannot reuse the build's compiled crates, only their build scripts and proc
+# macros); cargo test reuses everything `deploytui build` compiled: the same groups, the same flags
 test-rust: build
-	cd rust && cargo clippy --locked --release --workspace --all-targets --features store-deploy/st -- -D warnings
-	cd rust && cargo test --locked --release --workspace --features store-deploy/st
+	$(GROUPS) select | while read -r sel; do (cd rust && $(CARGO) clippy $(CARGO_FLAGS) $$sel --all-targets -- -D warnings) || exit 1; done
+	$(GROUPS) select | while read -r sel; do (cd rust && $(CARGO) test $(CARGO_FLAGS) $$sel) || exit 1; done
 
 lint-python: setup
-	$(VENV)/bin/ruff check src tests bench
-	$(VENV)/bin/ruff format --check src tests bench
+	$(VENV)/bin/ruff check src tests bench tools
+	$(VENV)/bin/ruff format --check src tests bench tools
 	$(VENV)/bin/lint-imports
 	$(VENV)/bin/mypy
 
 test-python: build wheelhouse
 	$(VENV)/bin/pytest
 
-test: lint-python test-rust test-python
+# the tests that need no build (unit tests, snapshot tests on stored data, fuzzers on fixtures)
+test-quick: setup
+	$(VENV)/bin/pytest -q $(CHECK_TESTS)
+
+check: lint-python test-quick
+
+# Three lines, each `make -j2`: what waits on different things runs at once. pip (network,
+# disk) and then the Python export steps (one core each) beside cargo compiling the Rust
+# dependencies (the build's cargo steps wait for its lock); clippy and cargo test beside the
+# wheelhouse download; then pytest. bench/fresh_setup.py runs these same lines.
+test:
+	@$(MAKE) --no-print-directory -j2 rust-deps lint-python build
+	@$(MAKE) --no-print-directory -j2 test-rust wheelhouse
+	@$(MAKE) --no-print-directory test-python
 
 clean:
 	find artifacts -mindepth 1 -maxdepth 1 ! -name README.md -exec rm -rf {} +

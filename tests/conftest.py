@@ -1,4 +1,9 @@
-"""Shared fixtures: the real build (once per session) and copies of it for fault tests."""
+"""Shared fixtures: the real build (once per session) and copies of it for fault tests.
+
+Every test that uses the build (`built_artifacts`, directly or through another fixture) is
+marked `build` here, so `pytest -m "not build"` (`make check`) runs what needs no build without
+any test file saying so.
+"""
 
 from __future__ import annotations
 
@@ -8,6 +13,14 @@ from pathlib import Path
 import pytest
 
 from deploytui import paths
+
+BUILD_FIXTURE = "built_artifacts"
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if BUILD_FIXTURE in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.build)
 
 
 @pytest.fixture(scope="session")

@@ -19,6 +19,11 @@ SCRIPTS = sorted(p.name for p in (ROOT / "bench").glob("*.py"))
 # each script's quick run, and the external tool it needs
 QUICK = {
     "app_startup.py": (["--quick"], None),
+    # its real run clones and runs make test (an hour): here it renders the stored phases
+    "fresh_setup.py": (
+        ["--render", "docs/results/setup-time.json", "--before", "docs/results/setup-time-before.json"],
+        None,
+    ),
     "measure_vs_hyperfine.py": (["--quick", "burn-embed"], "hyperfine"),
     "real_models.py": (["--quick", "--out", "{tmp}"], None),
     "scale_sweep.py": (["--quick"], None),
@@ -63,6 +68,8 @@ def test_bench_script_runs_in_quick_mode(script, artifacts_copy, tmp_path):
             assert data[phase]["settled"]["n"] >= 1 and "ratio_p95" in data[phase]["settled"], data
     elif script == "real_models.py":
         assert data["models"] and (tmp_path / "real-models.md").read_text().startswith("#"), data
+    elif script == "fresh_setup.py":
+        assert data["phases"] and all("seconds" in ph for ph in data["phases"]), data
     elif script == "app_startup.py":
         assert data["ready_ms_median"]["deploytui"] > 0 and data["ratio"] > 0
     else:

@@ -115,7 +115,7 @@ def test_built_steps_stay_up_to_date_without_their_tools(artifacts_copy, monkeyp
     assert {e.step: e.status for e in events if e.kind == "end"} == dict.fromkeys(cc_and_cargo, "up-to-date")
     for key in ("aoti-python", "cpp-aoti-lean", "burn-file", "burn-embed"):
         assert manifest_file.availability(forms.get(key), manifest) == "", key
-    (artifacts_copy / "a1" / "bin" / "infer-embed").write_bytes(b"damaged")  # burn-embed has to run
+    (artifacts_copy / "a1" / "bin" / "burn-embed").write_bytes(b"damaged")  # burn-embed has to run
     manifest = run_build(only=["burn-convert", "burn-embed"], on_event=lambda e: None)
     assert manifest.steps["burn-convert"].status == StepStatus.OK
     assert manifest.steps["burn-embed"].status == StepStatus.UNAVAILABLE
@@ -133,10 +133,10 @@ def test_decisive_line_is_the_tools_own_words():
     ]
     assert decisive_line(torch_log) == "error: GuardOnDataDependentSymNode: Could not"
     cargo = [
-        "   Compiling store-onnx v0.1.0",
+        "   Compiling burn-onnx-gen v0.1.0",
         "error[E0425]: cannot find value `x` in this scope",
-        "error: could not compile `store-onnx` (bin) due to 1 previous error",
-        "error: cargo build -p store-onnx failed (exit 101)",
+        'error: could not compile `burn-onnx-gen` (bin "burn-onnx-default") due to 1 previous error',
+        "error: cargo build of burn-onnx-default failed (exit 101)",
     ]
     assert decisive_line(cargo) == "error[E0425]: cannot find value `x` in this scope"
     gxx = [
@@ -146,9 +146,68 @@ def test_decisive_line_is_the_tools_own_words():
     ]
     assert decisive_line(gxx) == "cpp/aoti_run.cpp:12:3: error: 'foo' was not declared in this scope"
     panic = [
-        "error: failed to run custom build command for `store-onnx v0.1.0`",
+        "error: failed to run custom build command for `burn-onnx-gen v0.1.0`",
         "thread 'main' panicked at build.rs:60:10:",
         "Unsupported ONNX operation(s): Foo (node 'foo_1')",
-        "error: cargo build -p store-onnx failed (exit 101)",
+        "error: cargo build of burn-onnx-default failed (exit 101)",
     ]
     assert decisive_line(panic) == "Unsupported ONNX operation(s): Foo (node 'foo_1')"
+
+
+def test_steps_run_side_by_side_after_what_they_need_one_cargo_step_at_a_time(tmp_path, monkeypatch):
+    """Each step starts once the steps it names in `after`, and those that write its inputs,
+    have ended; at most `jobs` at once; never two cargo steps together. Each step here appends
+    its start and end to one file, so what overlapped is read from what the steps saw."""
+    import sys
+
+    import deploytui.builder as builder
+    from deploytui.builder.steps import Step
+    from deploytui.models import parse
+
+    trace = tmp_path / "trace"
+    art = tmp_path / "art"
+    made = art / "a1" / "made.txt"
+
+    def step(name, seconds, after=(), inputs=(), outputs=(), needs=()):
+        code = (
+            f"import sys, time; open({str(trace)!r}, 'a').write('start {name}\\n'); time.sleep({seconds}); "
+            + "".join(f"open({str(o)!r}, 'w').write('x'); " for o in outputs)
+            + f"open({str(trace)!r}, 'a').write('end {name}\\n')"
+        )
+        return Step(
+            name, name, (sys.executable, "-c", code), tuple(inputs), tuple(outputs), needs, tuple(after)
+        )
+
+    fake_cargo = tmp_path / "bin" / "cargo"
+    fake_cargo.parent.mkdir()
+    fake_cargo.write_text("#!/bin/sh\n")
+    fake_cargo.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{fake_cargo.parent}:{os.environ['PATH']}")
+    steps = [
+        step("first", 0.3),
+        step("writer", 0.6, outputs=(made,)),
+        step("reader", 0.1, inputs=(made,)),  # needs the writer through its input only
+        step("after-first", 0.1, after=("first",)),
+        step("cargo-a", 0.4, needs=("cargo",)),
+        step("cargo-b", 0.4, needs=("cargo",)),
+    ]
+    monkeypatch.setattr(builder, "plan", lambda ctx: steps)
+    ctx = BuildContext(
+        root=tmp_path, art=art, cache=tmp_path / "cache", python=sys.executable, model=parse("a1")
+    )
+    events = []
+    manifest = run_build(ctx, on_event=events.append, jobs=2)
+    assert {n: r.status for n, r in manifest.steps.items()} == {s.name: "ok" for s in steps}
+    seen = trace.read_text().split("\n")[:-1]
+    assert seen.index("end writer") < seen.index("start reader")
+    assert seen.index("end first") < seen.index("start after-first")
+    assert seen.index("start writer") < seen.index("end first")  # two at once
+    running, most = set(), 0
+    for line in seen:
+        kind, name = line.split()
+        running = running | {name} if kind == "start" else running - {name}
+        most = max(most, len(running))
+        assert not {"cargo-a", "cargo-b"} <= running
+    assert most == 2
+    ends = [e for e in events if e.kind == "end"]
+    assert sorted(e.index for e in ends) == list(range(1, len(steps) + 1))

@@ -19,9 +19,9 @@ TOL = 1e-6
 
 # binary -> (its path, model-file arguments), relative to the artifacts root
 RUNNERS = {
-    "infer-file": ("shared/bin/infer-file", ("a1/a1.bpk",)),
-    "infer-embed": ("a1/bin/infer-embed", ()),
-    "infer-st": ("shared/bin/infer-st", ("a1/a1.safetensors",)),
+    "burn-file": ("shared/bin/burn-file", ("a1/a1.bpk",)),
+    "burn-embed": ("a1/bin/burn-embed", ()),
+    "burn-st": ("shared/bin/burn-st", ("a1/a1.safetensors",)),
     "burn-onnx-file": ("a1/bin/burn-onnx-file", ()),
     "burn-onnx-embed": ("a1/bin/burn-onnx-embed", ()),
     "burn-onnx-bpk": ("a1/bin/burn-onnx-bpk", ("a1/bin/a1_onnx.bpk",)),
@@ -90,7 +90,7 @@ def test_links_only_system_libraries(art, exe):
 
 def test_embed_binaries_ship_alone(art, eager, tmp_path):
     """The embed forms carry their weights: a lone copy elsewhere still runs."""
-    for exe in ("infer-embed", "burn-onnx-embed"):
+    for exe in ("burn-embed", "burn-onnx-embed"):
         lone = tmp_path / exe
         shutil.copy2(art / RUNNERS[exe][0], lone)
         assert (
@@ -139,7 +139,7 @@ def _assert_one_line_error(proc: subprocess.CompletedProcess) -> None:
 
 
 def test_infer_file_missing_bpk(art, tmp_path):
-    infer_file = str(art / "shared" / "bin" / "infer-file")
+    infer_file = str(art / "shared" / "bin" / "burn-file")
     _assert_one_line_error(_run([infer_file, str(tmp_path / "nope.bpk"), *_io(art, tmp_path)]))
 
 
@@ -149,7 +149,7 @@ def test_infer_file_truncated_bpk(art, tmp_path):
         bad = tmp_path / f"cut{n}.bpk"
         bad.write_bytes(data[:cut])
         _assert_one_line_error(
-            _run([str(art / "shared" / "bin" / "infer-file"), str(bad), *_io(art, tmp_path)])
+            _run([str(art / "shared" / "bin" / "burn-file"), str(bad), *_io(art, tmp_path)])
         )
 
 
@@ -157,17 +157,17 @@ def test_infer_st_damaged_safetensors(art, tmp_path):
     data = (art / "a1" / "a1.safetensors").read_bytes()
     bad = tmp_path / "a1.safetensors"
     bad.write_bytes(data[: len(data) // 2])
-    infer_st = str(art / "shared" / "bin" / "infer-st")
+    infer_st = str(art / "shared" / "bin" / "burn-st")
     _assert_one_line_error(_run([infer_st, str(bad), *_io(art, tmp_path)]))
     _assert_one_line_error(_run([infer_st, str(tmp_path / "missing.safetensors"), *_io(art, tmp_path)]))
 
 
 def test_bad_arguments(art, tmp_path):
-    _assert_one_line_error(_run([str(art / "shared" / "bin" / "infer-file")]))
-    _assert_one_line_error(_run([str(art / "a1" / "bin" / "infer-embed"), "extra", *_io(art, tmp_path)]))
+    _assert_one_line_error(_run([str(art / "shared" / "bin" / "burn-file")]))
+    _assert_one_line_error(_run([str(art / "a1" / "bin" / "burn-embed"), "extra", *_io(art, tmp_path)]))
     # no --inputs: an error now (the legacy A1 mode is gone)
-    _assert_one_line_error(_run([str(art / "shared" / "bin" / "infer-file"), str(art / "a1" / "a1.bpk")]))
-    _assert_one_line_error(_run([str(art / "a1" / "bin" / "infer-embed")]))
+    _assert_one_line_error(_run([str(art / "shared" / "bin" / "burn-file"), str(art / "a1" / "a1.bpk")]))
+    _assert_one_line_error(_run([str(art / "a1" / "bin" / "burn-embed")]))
 
 
 def test_cargo_lock_pins_burn_versions():
@@ -176,9 +176,41 @@ def test_cargo_lock_pins_burn_versions():
 
     root = Path(__file__).resolve().parents[1]
     lock = tomllib.loads((root / "rust" / "Cargo.lock").read_text())
-    versions = {p["name"]: p["version"] for p in lock["package"]}
+    versions = {p["name"]: p["version"] for p in lock["package"] if "source" in p}  # not ours
     burn = {n: v for n, v in versions.items() if n.startswith("burn")}
     assert versions["burn"] == "0.22.1" and versions["burn-capture"] == "0.22.1"
     assert versions["burn-onnx"] == "0.22.0" and versions["onnx-ir"] == "0.22.0"
     wrong = {n: v for n, v in burn.items() if n != "burn-onnx" and v != "0.22.1"}
     assert not wrong, wrong
+
+
+def test_every_package_is_in_one_cargo_group_and_every_program_has_one():
+    """Each cargo command selects one group (rust/Cargo.toml): every member in exactly one, and
+    every program the build steps ask for found in its group, as make's helper lists them."""
+    import subprocess
+    import sys
+    import tomllib
+
+    from deploytui.builder import rust_cmd
+
+    rust = Path(__file__).resolve().parents[1] / "rust"
+    members = tomllib.loads((rust / "Cargo.toml").read_text())["workspace"]["members"]
+    grouped = [p for g in rust_cmd.groups(rust) for p in g]
+    assert sorted(grouped) == sorted(members)
+    for program in (
+        "burn-convert",
+        "burn-file",
+        "burn-st",
+        "burn-embed",
+        "burn-onnx-default",
+        "burn-onnx-bpk",
+    ):
+        assert rust_cmd.group_of(rust, program) == ["runner-io", "burn-mlp", "burn-onnx-gen"]
+    assert rust_cmd.group_of(rust, "tract-run") == ["tract-run"]  # no burn in it
+    with pytest.raises(rust_cmd.StepError):
+        rust_cmd.group_of(rust, "infer-file")
+    tool = Path(__file__).resolve().parents[1] / "tools" / "cargo_groups.py"
+    early = subprocess.run([sys.executable, str(tool), "early"], capture_output=True, text=True, check=True)
+    lines = early.stdout.splitlines()
+    assert len(lines) == len(rust_cmd.groups(rust)) and "--bin burn-onnx-default" not in early.stdout
+    assert "--bin burn-file" in lines[0] and lines[2] == "-p tract-run --bin tract-run"

@@ -289,7 +289,7 @@ def test_repeat_zero_has_no_steady_stage(twoheads, tmp_path):
     _assert_matches(got, twoheads["want"])
 
 
-# ---- the MLP binaries (store-deploy) on MLPs of any size ----------------------------------------
+# ---- the MLP binaries (burn-mlp) on MLPs of any size --------------------------------------------
 
 
 def _mlp(sizes: list[int], seed: int):
@@ -316,11 +316,11 @@ def _mlp(sizes: list[int], seed: int):
 
 @pytest.fixture(scope="module")
 def mlp_bins(cargo_ok) -> Path:
-    """The shared programs (convert, infer-file, infer-st); a1's own are in a1/bin."""
+    """The shared programs (burn-convert, burn-file, burn-st); a1's own are in a1/bin."""
     bins = cargo_ok / "shared" / "bin"
-    for b in ("convert", "infer-file", "infer-st"):
+    for b in ("burn-convert", "burn-file", "burn-st"):
         assert (bins / b).is_file(), b
-    for b in ("infer-embed", "burn-onnx-bpk"):
+    for b in ("burn-embed", "burn-onnx-bpk"):
         assert (cargo_ok / "a1" / "bin" / b).is_file(), b
     return bins
 
@@ -334,12 +334,12 @@ def test_mlp_binaries_read_sizes_from_the_weights(mlp_bins, sizes, tmp_path):
     st = tmp_path / "mlp.safetensors"
     save_file({k: v.contiguous() for k, v in model.state_dict().items()}, str(st))
     bpk = tmp_path / "mlp.bpk"
-    proc = _run([str(mlp_bins / "convert"), str(st), str(bpk)])
+    proc = _run([str(mlp_bins / "burn-convert"), str(st), str(bpk)])
     assert proc.returncode == 0, proc.stderr
     x = torch.randn(6, sizes[0])
     with torch.inference_mode():
         want = [model(x)]
-    for argv in ([str(mlp_bins / "infer-st"), str(st)], [str(mlp_bins / "infer-file"), str(bpk)]):
+    for argv in ([str(mlp_bins / "burn-st"), str(st)], [str(mlp_bins / "burn-file"), str(bpk)]):
         doc, got = _protocol(argv, [x], tmp_path)
         assert doc["outputs"] == 1
         _assert_matches(got, want)
@@ -355,15 +355,15 @@ def test_a1_binaries_speak_the_protocol(mlp_bins, built_artifacts, tmp_path):
         want = [a1_model()(x)]
     a1 = built_artifacts / "a1"
     for argv in (
-        [str(a1 / "bin" / "infer-embed")],
-        [str(mlp_bins / "infer-file"), str(a1 / "a1.bpk")],
-        [str(mlp_bins / "infer-st"), str(a1 / "a1.safetensors")],
+        [str(a1 / "bin" / "burn-embed")],
+        [str(mlp_bins / "burn-file"), str(a1 / "a1.bpk")],
+        [str(mlp_bins / "burn-st"), str(a1 / "a1.safetensors")],
         [str(a1 / "bin" / "burn-onnx-bpk"), str(a1 / "bin" / "a1_onnx.bpk")],
     ):
         _, got = _protocol(argv, [x], tmp_path)
         _assert_matches(got, want)
     bad = _save_inputs(tmp_path / "bad.safetensors", [torch.zeros(9, 5)])
     line = _one_line_error(
-        _run([str(a1 / "bin" / "infer-embed"), "--inputs", str(bad), "--outputs", str(tmp_path / "o")])
+        _run([str(a1 / "bin" / "burn-embed"), "--inputs", str(bad), "--outputs", str(tmp_path / "o")])
     )
     assert "[..., 4]" in line

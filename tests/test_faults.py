@@ -347,10 +347,10 @@ def test_bench_of_a_form_that_became_unavailable_keeps_its_earlier_result(artifa
     (artifacts_copy / "a1" / "results.json").write_text(
         json.dumps({"version": 1, "forms": {"burn-embed": good}})
     )
-    (artifacts_copy / "a1" / "bin" / "infer-embed").unlink()
+    (artifacts_copy / "a1" / "bin" / "burn-embed").unlink()
     res = run_cli("bench", "burn-embed", "-n", "1", "--warmup", "0", "--no-build")
     assert res.returncode == 1
-    assert "burn-embed           unavailable: missing artifact(s): infer-embed" in res.stdout, res.stdout
+    assert "burn-embed           unavailable: missing artifact(s): burn-embed" in res.stdout, res.stdout
     assert results.load().forms["burn-embed"].wall_s == [0.003]
 
 

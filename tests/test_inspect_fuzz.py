@@ -91,7 +91,7 @@ def test_capture_inspector(built_artifacts, edits):
     )
 
 
-@pytest.mark.parametrize("name", ["a1/bin/infer-embed", "shared/bin/cpp-aoti"])
+@pytest.mark.parametrize("name", ["a1/bin/burn-embed", "shared/bin/cpp-aoti"])
 @SLOW
 @given(edits=mutations())
 def test_elf_inspectors(built_artifacts, name, edits):

@@ -289,7 +289,7 @@ def test_not_an_object():
         RunRecord.from_json([1, 2])
 
 
-# the README's JSON section is the record's field docs ----------------------------------------------
+# docs/json.md and docs/record.schema.json are the record's field docs and types ------------------
 
 
 def test_every_field_has_a_doc():
@@ -299,12 +299,67 @@ def test_every_field_has_a_doc():
             assert doc.strip() and "|" not in doc.replace("\\|", ""), (cls.__name__, f.name)
 
 
-def test_readme_holds_the_field_tables_as_rendered():
-    readme = (paths.ROOT / "README.md").read_text()
+def test_the_json_doc_holds_the_field_tables_as_rendered():
+    doc = (paths.ROOT / "docs" / "json.md").read_text()
     for cls in (RunRecord, OutputDiff, Isolated):
         table = field_table(cls)
-        assert "\n" + table + "\n" in readme, "README.md is out of date: paste `python -m deploytui.record`"
-    assert readme.count("| field | meaning |") == 3
+        assert "\n" + table + "\n" in doc, "docs/json.md is out of date: paste `python -m deploytui.record`"
+    assert doc.count("| field | meaning |") == 3
+
+
+def _matches(value, schema, defs) -> bool:
+    """The subset of JSON Schema json_schema() writes: type, anyOf, items, additionalProperties,
+    properties + required, $ref."""
+    if "$ref" in schema:
+        return _matches(value, defs[schema["$ref"].rsplit("/", 1)[1]], defs)
+    if "anyOf" in schema:
+        return any(_matches(value, s, defs) for s in schema["anyOf"])
+    kind = schema["type"]
+    if kind == "object":
+        if not isinstance(value, dict):
+            return False
+        props = schema.get("properties")
+        if props is not None:
+            return set(value) == set(schema["required"]) == set(props) and all(
+                _matches(value[k], props[k], defs) for k in props
+            )
+        return all(
+            isinstance(k, str) and _matches(v, schema["additionalProperties"], defs) for k, v in value.items()
+        )
+    if kind == "array":
+        return isinstance(value, list) and all(_matches(v, schema["items"], defs) for v in value)
+    checks = {"string": str, "boolean": bool, "null": type(None)}
+    if kind in checks:
+        return isinstance(value, checks[kind])
+    number = isinstance(value, (int, float)) and not isinstance(value, bool)
+    return number and (kind == "number" or isinstance(value, int))
+
+
+def test_the_schema_file_is_generated():
+    from deploytui.record import json_schema
+
+    stored = json.loads((paths.ROOT / "docs" / "record.schema.json").read_text())
+    assert stored == json_schema(), (
+        "docs/record.schema.json is out of date: python -m deploytui.record --schema"
+    )
+
+
+@given(records())
+def test_every_record_matches_the_schema(rec):
+    from deploytui.record import json_schema
+
+    schema = json_schema()
+    assert _matches(rec.to_json(), schema, schema["$defs"])
+
+
+def test_the_schema_refuses_a_wrong_field():
+    from deploytui.record import json_schema
+
+    schema = json_schema()
+    good = _good()
+    assert _matches(good, schema, schema["$defs"])
+    for name, bad in (("n", "twenty"), ("wall_s", [1.0, "x"]), ("stray", 1)):
+        assert not _matches(good | {name: bad}, schema, schema["$defs"]), name
 
 
 def test_the_record_module_imports_only_the_standard_library():

@@ -10,7 +10,7 @@ from deploytui import a1_page, manifest, report, results
 from test_probe import _forbid_running
 from tui_support import FIXED_RESULTS, make_artifacts
 
-BUILD_DIR_BPK = "/srv/target/release/build/store-onnx-0123/out/model/a1.bpk"  # scrubbed: /…/a1.bpk
+BUILD_DIR_BPK = "/srv/target/release/build/burn-onnx-gen-0123/out/model/a1.bpk"  # scrubbed: /…/a1.bpk
 
 
 def _fixed(tmp_path, monkeypatch):

@@ -119,6 +119,18 @@ def test_build_progress_follows_each_forms_steps():
     assert [p.state(f) for f in (eager, script, cpp)] == [BUILT, "", ""]
     p.update(BuildEvent("start", "cpp-build", "C++", 3, 3))
     assert p.state(cpp) == ""
+    # steps side by side: each form follows its own, the line names them all
+    q = BuildProgress(parse("convnet"))
+    q.update(BuildEvent("plan", total=3, text="export-model export-script cpp-build"))
+    q.update(BuildEvent("start", "export-model", "weights", 1, 3))
+    q.update(BuildEvent("start", "cpp-build", "C++", 3, 3))
+    assert [q.state(f) for f in (eager, cpp)] == [BUILDING, BUILDING]
+    assert q.describe() == "steps 1, 3/3 export-model, cpp-build"
+    q.update(BuildEvent("end", "export-model", "weights", 1, 3, status="ok"))
+    assert [q.state(f) for f in (eager, cpp)] == [
+        BUILT,
+        BUILDING,
+    ] and q.describe() == "step 3/3 cpp-build (C++)"
     p.done = True
     assert p.describe() == "finished"
     # a form that does not apply is never shown built, even when the steps it names all end ok

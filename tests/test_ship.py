@@ -175,7 +175,7 @@ def test_runpath_is_origin_relative_and_run_is_one_line(checked, bundles_dir):
     ]
     burn = bundles_dir / "a1" / "burn-embed"
     assert [ln for ln in (burn / "run").read_text().splitlines() if "exec " in ln] == [
-        f'exec "$B/bin/infer-embed" {protocol}'
+        f'exec "$B/bin/burn-embed" {protocol}'
     ]
     # burn binaries need nothing: no lib/, the program as it was built
     assert not (burn / "lib").exists()

@@ -131,6 +131,7 @@ def test_store_round_trip_and_damage_set_aside(tmp_path):
     assert len(sweep_store.load(path).points) == 1 and not sweep_store.load(path).dropped
 
 
+@pytest.mark.slow  # real builds
 def test_small_sweep_resumes_and_shows_a_failing_point(tmp_path, monkeypatch):
     """Two small sizes of two forms, interrupted after the first record of the second size, then
     resumed; then a third size whose build passes the memory limit: failed in place."""

@@ -274,6 +274,12 @@ def test_palette_has_every_action(art):
             "Show the Diff tab",
         ):
             assert t in titles
+        # each text names its key from the bindings: ship is i (s is Scale)
+        help_of = {c.title: c.help for c in commands}
+        assert help_of["Ship check"].endswith("(i)") and help_of["Scale"].endswith("(s)")
+        assert help_of["Cancel run"].endswith("(escape x)") and help_of["Help"].endswith("(?)")
+        await wait_for(pilot, lambda: app.session.ready)  # the tabs are mounted after the first frame
+        await pilot.pause()
         next(c for c in commands if c.title == "Show the Diff tab").callback()
         await pilot.pause()
         assert app.main.query_one("#tabs").active == "tab-diff"

@@ -35,7 +35,9 @@ def test_choose_screen_from_the_keyboard(tmp_path, monkeypatch):
         assert row[-1].plain == "ship 438.0 MiB > 400.0 MiB"
         assert screen.query_one("#choose-chart", PlotextChart)._draw is not None
         detail = str(screen.query_one("#choose-detail", Static).render())
-        assert detail.startswith("burn-embed (burn infer-embed): ✓ max-ship (100 B)  ✓ no-python (no Python)")
+        assert detail.startswith(
+            "burn-embed (burn Mlp, weights compiled in): ✓ max-ship (100 B)  ✓ no-python (no Python)"
+        )
 
         ship = screen.query_one("#choose-max-ship", Input)
         ship.value = "lots"

@@ -92,12 +92,17 @@ def test_m_switches_to_a_model_built_here_and_the_palette_offers_it(art):
     with_pilot(body)
 
 
-def test_a_model_never_built_is_built_in_the_background_with_per_form_progress(art, monkeypatch):
+@pytest.mark.slow  # real builds
+def test_a_model_never_built_is_built_in_the_background_with_per_form_progress(art, monkeypatch, tmp_path):
     """Opened from the app by its file: checked, switched to, then its (light) steps built for
-    real while the rows follow: waiting → building… → ✓ built; the app answers meanwhile."""
+    real while the rows follow: waiting → building… → ✓ built; the app answers meanwhile. The
+    timeline (bench/fresh_setup.py's clock on `make run`) gets the first frame and each form built."""
     import deploytui.builder as builder
     from deploytui import forms
-    from deploytui.tui.app import DeployApp
+    from deploytui.tui.app import TIMELINE_ENV, DeployApp
+
+    timeline = tmp_path / "timeline"
+    monkeypatch.setenv(TIMELINE_ENV, str(timeline))
 
     full_plan = builder.plan
     monkeypatch.setattr(builder, "plan", lambda ctx: [s for s in full_plan(ctx) if s.name in LIGHT_STEPS])
@@ -144,6 +149,11 @@ def test_a_model_never_built_is_built_in_the_background_with_per_form_progress(a
     trace = [s["torchscript-trace"] for s in seen]
     assert "waiting" in eager and "building" in eager and eager[-1] == "built"
     assert trace.index("waiting") < trace.index("building") < trace.index("built")
+    events = [line.split(" ", 1) for line in timeline.read_text().splitlines()]
+    assert events[0][1] == "ready" and {"built torch-eager", "built torchscript-trace"} <= {
+        e for _, e in events
+    }
+    assert [int(t) for t, _ in events] == sorted(int(t) for t, _ in events)
 
 
 def test_a_model_file_that_does_not_import_gives_one_message_and_changes_nothing(art):

@@ -119,7 +119,10 @@ def make_artifacts(root: Path, *, results: dict | None = None, built: tuple[str,
         for s in f.steps:
             scope = "shared" if s in shared else "model"
             steps[s] = manifest_file.StepRecord(manifest_file.StepStatus.OK, wall_s=1.0, scope=scope)
-        for key in f.ship_files(parse("a1")):
+        # every file the form may ship, optional ones included, whatever a real build left in
+        # the real artifacts folder (ship_files looks there for the optional ones)
+        optional = [o.replace("{m}", "a1") for o in f.optional_files]
+        for key in dict.fromkeys([*f.ship_files(parse("a1")), *optional]):
             (art / key).parent.mkdir(parents=True, exist_ok=True)
             (art / key).write_bytes(b"x" * 100)
             artifacts[key] = manifest_file.ArtifactRecord(100, sha256="0" * 64, step=f.steps[0])

@@ -67,9 +67,9 @@ FIGURES: tuple[Figure, ...] = (
     F("sizes", "cpp-torchscript", "the C++ executable", "68 KiB", "file:shared/bin/cpp-torchscript"),
     F("sizes", "cpp-aoti", "the C++ executable", "47 KiB", "file:shared/bin/cpp-aoti"),
     F("sizes", "burn-file", "a1.bpk", "1 292 B", "file:a1/a1.bpk"),
-    F("sizes", "burn-file", "infer-file", "2.76 MiB", "file:shared/bin/infer-file"),
-    F("sizes", "burn-embed", "infer-embed", "2.74 MiB", "file:a1/bin/infer-embed"),
-    F("sizes", "burn-st", "infer-st", "2.97 MiB", "file:shared/bin/infer-st"),
+    F("sizes", "burn-file", "infer-file", "2.76 MiB", "file:shared/bin/burn-file"),
+    F("sizes", "burn-embed", "infer-embed", "2.74 MiB", "file:a1/bin/burn-embed"),
+    F("sizes", "burn-st", "infer-st", "2.97 MiB", "file:shared/bin/burn-st"),
     F("sizes", "burn-onnx-file", "generated binary, File", "3 078 352 B", "file:a1/bin/burn-onnx-file"),
     F(
         "sizes",

@@ -19,26 +19,27 @@ def build_progress(verbose: bool, quiet_up_to_date: bool = False, out: TextIO | 
     is up to date prints nothing (its start line waits until the step does something)."""
     from deploytui.builder import BuildEvent
 
-    pending: list[str] = []
+    pending: dict[str, str] = {}  # per step: its start line, until it does something
 
-    def say(text: str) -> None:
-        for line in [*pending, text]:
-            print(line, flush=True, file=out or sys.stdout)
-        pending.clear()
+    def say(step: str, text: str) -> None:
+        for line in [pending.pop(step, None), text]:
+            if line is not None:
+                print(line, flush=True, file=out or sys.stdout)
 
     def show(e: BuildEvent) -> None:
         if e.kind == "start":
             start = f"[{e.index}/{e.total}] {e.step}: {e.title}"
-            pending[:] = [start] if quiet_up_to_date else []
-            if not quiet_up_to_date:
-                say(start)
+            if quiet_up_to_date:
+                pending[e.step] = start
+            else:
+                say(e.step, start)
         elif e.kind == "line" and (verbose or _is_progress(e.text)):
-            say(f"    {e.text}" if verbose else f"    {e.text[:150]}")
+            say(e.step, f"    {e.text}" if verbose else f"    {e.text[:150]}")
         elif e.kind == "end" and not (quiet_up_to_date and e.status == "up-to-date"):
-            extra = f" — {e.text}" if e.text else ""
-            say(f"    {e.status} ({e.wall_s:.1f} s){extra}")
+            extra = f" — {e.text}" if e.text else ""  # steps run side by side: the end names its step
+            say(e.step, f"    {e.step}: {e.status} ({e.wall_s:.1f} s){extra}")
         elif e.kind == "end":
-            pending.clear()
+            pending.pop(e.step, None)
 
     return show
 
@@ -277,6 +278,15 @@ def cmd_report(args: argparse.Namespace) -> int:
     from deploytui.report import write_report
     from deploytui.ship import store as ship_store
 
+    if args.results is not None:
+        from deploytui.report import write_results
+
+        written = write_results(args.results)
+        for path in written:
+            print(f"wrote {path}")
+        if not written:
+            print("error: no results yet: run `deploytui bench` first", file=sys.stderr)
+        return 0 if written else 1
     store = results.load()
     for msg in [*store.dropped, *ship_store.load(paths.ship_path()).dropped]:
         print(f"warning: {msg}", file=sys.stderr)
@@ -670,6 +680,13 @@ def build_parser() -> argparse.ArgumentParser:
         "-o", "--output", type=Path, help="file to write (default reports/deploytui-report-DATE.FMT)"
     )
     rep.add_argument("--format", choices=["md", "json", "csv"], default="md")
+    rep.add_argument(
+        "--results",
+        type=Path,
+        metavar="DIR",
+        help="write the results of every model built here, their matrix and the sweep as Markdown "
+        "files into DIR (docs/results)",
+    )
     model_opt(rep)
     rep.set_defaults(func=cmd_report)
 

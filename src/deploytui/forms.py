@@ -284,7 +284,7 @@ def _aoti(pt2: str) -> tuple[Inspect, ...]:
     )
 
 
-_BURN = (Inspect(MODEL_SOURCE, "rust/store-deploy/src/lib.rs"), Inspect(BURN_GRAPHIR, "{m}/capture.json"))
+_BURN = (Inspect(MODEL_SOURCE, "rust/burn-mlp/src/lib.rs"), Inspect(BURN_GRAPHIR, "{m}/capture.json"))
 
 
 def _burn_onnx(rs: str, strategy: str) -> tuple[Inspect, ...]:
@@ -378,8 +378,8 @@ FORMS: tuple[Form, ...] = (
     _binary(
         "burn-file",
         "burn",
-        "burn infer-file + .bpk",
-        "shared/bin/infer-file",
+        "burn Mlp, .bpk read at run time",
+        "shared/bin/burn-file",
         ("{m}/{m}.bpk",),
         NO_RUNTIME,
         ("burn-convert", "burn-tools"),
@@ -389,8 +389,8 @@ FORMS: tuple[Form, ...] = (
     _binary(
         "burn-embed",
         "burn",
-        "burn infer-embed",
-        "{m}/bin/infer-embed",
+        "burn Mlp, weights compiled in",
+        "{m}/bin/burn-embed",
         (),
         NO_RUNTIME,
         ("burn-embed",),
@@ -401,8 +401,8 @@ FORMS: tuple[Form, ...] = (
     _binary(
         "burn-st",
         "burn",
-        "burn infer-st + safetensors",
-        "shared/bin/infer-st",
+        "burn Mlp, PyTorch safetensors read",
+        "shared/bin/burn-st",
         ("{m}/{m}.safetensors",),
         NO_RUNTIME,
         ("export-model", "burn-tools"),

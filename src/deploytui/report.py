@@ -208,12 +208,12 @@ def _verdict(r: dict[str, Any]) -> str:
     return "OK" if r["within_tol"] else "FAIL"
 
 
-def markdown(store: Store, manifest: Manifest) -> str:
+def markdown(store: Store, manifest: Manifest, scale: bool = True) -> str:
     rs = rows(store, manifest)
     m = machine.info()
     tools = manifest.tools
     parts = [
-        f"# deploytui report: {manifest.model or paths.model().text}",
+        f"# deploytui report: {scrub(manifest.model or paths.model().text)}",
         f"Generated {time.strftime('%Y-%m-%d %H:%M %Z')}. Machine: {m['os']} {m['arch']}, {m['cpu']}, "
         f"{m['cores']} cores, {human(m['memory_bytes'])}. Tools: "
         + ", ".join(v if str(v).startswith(k) else f"{k} {v}" for k, v in sorted(tools.items()))
@@ -349,7 +349,7 @@ def markdown(store: Store, manifest: Manifest) -> str:
     if _is_a1(manifest):
         parts += _page_section(store, manifest)
     parts += choose_section(_is_a1(manifest))
-    return "\n\n".join(parts + scale_section()) + "\n"
+    return "\n\n".join(parts + (scale_section() if scale else [])) + "\n"
 
 
 def scale_section() -> list[str]:
@@ -650,4 +650,78 @@ def write_report(store: Store, manifest: Manifest, fmt: str = "md", path: Path |
     path = path or paths.ROOT / "reports" / f"deploytui-report-{time.strftime('%Y%m%d-%H%M%S')}.{fmt}"
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(RENDER[fmt](store, manifest))
+    return path
+
+
+GENERATED = "<!-- written by `deploytui report --results DIR` from the stored results: do not edit -->"
+
+
+def _cell(rec: Any) -> str:
+    """One (model, form) of the matrix: ✓, n/a, or the stage that stopped it and the tool's words."""
+    if rec is None:
+        return "–"
+    if rec.status == "not-applicable":
+        return "n/a"
+    if rec.status == "ok" and rec.within_tol:
+        return "✓"
+    words = scrub(rec.error or rec.status)
+    words = words.rsplit("error: ", 1)[-1].replace("|", "\\|").replace("\n", " ")  # the tool's own words
+    words = words if len(words) <= 60 else words[:59] + "…"
+    return f"✗ {rec.stage or rec.status}: `{words}`"
+
+
+def matrix(stores: dict[str, Store]) -> str:
+    """Every model measured here through every form (model text -> its store)."""
+    header = ["form", *(f"`{scrub(text)}`" for text in stores)]
+    body = [[f.key, *(_cell(store.forms.get(f.key)) for store in stores.values())] for f in F.FORMS]
+    return (
+        "\n\n".join(
+            [
+                GENERATED,
+                "# Every model through every form, as measured here",
+                "✓ = built, ran and matched eager within the model's tolerance; otherwise the stage that "
+                "stopped it and the tool's decisive line; n/a = the form cannot exist for the model "
+                "(the hand-written burn forms need the Mlp layout); – = not measured. Each model's own "
+                "figures are in its file beside this one.",
+                _md_table(header, body),
+            ]
+        )
+        + "\n"
+    )
+
+
+def write_results(folder: Path) -> list[Path]:
+    """The measured results of every model built here, as docs: `<slug>.md` per model with stored
+    results (the report without the sweep), `matrix.md` (every model through every form) and
+    `scale.md` (the sweep, when there is one). Files of other writers in `folder` are left alone."""
+    from deploytui import manifest as manifest_file
+    from deploytui import results
+    from deploytui.models import parse
+
+    folder.mkdir(parents=True, exist_ok=True)
+    written: list[Path] = []
+    stores: dict[str, Store] = {}
+    shown = paths.model()
+    try:
+        for text, slug in manifest_file.built_models().items():
+            ref = parse(text)
+            paths.set_model(ref)
+            store = results.load()
+            if not store.forms:
+                continue
+            stores[text] = store
+            page = GENERATED + "\n\n" + markdown(store, manifest_file.load(slug=slug), scale=False)
+            written.append(_write(folder / f"{slug}.md", page))
+    finally:
+        paths.set_model(shown)
+    if stores:
+        written.append(_write(folder / "matrix.md", matrix(stores)))
+    scale = scale_section()
+    if scale:
+        written.append(_write(folder / "scale.md", "\n\n".join([GENERATED, *scale]) + "\n"))
+    return written
+
+
+def _write(path: Path, text: str) -> Path:
+    path.write_text(text)
     return path

@@ -120,20 +120,19 @@ class BuildProgress:
         self.model = model
         self.left: set[str] = set()  # steps of the plan not ended yet
         self.ended: dict[str, str] = {}  # step -> its status
-        self.step = ""  # the step running ("" between steps)
-        self.title = ""
-        self.index = self.total = 0
+        self.running: dict[str, tuple[int, str]] = {}  # the steps running -> (index, title)
+        self.total = 0
         self.done = False
 
     def update(self, e: BuildEvent) -> None:
         if e.kind == "plan":
             self.left, self.total = set(e.text.split()), e.total
         elif e.kind == "start":
-            self.step, self.title, self.index = e.step, e.title, e.index
+            self.running[e.step] = (e.index, e.title)
         elif e.kind == "end":
             self.left.discard(e.step)
             self.ended[e.step] = e.status
-            self.step = ""
+            self.running.pop(e.step, None)
 
     def state(self, form: forms.Form) -> str:
         """BUILDING, WAITING, BUILT or "" (the form does not apply to the model, none of its steps
@@ -141,7 +140,7 @@ class BuildProgress:
         ok = ("ok", "up-to-date")
         if form.applies(self.model) or any(self.ended.get(s, "ok") not in ok for s in form.steps):
             return ""
-        if self.step in form.steps:
+        if any(s in self.running for s in form.steps):
             return BUILDING
         if any(s in self.left for s in form.steps):
             return WAITING
@@ -150,13 +149,18 @@ class BuildProgress:
         return ""
 
     def describe(self, title: bool = True) -> str:
-        """'step 7/31 export-onnx (ONNX export)' (without `title`: 'step 7/31 export-onnx') or
-        'finished'."""
+        """'step 7/31 export-onnx (ONNX export)' (without `title`: 'step 7/31 export-onnx'),
+        'steps 7, 9/31 export-onnx, cpp-build' while several run, or 'finished'."""
         if self.done:
             return "finished"
-        if not self.step:
-            return f"step {self.index}/{self.total}" if self.total else "starting"
-        return f"step {self.index}/{self.total} {self.step}" + (f" ({self.title})" if title else "")
+        if not self.running:
+            return f"step {len(self.ended)}/{self.total}" if self.total else "starting"
+        steps = sorted(self.running.items(), key=lambda kv: kv[1][0])
+        if len(steps) == 1:
+            (name, (index, what)), *_ = steps
+            return f"step {index}/{self.total} {name}" + (f" ({what})" if title else "")
+        indexes = ", ".join(str(i) for _, (i, _) in steps)
+        return f"steps {indexes}/{self.total} " + ", ".join(name for name, _ in steps)
 
 
 @dataclass(eq=False)

@@ -221,7 +221,8 @@ def run_sweep(
 
         after = {s.name: s.after for s in plan(ctx)}
         only = steps_for(ctx, chosen)
-        run_build(ctx, only=only, on_event=on_build, cancel=cancel, watch=watchdog)
+        # one step at a time: each step's seconds and peak memory are figures of the point
+        run_build(ctx, only=only, on_event=on_build, cancel=cancel, watch=watchdog, jobs=1)
         if cancel is not None and cancel.is_set():
             break
         manifest = load_manifest(ctx.art, ctx.slug)

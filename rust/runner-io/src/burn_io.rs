@@ -98,7 +98,7 @@ fn describe(data: &TensorData) -> String {
     format!("{:?} {:?}", data.dtype(), data.shape().as_slice())
 }
 
-/// A forward argument built from one protocol input. The generated glue of store-onnx calls
+/// A forward argument built from one protocol input. The generated glue of burn-onnx-gen calls
 /// `FromInput::from_input(..)` for each argument and lets the forward signature pick the impl.
 pub trait FromInput: Sized {
     fn from_input(data: TensorData, device: &Device, index: usize) -> Result<Self, String>;

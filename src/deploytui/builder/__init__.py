@@ -1,6 +1,7 @@
-"""`deploytui build`: every step in order, incremental, with progress events.
+"""`deploytui build`: every step, incremental, side by side where they can, with progress events.
 
-The plan is the concatenation of each family's `steps(ctx)` for the context's model. A step is
+The plan is the concatenation of each family's `steps(ctx)` for the context's model; a step
+runs once the steps it needs have ended (`run_build`), up to one per core. A step is
 up to date when its last run was ok, its fingerprint (command + input contents) is the same and
 its outputs are still what that run wrote (size and mtime, else sha256, against the manifest);
 otherwise it runs, and the log says why. A step that has to run but whose tool is missing is
@@ -23,6 +24,7 @@ import shutil
 import threading
 import time
 from collections.abc import Callable, Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -102,16 +104,27 @@ def closure(names: Sequence[str], after: dict[str, tuple[str, ...]]) -> set[str]
     return seen
 
 
+def default_jobs() -> int:
+    """How many steps run at once: one per core, at most 4 (an export step uses one core and
+    about a GiB; a cargo step, all of them, and runs beside at most one other step)."""
+    return max(1, min(4, os.cpu_count() or 1))
+
+
 def run_build(
     ctx: BuildContext | None = None,
     only: list[str] | None = None,
     on_event: Callable[[BuildEvent], None] = lambda e: None,
     cancel: threading.Event | None = None,
     watch: Watch | None = None,
+    jobs: int | None = None,
 ) -> Manifest:
     """Run the plan (or the steps named in `only` and nothing else); returns the model's view of
-    the manifests. `watch(step, pid)`, called while a step runs (every 50 ms), returns "" or why
-    to kill it (the sweep's memory and time limits): the step then fails with that reason.
+    the manifests. Up to `jobs` steps run at once (default_jobs(); the sweep asks for 1, as its
+    per-step seconds and memory are figures), each once the steps it needs have ended: those it
+    names in `after` and those that write one of its inputs; one cargo step at a time. Events
+    come in the order things happen; `index` is the step's place in the plan.
+    `watch(step, pid)`, called while a step runs (every 50 ms), returns "" or why to kill it (the
+    sweep's memory and time limits): the step then fails with that reason.
 
     Each step runs holding its lock for writing (`locks.step_lock`, in its scope's folder): a
     second build of the same step (another process, this model or another sharing shared/)
@@ -138,24 +151,82 @@ def run_build(
         if unknown:
             raise ValueError(f"unknown step(s) {', '.join(unknown)}; known: {', '.join(sorted(known))}")
         steps = [s for s in steps if s.name in only]
-    on_event(BuildEvent("plan", total=len(steps), text=" ".join(s.name for s in steps)))
-    for i, step in enumerate(steps, 1):
-        if cancel is not None and cancel.is_set():
-            break
-        on_event(BuildEvent("start", step.name, step.title, i, len(steps)))
-        t0 = time.perf_counter()
-        on_line = functools.partial(_line_event, on_event, step, i, len(steps))
-        store = stores["shared" if step.scope == "shared" else "model"]
-        try:
-            with locks.step_lock(store.path.parent, step.name, "write", say=on_line, cancel=cancel):
-                status, reason = _build_step(ctx, step, store, _view(stores), on_line, cancel, watch, t0)
-        except locks.Cancelled as e:
-            status, reason = StepStatus.SKIPPED, str(e)
-        wall = time.perf_counter() - t0
-        on_event(
-            BuildEvent("end", step.name, step.title, i, len(steps), text=reason, status=status, wall_s=wall)
-        )
+    total, workers = len(steps), max(1, jobs or default_jobs())
+    index = {s.name: i for i, s in enumerate(steps, 1)}
+    needs = _dependencies(steps)
+    on_event(BuildEvent("plan", total=total, text=" ".join(s.name for s in steps)))
+    pending, ended = list(steps), set[str]()
+    running: dict[Future[tuple[StepStatus, str]], tuple[Step, float]] = {}
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        while pending or running:
+            stopping = cancel is not None and cancel.is_set()
+            for step in [] if stopping else list(pending):
+                if len(running) >= workers:
+                    break
+                cargo_busy = _cargo(step) and any(_cargo(s) for s, _ in running.values())
+                if not needs[step.name] <= ended or cargo_busy:
+                    continue
+                pending.remove(step)
+                i = index[step.name]
+                on_event(BuildEvent("start", step.name, step.title, i, total))
+                on_line = functools.partial(_line_event, on_event, step, i, total)
+                store = stores["shared" if step.scope == "shared" else "model"]
+                job = pool.submit(_locked_step, ctx, step, store, stores, on_line, cancel, watch)
+                running[job] = (step, time.perf_counter())
+            if not running:
+                if pending and not stopping:  # every step left waits on one that never ends
+                    raise RuntimeError(f"build steps waiting on each other: {[s.name for s in pending]}")
+                break
+            done, _ = wait(running, return_when=FIRST_COMPLETED)
+            for job in sorted(done, key=lambda j: index[running[j][0].name]):
+                step, t0 = running.pop(job)
+                status, reason = job.result()
+                wall = time.perf_counter() - t0
+                ended.add(step.name)
+                i = index[step.name]
+                on_event(
+                    BuildEvent(
+                        "end", step.name, step.title, i, total, text=reason, status=status, wall_s=wall
+                    )
+                )
     return _view(stores)
+
+
+def _cargo(step: Step) -> bool:
+    return "cargo" in step.needs
+
+
+def _dependencies(steps: list[Step]) -> dict[str, set[str]]:
+    """Per step, the steps of this plan that must end before it starts: those it names in
+    `after`, and those whose outputs are (or lie under) one of its inputs."""
+    names = {s.name for s in steps}
+    writer = {out: s.name for s in steps for out in s.outputs}
+    needs: dict[str, set[str]] = {}
+    for step in steps:
+        found = {d for d in step.after if d in names}
+        for inp in step.inputs:
+            found |= {name for out, name in writer.items() if out == inp or out.is_relative_to(inp)}
+        found.discard(step.name)
+        needs[step.name] = found
+    return needs
+
+
+def _locked_step(
+    ctx: BuildContext,
+    step: Step,
+    store: Store[Manifest],
+    stores: dict[str, Store[Manifest]],
+    on_line: Callable[[str], None],
+    cancel: threading.Event | None,
+    watch: Watch | None,
+) -> tuple[StepStatus, str]:
+    """One step on a worker thread, holding its lock for writing."""
+    t0 = time.perf_counter()
+    try:
+        with locks.step_lock(store.path.parent, step.name, "write", say=on_line, cancel=cancel):
+            return _build_step(ctx, step, store, _view(stores), on_line, cancel, watch, t0)
+    except locks.Cancelled as e:
+        return StepStatus.SKIPPED, str(e)
 
 
 def _view(stores: dict[str, Store[Manifest]]) -> Manifest:

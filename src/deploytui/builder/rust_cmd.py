@@ -5,7 +5,7 @@ Usage: python -m deploytui.builder.rust_cmd STEP --out DIR --rust RUST_DIR --tar
 STEP is one of the build step names in deploytui.builder.rust_plan. burn-tools builds the
 model-independent programs into DIR/bin (artifacts/shared); the other steps work on one model:
 DIR is its folder, SLUG the stem of its files (DIR/SLUG.safetensors, DIR/SLUG.onnx, ...), and
-SHARED_BIN holds the `convert` that burn-tools built.
+SHARED_BIN holds the `burn-convert` that burn-tools built.
 cargo's progress and diagnostics go to stderr as they come; the last stdout line is one JSON
 object of facts (binary sizes, tool versions, warnings).
 """
@@ -18,6 +18,7 @@ import os
 import re
 import shutil
 import sys
+import tomllib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -44,28 +45,23 @@ class Cargo:
 
     def build(
         self,
-        package: str,
-        *,
-        bins: tuple[str, ...] = (),
+        *bins: str,
         features: tuple[str, ...] = (),
         env: dict[str, str] | None = None,
     ) -> dict[str, Any]:
-        """cargo build --release --locked; returns {"bins": {name: path}, "out_dirs": {pkg: dir}}."""
-        argv = [
-            "cargo",
-            "build",
-            "--release",
-            "--locked",
-            "-p",
-            package,
-            "--message-format=json-render-diagnostics",
-        ]
+        """cargo build --release --locked of the named binaries, selecting the packages of their
+        group (rust/Cargo.toml, `[workspace.metadata.deploytui] groups`) as clippy and the tests
+        do, so every build of a group unifies the same features and its dependencies compile
+        once; returns {"bins": {name: path}, "out_dirs": {pkg: dir}}."""
+        argv = ["cargo", "build", "--release", "--locked", "--message-format=json-render-diagnostics"]
+        for package in group_of(self.rust, bins[0]):
+            argv += ["-p", package]
         for b in bins:
             argv += ["--bin", b]
         if features:
             argv += ["--features", ",".join(features)]
         # the same build-script inputs for every build of one model, so that switching steps
-        # does not rerun build scripts: store-deploy embeds <m>.bpk, store-onnx generates from <m>.onnx
+        # does not rerun build scripts: burn-mlp embeds <m>.bpk, burn-onnx-gen generates from <m>.onnx
         full_env = {**os.environ, "CARGO_TARGET_DIR": str(self.target), **(env or {})}
         full_env.pop("DEPLOYTUI_BPK", None)
         full_env.pop("DEPLOYTUI_ONNX", None)
@@ -99,7 +95,7 @@ class Cargo:
         child = procs.run(argv, cwd=self.rust, env=full_env, on_line=line, own_group=False)
         self.seconds += child.wall_s
         if not child.ok:
-            raise StepError(f"cargo build -p {package} failed ({child.why})")
+            raise StepError(f"cargo build of {', '.join(bins)} failed ({child.why})")
         for b in bins:
             if b not in found["bins"]:
                 raise StepError(f"cargo did not report binary {b}")
@@ -110,8 +106,26 @@ class Cargo:
         return self.out / f"{self.stem}.onnx"
 
 
+def groups(rust: Path) -> list[list[str]]:
+    """The cargo packages built together (rust/Cargo.toml's workspace metadata)."""
+    data = tomllib.loads((rust / "Cargo.toml").read_text())
+    found: list[list[str]] = data["workspace"]["metadata"]["deploytui"]["groups"]
+    return found
+
+
+def group_of(rust: Path, program: str) -> list[str]:
+    """The group of the package whose binary `program` is (a `[[bin]]` name, or the package's
+    own name for its src/main.rs)."""
+    for manifest in sorted(rust.glob("*/Cargo.toml")):
+        data = tomllib.loads(manifest.read_text())
+        package = data["package"]["name"]
+        if program == package or program in {b["name"] for b in data.get("bin", [])}:
+            return next(g for g in groups(rust) if package in g)
+    raise StepError(f"no package in {rust} has a program named {program}")
+
+
 def _package_name(package_id: str) -> str:
-    # "path+file:///.../store-onnx#0.1.0" or "registry+...#burn-core@0.22.1"
+    # "path+file:///.../burn-onnx-gen#0.1.0" or "registry+...#burn-core@0.22.1"
     tail = package_id.rsplit("/", 1)[-1]
     name = tail.split("#", 1)[0]
     if "#" in tail and "@" in tail.split("#", 1)[1]:
@@ -140,8 +154,6 @@ def _run(argv: list[str]) -> str:
 def _locked_versions(rust: Path) -> dict[str, str]:
     """Versions of the burn crates that Cargo.lock pins (burn's inner crates use caret requirements)."""
     try:
-        import tomllib
-
         lock = tomllib.loads((rust / "Cargo.lock").read_text())
     except (OSError, ValueError):
         return {}
@@ -151,23 +163,21 @@ def _locked_versions(rust: Path) -> dict[str, str]:
 
 
 def burn_tools(cargo: Cargo, out: Path, tools: Path | None) -> dict[str, Any]:
-    """convert, infer-file (without the store/safetensors features) and infer-st (with them)."""
-    found = cargo.build("store-deploy", bins=("convert", "infer-st"), features=("st",))
-    sizes = {f"bin/{b}": _copy(found["bins"][b], out / "bin" / b) for b in ("convert", "infer-st")}
-    found = cargo.build("store-deploy", bins=("infer-file",))
-    sizes["bin/infer-file"] = _copy(found["bins"]["infer-file"], out / "bin" / "infer-file")
-    return {"sizes": sizes}
+    """burn-convert, burn-file and burn-st: an Mlp of any layout, shared by every model."""
+    names = ("burn-convert", "burn-file", "burn-st")
+    found = cargo.build(*names)
+    return {"sizes": {f"bin/{b}": _copy(found["bins"][b], out / "bin" / b) for b in names}}
 
 
 def burn_convert(cargo: Cargo, out: Path, tools: Path | None) -> dict[str, Any]:
     stem = cargo.stem
     if tools is None:
-        raise StepError("--tools SHARED_BIN is needed (the convert that burn-tools built)")
+        raise StepError("--tools SHARED_BIN is needed (the burn-convert that burn-tools built)")
     bpk, tmp = out / f"{stem}.bpk", out / f"{stem}.bpk.tmp.bpk"
-    _run([str(tools / "convert"), str(out / f"{stem}.safetensors"), str(tmp)])
-    # written aside, then moved: never half-written. convert numbers the parameters (burnpack
-    # stores their ids), so the bytes are reproducible; an identical .bpk is left untouched,
-    # as infer-embed's build script watches its mtime.
+    _run([str(tools / "burn-convert"), str(out / f"{stem}.safetensors"), str(tmp)])
+    # written aside, then moved: never half-written. burn-convert numbers the parameters
+    # (burnpack stores their ids), so the bytes are reproducible; an identical .bpk is left
+    # untouched, as burn-embed's build script watches its mtime.
     if bpk.is_file() and bpk.read_bytes() == tmp.read_bytes():
         tmp.unlink()
     else:
@@ -179,24 +189,26 @@ def burn_embed(cargo: Cargo, out: Path, tools: Path | None) -> dict[str, Any]:
     bpk = out / f"{cargo.stem}.bpk"
     if not bpk.is_file():
         raise StepError(f"{bpk} is missing: run burn-convert first")
-    found = cargo.build("store-deploy", bins=("infer-embed",))
-    return {"sizes": {"bin/infer-embed": _copy(found["bins"]["infer-embed"], out / "bin" / "infer-embed")}}
+    found = cargo.build("burn-embed")
+    return {"sizes": {"bin/burn-embed": _copy(found["bins"]["burn-embed"], out / "bin" / "burn-embed")}}
 
 
 def _onnx_build(cargo: Cargo, bin_name: str, embed: bool) -> tuple[Path, Path]:
-    """cargo build of one store-onnx binary; returns (binary, OUT_DIR/model)."""
+    """cargo build of one burn-onnx-gen binary; returns (binary, OUT_DIR/model)."""
     if not cargo.onnx.is_file():
         raise StepError(f"{cargo.onnx} is missing: run export-onnx first")
-    found = cargo.build("store-onnx", bins=(bin_name,), features=("embed",) if embed else ())
-    out_dir = found["out_dirs"].get("store-onnx")
+    found = cargo.build(bin_name, features=("burn-onnx-gen/embed",) if embed else ())
+    out_dir = found["out_dirs"].get("burn-onnx-gen")
     if out_dir is None:
-        raise StepError("cargo did not report store-onnx's build-script OUT_DIR")
+        raise StepError("cargo did not report burn-onnx-gen's build-script OUT_DIR")
     return found["bins"][bin_name], out_dir / "model"
 
 
 def burn_onnx(cargo: Cargo, art: Path, embed: bool) -> dict[str, Any]:
+    """burn-onnx-default (Model::default()) copied as burn-onnx-file (LoadStrategy::File) or,
+    built with feature `embed`, as burn-onnx-embed (LoadStrategy::Embedded)."""
     stem = cargo.onnx.stem
-    exe, model = _onnx_build(cargo, "store-onnx", embed)
+    exe, model = _onnx_build(cargo, "burn-onnx-default", embed)
     name = "burn-onnx-embed" if embed else "burn-onnx-file"
     sizes = {f"bin/{name}": _copy(exe, art / "bin" / name)}
     rs_name = f"{stem}_embed.rs" if embed else f"{stem}.rs"
@@ -209,10 +221,10 @@ def burn_onnx(cargo: Cargo, art: Path, embed: bool) -> dict[str, Any]:
 
 
 def burn_onnx_bpk(cargo: Cargo, art: Path) -> dict[str, Any]:
-    """store-onnx-bpk (LoadStrategy::File code, loaded with Model::from_file(MODEL_FILE)) and the
+    """burn-onnx-bpk (LoadStrategy::File code, loaded with Model::from_file(MODEL_FILE)) and the
     generated .bpk copied next to it: the pair runs from anywhere."""
     stem = cargo.onnx.stem
-    exe, model = _onnx_build(cargo, "store-onnx-bpk", embed=False)
+    exe, model = _onnx_build(cargo, "burn-onnx-bpk", embed=False)
     bpk = f"bin/{stem}_onnx.bpk"
     sizes = {
         "bin/burn-onnx-bpk": _copy(exe, art / "bin" / "burn-onnx-bpk"),
@@ -222,20 +234,20 @@ def burn_onnx_bpk(cargo: Cargo, art: Path) -> dict[str, Any]:
 
 
 def burn_capture(cargo: Cargo, art: Path) -> dict[str, Any]:
-    found = cargo.build("store-capture", bins=("store-capture",))
-    exe = art / "bin" / "store-capture"
-    size = _copy(found["bins"]["store-capture"], exe)
+    found = cargo.build("burn-mlp-capture")
+    exe = art / "bin" / "burn-mlp-capture"
+    size = _copy(found["bins"]["burn-mlp-capture"], exe)
     out = _run([str(exe), str(art / f"{cargo.stem}.bpk"), str(art / "capture.json")])
     summary = jsonio.last_object(out)
     if summary is None and out.strip():
         last = out.strip().splitlines()[-1][:120]
-        raise StepError(f"store-capture printed no JSON summary (last line: {last!r})")
-    return {"sizes": {"bin/store-capture": size}, "capture": summary or {}}
+        raise StepError(f"burn-mlp-capture printed no JSON summary (last line: {last!r})")
+    return {"sizes": {"bin/burn-mlp-capture": size}, "capture": summary or {}}
 
 
 def shared_program(cargo: Cargo, package: str, out: Path) -> dict[str, Any]:
     """One model-independent program (tract-run, ort-run) into shared/bin/."""
-    found = cargo.build(package, bins=(package,))
+    found = cargo.build(package)
     return {"sizes": {f"bin/{package}": _copy(found["bins"][package], out / "bin" / package)}}
 
 
@@ -285,7 +297,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--rust", type=Path, required=True)
     p.add_argument("--target", type=Path, required=True)
     p.add_argument("--stem", default=None, help="the model's slug (every step but burn-tools)")
-    p.add_argument("--tools", type=Path, default=None, help="shared/bin (burn-convert's convert)")
+    p.add_argument("--tools", type=Path, default=None, help="shared/bin (burn-convert, tract-run)")
     args = p.parse_args(argv)
     out = args.out.resolve()
     if args.step in MODEL_STEPS and not args.stem:

@@ -1,15 +1,16 @@
 """Build steps of the Rust (burn) forms: the cargo workspace in rust/, driven by rust_cmd.
 
 Step names are fixed (forms.py refers to them):
-  burn-tools       shared: convert, infer-file, infer-st (model-independent: an Mlp of any
-                   layout, sizes read from the weights) into shared/bin/
-  burn-convert     <m>.safetensors -> <m>.bpk with the shared `convert` binary
-  burn-embed       infer-embed with <m>.bpk compiled in (<m>/bin/)
-  burn-onnx-file   store-onnx built from <m>.onnx with LoadStrategy::File
-  burn-onnx-embed  store-onnx built with --features embed (LoadStrategy::Embedded)
-  burn-onnx-bpk    store-onnx-bpk (LoadStrategy::File, Model::from_file(MODEL_FILE)) + its .bpk
+  burn-tools       shared: burn-convert, burn-file, burn-st (crate burn-mlp, model-independent:
+                   an Mlp of any layout, sizes read from the weights) into shared/bin/
+  burn-convert     <m>.safetensors -> <m>.bpk with the shared `burn-convert` binary
+  burn-embed       burn-embed with <m>.bpk compiled in (<m>/bin/)
+  burn-onnx-file   burn-onnx-default (crate burn-onnx-gen) generated from <m>.onnx with
+                   LoadStrategy::File, as <m>/bin/burn-onnx-file
+  burn-onnx-embed  the same with feature embed (LoadStrategy::Embedded), as burn-onnx-embed
+  burn-onnx-bpk    burn-onnx-bpk (LoadStrategy::File, Model::from_file(MODEL_FILE)) + its .bpk
                    copied next to it (<m>/bin/<m>_onnx.bpk)
-  burn-capture     store-capture: the Mlp forward recorded on Device::capture -> capture.json
+  burn-capture     burn-mlp-capture: the Mlp forward recorded on Device::capture -> capture.json
   tract-build      shared: tract-run (tract-onnx, loads any .onnx at run time) into shared/bin/
   ort-build        shared: ort-run (the `ort` crate, load-dynamic) with the wheel's
                    libonnxruntime.so path baked in (DEPLOYTUI_ORT_DYLIB) into shared/bin/
@@ -17,6 +18,8 @@ Step names are fixed (forms.py refers to them):
                    inputs -> tract_nodes.txt (an operator tract lacks fails here, in tract's words)
 The hand-written Mlp steps (burn-convert, burn-embed, burn-capture) exist only for models with
 the Mlp layout (a1, the mlp family); their forms are not applicable to the others.
+Every cargo step selects its program's group of packages (rust/Cargo.toml; rust_cmd), as clippy
+and the tests do, so each group's dependencies are compiled once.
 """
 
 from __future__ import annotations
@@ -58,17 +61,18 @@ def _argv(ctx: BuildContext, name: str, out: Path, stem: str | None) -> tuple[st
 def steps(ctx: BuildContext) -> list[Step]:
     rust = ctx.root / "rust"
     driver = Path(__file__).resolve().parent / "rust_cmd.py"
-    workspace = (rust / "Cargo.toml", rust / "Cargo.lock", driver)
+    # every member's manifest: the workspace's features are unified across all of them
+    workspace = (rust / "Cargo.toml", rust / "Cargo.lock", *sorted(rust.glob("*/Cargo.toml")), driver)
     d, m, b, mb = ctx.mdir, ctx.slug, ctx.bin, ctx.mbin
-    deploy_src = (rust / "runner-io", rust / "store-deploy")
-    onnx_src = (rust / "runner-io", rust / "store-onnx", d / f"{m}.onnx", d / f"{m}.onnx.data")
+    mlp_src = (rust / "runner-io", rust / "burn-mlp")
+    onnx_src = (rust / "runner-io", rust / "burn-onnx-gen", d / f"{m}.onnx", d / f"{m}.onnx.data")
     out = [
         Step(
             name="burn-tools",
-            title="burn: build convert, infer-file, infer-st (shared by every model)",
+            title="burn: build burn-convert, burn-file, burn-st (shared by every model)",
             argv=_argv(ctx, "burn-tools", ctx.shared, None),
-            inputs=(*workspace, *deploy_src),
-            outputs=(b / "convert", b / "infer-file", b / "infer-st"),
+            inputs=(*workspace, *mlp_src),
+            outputs=(b / "burn-convert", b / "burn-file", b / "burn-st"),
             needs=CARGO,
             scope="shared",
         )
@@ -79,16 +83,16 @@ def steps(ctx: BuildContext) -> list[Step]:
                 name="burn-convert",
                 title=f"burn: convert {m}.safetensors to {m}.bpk",
                 argv=_argv(ctx, "burn-convert", d, m),
-                inputs=(driver, b / "convert", d / f"{m}.safetensors"),
+                inputs=(driver, b / "burn-convert", d / f"{m}.safetensors"),
                 outputs=(d / f"{m}.bpk",),
                 after=("export-model", "burn-tools"),
             ),
             Step(
                 name="burn-embed",
-                title=f"burn: build infer-embed with {m}.bpk compiled in",
+                title=f"burn: build burn-embed with {m}.bpk compiled in",
                 argv=_argv(ctx, "burn-embed", d, m),
-                inputs=(*workspace, *deploy_src, d / f"{m}.bpk"),
-                outputs=(mb / "infer-embed",),
+                inputs=(*workspace, *mlp_src, d / f"{m}.bpk"),
+                outputs=(mb / "burn-embed",),
                 needs=CARGO,
                 after=("burn-convert",),
             ),
@@ -114,7 +118,7 @@ def steps(ctx: BuildContext) -> list[Step]:
         ),
         Step(
             name="burn-onnx-bpk",
-            title="burn-onnx: build store-onnx-bpk (Model::from_file) and ship its .bpk beside it",
+            title="burn-onnx: build burn-onnx-bpk (Model::from_file) and ship its .bpk beside it",
             argv=_argv(ctx, "burn-onnx-bpk", d, m),
             inputs=(*workspace, *onnx_src),
             outputs=(mb / "burn-onnx-bpk", mb / f"{m}_onnx.bpk"),
@@ -157,7 +161,7 @@ def steps(ctx: BuildContext) -> list[Step]:
                 name="burn-capture",
                 title="burn: capture the forward as GraphIr JSON",
                 argv=_argv(ctx, "burn-capture", d, m),
-                inputs=(*workspace, *deploy_src, rust / "store-capture", d / f"{m}.bpk"),
+                inputs=(*workspace, *mlp_src, rust / "burn-mlp-capture", d / f"{m}.bpk"),
                 outputs=(d / "capture.json",),
                 needs=CARGO,
                 after=("burn-convert",),

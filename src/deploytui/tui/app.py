@@ -33,6 +33,7 @@ from deploytui import defaults, forms
 from deploytui.models import ModelRef, ModelRefError, parse
 from deploytui.session import (
     BUILD,
+    BUILT,
     EXPORT,
     INSPECT,
     OPEN,
@@ -56,6 +57,9 @@ EXIT_ON_READY_ENV = "DEPLOYTUI_EXIT_ON_READY"
 TYPED_OVER = frozenset(
     {"run", "run_all", "build", "compare", "scale", "choose", "open_model", "export", "ship", "cancel"}
 )
+# a file the app appends "<CLOCK_MONOTONIC ns> <event>" lines to: `ready` at its first frame,
+# `built FORM` when a build it runs finishes a form (bench/fresh_setup.py times `make run` with it)
+TIMELINE_ENV = "DEPLOYTUI_TIMELINE"
 
 
 class DeployApp(App):
@@ -128,6 +132,7 @@ class DeployApp(App):
         self.ready_at_ns = 0
         self.handle_signals = handle_signals
         self.session = Session(Settings(runs=runs, warmup=warmup))
+        self.timeline_built: set[str] = set()  # forms whose `built` event the timeline has
 
     # shortcuts to the session (tests and screens read these)
     @property
@@ -170,6 +175,7 @@ class DeployApp(App):
         self.ready_at_ns = time.monotonic_ns()  # for bench/app_startup.py, comparable across processes
         _start.release_gc()
         self.log.info(f"ready in {self.ready_ms:.0f} ms")
+        self.timeline("ready")
         if os.environ.get(EXIT_ON_READY_ENV):
             self.exit(return_code=0, result=self.ready_ms)
             return
@@ -187,6 +193,12 @@ class DeployApp(App):
         """The one way out (q, ctrl+q, SIGTERM, SIGHUP): close the lane, cancel the job in flight."""
         self.session.shutdown()
         self.exit()
+
+    def timeline(self, event: str) -> None:
+        path = os.environ.get(TIMELINE_ENV)
+        if path:
+            with open(path, "a", encoding="utf-8") as f:
+                f.write(f"{time.monotonic_ns()} {event}\n")
 
     def on_unmount(self) -> None:
         self.session.shutdown()  # however the app went (also when run_test ends)
@@ -346,6 +358,13 @@ class DeployApp(App):
         self.shutdown()
 
     # ---- palette --------------------------------------------------------------------------
+    @classmethod
+    def key_of(cls, action: str) -> str:
+        """The key bound to `action`, as the footer shows it: the palette's texts name it from
+        the bindings, so they cannot drift from them."""
+        binding = next(b for b in cls.BINDINGS if isinstance(b, Binding) and b.action == action)
+        return binding.key_display or binding.key.split(",")[0]
+
     def get_system_commands(self, screen: Screen):
         from deploytui.tui import keys
 
@@ -565,6 +584,11 @@ class DeployApp(App):
         progress = s.builds.get(m.slug)
         if progress is not None:
             progress.update(e)
+            if e.kind == "end":
+                for form in forms.FORMS:
+                    if form.key not in self.timeline_built and progress.state(form) == BUILT:
+                        self.timeline_built.add(form.key)
+                        self.timeline(f"built {form.key}")
         if m.slug == s.model.slug and e.kind in ("plan", "start", "end"):
             if m.state is not None:
                 s.apply(m.state)  # rewritten after every step: the forms it finished show it

@@ -70,9 +70,10 @@ class BuildScreen(Screen):
             log.write(Text(f"[{e.index}/{e.total}] {e.step}: {e.title}", style="bold"))
         elif e.kind == "line":
             log.write(Text(f"    {e.text}"))
-        elif e.kind == "end":
-            bar.update(progress=e.index)
-            t = Text(f"    {e.status}", style=STATUS_STYLE.get(e.status, ""))
+        elif e.kind == "end":  # steps run side by side: the end names its step, the bar counts ends
+            bar.advance(1)
+            t = Text(f"    {e.step}: ")
+            t.append(e.status, style=STATUS_STYLE.get(e.status, ""))
             t.append(f" ({e.wall_s:.1f} s)" + (f" — {e.text}" if e.text else ""))
             log.write(t)
 
