@@ -472,8 +472,7 @@ def test_the_reports_how_to_choose(tmp_path, monkeypatch):
         assert f"### {s.title}\n\n`deploytui choose --model a1 {s.flags()}`" in section
     assert (
         "`deploytui choose --model a1 --runtime none --isolated`\n\n"
-        "- burn-embed (burn Mlp, weights compiled in): "
-        in section
+        "- burn-embed (burn Mlp, weights compiled in): " in section
     )
     # a1: the page's recommendation and claims beside ours
     assert (
