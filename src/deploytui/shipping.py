@@ -40,6 +40,7 @@ RUNNER_SCRIPTS = {
     "deploytui.runners.torch_runner": "deploytui.runners.torch_bundle",  # no model seam: py/model.json
     "deploytui.runners.ort_runner": "deploytui.runners.ort_runner",  # itself
     "deploytui.runners.executorch_runner": "deploytui.runners.executorch_runner",  # + torch_bundle
+    "deploytui.runners.openvino_runner": "deploytui.runners.openvino_runner",  # itself
 }
 PY_DIR = "py"  # a Python bundle's modules: the runner, protocol.py, the model's source, model.json
 

@@ -24,6 +24,7 @@ import warnings
 from pathlib import Path
 from typing import Any
 
+from deploytui.builder import variant_exports
 from deploytui.models import DEFAULT, ModelRefError, parse
 from deploytui.runners.protocol import own_stdout
 
@@ -200,6 +201,9 @@ EXPORTS = {
     "aoti-lean": export_aoti_lean,
     "onnx": export_onnx,
     "executorch": export_executorch,
+    "openvino": variant_exports.export_openvino,
+    "samples": variant_exports.export_samples,
+    "onnx-int8": variant_exports.export_onnx_int8,
 }
 
 

@@ -7,6 +7,7 @@ from pathlib import Path
 from deploytui.builder.context import BuildContext
 from deploytui.builder.steps import Step
 from deploytui.models import LIBRARY_KINDS
+from deploytui.precision import SAMPLES
 
 PKG = Path(__file__).resolve().parents[1]
 
@@ -35,7 +36,26 @@ EXPORTS: tuple[tuple[str, str, tuple[str, ...], str], ...] = (
         ("{m}.pte", "{m}_delegation.json"),
         "ExecuTorch .pte, XNNPACK partitioner (~15 s: imports executorch)",
     ),
+    (
+        "export-openvino",
+        "openvino",
+        ("{m}_openvino.xml", "{m}_openvino.bin"),
+        "OpenVINO IR, fp32 (openvino.convert_model, compress_to_fp16=False)",
+    ),
+    (
+        "export-samples",
+        "samples",
+        (
+            *(f"accuracy/inputs_{k}.safetensors" for k in range(SAMPLES)),
+            *(f"accuracy/reference_{k}.safetensors" for k in range(SAMPLES)),
+            "calibration.safetensors",
+        ),
+        "fixed-seed inputs drawn like the example: the accuracy set, the calibration set",
+    ),
+    ("export-onnx-int8", "onnx-int8", ("{m}_int8.onnx",), "ONNX dynamic int8 (quantize_dynamic, QInt8)"),
 )
+# steps an export needs besides export-model (the files it starts from)
+AFTER: dict[str, tuple[str, ...]] = {"export-onnx-int8": ("export-onnx",)}
 
 
 def _model_inputs(ctx: BuildContext) -> tuple[Path, ...]:
@@ -60,7 +80,7 @@ def _model_inputs(ctx: BuildContext) -> tuple[Path, ...]:
 
 
 def steps(ctx: BuildContext) -> list[Step]:
-    inputs = (*_model_inputs(ctx), PKG / "builder" / "torch_cmd.py")
+    inputs = (*_model_inputs(ctx), PKG / "builder" / "torch_cmd.py", PKG / "builder" / "variant_exports.py")
     needs_cc = {"aoti", "aoti-lean"}
     return [
         Step(
@@ -80,7 +100,7 @@ def steps(ctx: BuildContext) -> list[Step]:
             needs=("g++",) if what in needs_cc else (),
             env=ctx.torch_env(),
             stage="export",
-            after=() if what == "model" else ("export-model",),
+            after=() if what == "model" else ("export-model", *AFTER.get(name, ())),
         )
         for name, what, outputs, title in EXPORTS
     ]
