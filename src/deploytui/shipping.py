@@ -247,7 +247,7 @@ def check(
         )
         rec = bench.evaluate(form, m, ref, n=n, warmup=warmup, outputs=sandbox.outputs_path(root))
         floor = sandbox.floor(root, n=n, warmup=warmup)
-        passed = rec.status == "ok" and bool(rec.within_tol)
+        passed = bench.judged_ok(rec)
         why = "" if passed else reason(rec.error or rec.status, rec.stderr_tail)
         mismatch = verify(root)
         if mismatch and not passed:
