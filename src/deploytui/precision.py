@@ -56,7 +56,7 @@ def cosine(got: list[float], want: list[float]) -> float:
 
 
 def _argmax(values: list[float]) -> int:
-    return max(range(len(values)), key=lambda i: (values[i] if not math.isnan(values[i]) else -math.inf))
+    return max(range(len(values)), key=lambda i: values[i] if not math.isnan(values[i]) else -math.inf)
 
 
 def top1_matches(got: list[float], want: list[float], classes: int) -> tuple[int, int]:
@@ -106,7 +106,7 @@ class OutputTally:
         return self.top1_same / self.top1_rows if self.top1_rows else None
 
     def breaks(self, budget: Budget) -> str:
-        """"" when within the budget, else how it is not."""
+        """ "" when within the budget, else how it is not."""
         if not self.min_cosine >= budget.min_cosine:
             return f"{self.name}: cosine {self.min_cosine:.4f} < {budget.min_cosine:g}"
         top1 = self.top1

@@ -615,7 +615,8 @@ def json_schema() -> dict[str, Any]:
         "title": "deploytui RunRecord",
         **_object_schema(RunRecord),
         "$defs": {
-            cls.__name__: _object_schema(cls) for cls in (OutputDiff, Element, Isolated, Accuracy, OutputAccuracy)
+            cls.__name__: _object_schema(cls)
+            for cls in (OutputDiff, Element, Isolated, Accuracy, OutputAccuracy)
         },
     }
 

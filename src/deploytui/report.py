@@ -228,7 +228,15 @@ def _variants_section(rs: list[dict[str, Any]]) -> list[str]:
     return [
         "## Lower-precision variants",
         _md_table(
-            ["form", "precision", "fp32 parent", "accuracy against eager", "ship ÷", "start-up ÷", "steady ÷"],
+            [
+                "form",
+                "precision",
+                "fp32 parent",
+                "accuracy against eager",
+                "ship ÷",
+                "start-up ÷",
+                "steady ÷",
+            ],
             [
                 [r["form"], r["precision"], r["parent"], acc(r), *(ratio(r, k) for k in variants.RATIOS)]
                 for r in vs
@@ -678,7 +686,8 @@ def as_csv(store: Store, manifest: Manifest) -> str:
     cols = [
         k
         for k in (rs[0].keys() if rs else ["form"])
-        if k not in ("stages_ms", "modules_added", "modules_added_torch", "runtime_parts", "accuracy", "vs_parent")
+        if k
+        not in ("stages_ms", "modules_added", "modules_added_torch", "runtime_parts", "accuracy", "vs_parent")
     ]
     cols = [c for c in cols if c != "stage_status"]
     stage_cols = ["import_ms", "load_ms", "first_forward_ms", "steady_forward_ms"]

@@ -26,7 +26,7 @@ def no_openvino_telemetry() -> None:
     """OpenVINO's converter sends usage telemetry unless told not to: with its telemetry package
     made unimportable, the converter falls back on its own stub, which sends nothing (no file is
     written to the user's home, as `opt_in_out --opt_out` would)."""
-    sys.modules.setdefault("openvino_telemetry", None)  # type: ignore[assignment]
+    sys.modules.setdefault("openvino_telemetry", None)  # type: ignore[arg-type]
 
 
 class Flat:
@@ -78,7 +78,10 @@ def export_openvino(m: Any, out: Path, stem: str) -> dict[str, Any]:
         traced_error = ""
     except Exception as e:  # tracing refused (a graph that differs between calls): torch.export
         traced_error = f"{type(e).__name__}: {str(e).strip().splitlines()[0][:200] if str(e).strip() else ''}"
-        print(f"warning: TorchScript tracing refused ({traced_error}); converting through torch.export", file=sys.stderr)
+        print(
+            f"warning: TorchScript tracing refused ({traced_error}); converting through torch.export",
+            file=sys.stderr,
+        )
         model, frontend = ov.convert_model(torch.export.export(flat, example)), "torch.export"
     # static shapes, as every other export here: the example inputs' (tracing leaves them dynamic)
     model.reshape({i: ov.PartialShape(list(t.shape)) for i, t in enumerate(example)})
@@ -159,7 +162,9 @@ def export_samples(m: Any, out: Path, stem: str) -> dict[str, Any]:
             metadata={OUTPUTS_KEY: json.dumps(list(y))},
         )
     calibration = {
-        f"{k}/{name}": t for k, s in enumerate(draw_samples(m, CALIBRATION_SEED, CALIBRATION)) for name, t in s.items()
+        f"{k}/{name}": t
+        for k, s in enumerate(draw_samples(m, CALIBRATION_SEED, CALIBRATION))
+        for name, t in s.items()
     }
     save_file(calibration, str(out / CALIBRATION_FILE), metadata=order)
     return {"accuracy_samples": SAMPLES, "accuracy_seed": ACCURACY_SEED, "calibration_samples": CALIBRATION}
@@ -190,7 +195,9 @@ def export_onnx_int8(m: Any, out: Path, stem: str) -> dict[str, Any]:
     quantize_dynamic(source, target, weight_type=QuantType.QInt8)
     q = onnx.load(str(target), load_external_data=False)
     ops = Counter(n.op_type for n in q.graph.node)
-    integer = sum(c for op, c in ops.items() if "Integer" in op or op.startswith(("DynamicQuantize", "QLinear")))
+    integer = sum(
+        c for op, c in ops.items() if "Integer" in op or op.startswith(("DynamicQuantize", "QLinear"))
+    )
     if not integer:
         raise ValueError("quantize_dynamic left no integer operator in the graph: nothing was quantised")
     return {"weight_type": "QInt8", "mode": "dynamic", "ops": dict(ops.most_common()), "integer_ops": integer}
