@@ -23,7 +23,7 @@ from deploytui.runenv import runner_env
 SET_DIR = "accuracy"
 
 
-class AccuracyError(Exception):
+class AccuracyError(ValueError):
     """A sample could not be run or read: the message says which and why, in one line."""
 
 

@@ -145,7 +145,7 @@ def _run(
     if form.variant and rec.status == RunStatus.OK and rec.stage_status is not None:
         try:  # the example inputs alone judged it in evaluate: now the whole accuracy set
             rec.accuracy = accuracy.evaluate(form, ref, out, timeout_s=timeout_s, cancel=cancel)
-        except accuracy.AccuracyError as e:
+        except (ValueError, OSError) as e:  # AccuracyError, a damaged sample or outputs file
             rec.stage_status["numerics"], rec.stage = StageStatus.FAILED, "numerics"
             rec.error = f"accuracy set: {e}"
             return rec
