@@ -83,8 +83,19 @@ def checked(built_artifacts: Path, bundles_dir: Path) -> _Checked:
     return _Checked(bundles_dir)
 
 
+# int8 variants: they ship as their parents do, and pass by their accuracy budget
+VARIANTS_ISOLATED = ("onnxruntime-native-int8", "tract-int8")
+
+
 def test_every_compiled_form_is_expected():
-    assert set(COMPILED) == {*PASS_ISOLATED, "burn-onnx-file"}
+    assert set(COMPILED) == {*PASS_ISOLATED, *VARIANTS_ISOLATED, "burn-onnx-file"}
+
+
+@pytest.mark.parametrize("key", VARIANTS_ISOLATED)
+def test_an_int8_variant_of_convnet_runs_isolated_within_its_budget(built_convnet, checked, key):
+    fact = checked["convnet", key]
+    assert fact.passed, fact.reason
+    assert fact.max_abs_diff is not None and fact.max_abs_diff > 1e-6  # int8: not eager's to 1e-6
 
 
 @pytest.mark.parametrize("key", PASS_ISOLATED)
