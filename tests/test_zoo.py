@@ -45,6 +45,9 @@ FAILS = {
     ("data_dependent", "onnxruntime-native"): ("export", GUARD),
     ("data_dependent", "executorch"): ("export", GUARD),
     ("data_dependent", "cpp-executorch"): ("export", GUARD),
+    ("data_dependent", "onnxruntime-int8"): ("export", GUARD),  # their .onnx is never written
+    ("data_dependent", "onnxruntime-native-int8"): ("export", GUARD),
+    ("data_dependent", "tract-int8"): ("export", GUARD),
 }
 MLP_ONLY = {f.key for f in forms.FORMS if f.mlp_only}
 
@@ -91,7 +94,9 @@ def test_every_form_works_or_says_why_at_its_stage(built_model, name):
             log = paths.artifacts_dir() / rec.log
             assert log.is_file() and words in log.read_text(), where  # the full log, one key away
         else:
-            assert rec.status == "ok" and rec.within_tol is True, (where, matrix)
+            # an int8 variant is judged by its accuracy budget, any other form by the tolerance
+            assert rec.status == "ok" and bench.judged_ok(rec), (where, matrix)
+            assert (rec.accuracy is not None) == forms.get(key).variant, where
             assert rec.stage is None and set(rec.stage_status.values()) == {"ok"}, where
             assert set(rec.stages_ms) >= {"load", "first_forward", "steady_forward"}, where
             assert paths.outputs_path(key, ref.slug).is_file()  # the Diff view recomputes from it
