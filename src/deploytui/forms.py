@@ -10,6 +10,7 @@ interpreter), `{art}` (the artifacts root) and `{model}` (the model as `--model`
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -313,56 +314,54 @@ def _burn_onnx(rs: str, strategy: str) -> tuple[Inspect, ...]:
     )
 
 
+def _int8(form: Form, parent: str) -> Form:
+    """`form` as an int8 variant of `parent`, judged by the int8 budget."""
+    return dataclasses.replace(form, precision=INT8, parent=parent, budget=INT8_BUDGET)
+
+
 def _onnx_int8_variants() -> tuple[Form, ...]:
     """ONNX Runtime's dynamic int8 of the model's .onnx, run by each ONNX runtime that takes it."""
     int8 = "{m}/{m}_int8.onnx"
     graph = (Inspect(ONNX_GRAPH, int8, "the int8 ONNX graph (ConvInteger, MatMulInteger, …)"),)
+    steps = ("export-onnx", "export-onnx-int8", "export-samples")
+    python = Form(
+        key="onnxruntime-int8",
+        family="ONNX",
+        title="ONNX Runtime (Python), dynamic int8",
+        model_files=(int8,),
+        runner="deploytui.runners.ort_runner",
+        runtime=PY_ORT,
+        argv=("{python}", "-m", "deploytui.runners.ort_runner", "{art}/" + int8),
+        steps=steps,
+        inspect=graph,
+        note="quantize_dynamic(weight_type=QInt8): int8 weights, activations quantised at run time",
+    )
+    native = _binary(
+        "onnxruntime-native-int8",
+        "ONNX",
+        "ONNX Runtime without Python (Rust ort), dynamic int8",
+        "shared/bin/ort-run",
+        (int8,),
+        ORT_LIB,
+        (*steps, "ort-build"),
+        graph,
+        "the onnxruntime-native program on the dynamic int8 .onnx",
+    )
+    tract = _binary(
+        "tract-int8",
+        "ONNX",
+        "tract, dynamic int8 .onnx",
+        "shared/bin/tract-run",
+        (int8,),
+        NO_RUNTIME,
+        (*steps, "tract-build"),
+        graph,
+        "tract on the dynamic int8 .onnx, where its operators allow",
+    )
     return (
-        Form(
-            key="onnxruntime-int8",
-            family="ONNX",
-            title="ONNX Runtime (Python), dynamic int8",
-            model_files=(int8,),
-            runner="deploytui.runners.ort_runner",
-            runtime=PY_ORT,
-            argv=("{python}", "-m", "deploytui.runners.ort_runner", "{art}/" + int8),
-            steps=("export-onnx", "export-onnx-int8", "export-samples"),
-            inspect=graph,
-            note="quantize_dynamic(weight_type=QInt8): int8 weights, activations quantised at run time",
-            parent="onnxruntime",
-            precision=INT8,
-            budget=INT8_BUDGET,
-        ),
-        Form(
-            key="onnxruntime-native-int8",
-            family="ONNX",
-            title="ONNX Runtime without Python (Rust ort), dynamic int8",
-            model_files=(int8,),
-            executable="shared/bin/ort-run",
-            runtime=ORT_LIB,
-            argv=("{art}/shared/bin/ort-run", "{art}/" + int8),
-            steps=("export-onnx", "export-onnx-int8", "export-samples", "ort-build"),
-            inspect=(Inspect(ELF_LINKAGE, "shared/bin/ort-run"), *graph),
-            note="the onnxruntime-native program on the dynamic int8 .onnx",
-            parent="onnxruntime-native",
-            precision=INT8,
-            budget=INT8_BUDGET,
-        ),
-        Form(
-            key="tract-int8",
-            family="ONNX",
-            title="tract, dynamic int8 .onnx",
-            model_files=(int8,),
-            executable="shared/bin/tract-run",
-            runtime=NO_RUNTIME,
-            argv=("{art}/shared/bin/tract-run", "{art}/" + int8),
-            steps=("export-onnx", "export-onnx-int8", "export-samples", "tract-build"),
-            inspect=(Inspect(ELF_LINKAGE, "shared/bin/tract-run"), *graph),
-            note="tract on the dynamic int8 .onnx, where its operators allow",
-            parent="tract",
-            precision=INT8,
-            budget=INT8_BUDGET,
-        ),
+        _int8(python, "onnxruntime"),
+        _int8(native, "onnxruntime-native"),
+        _int8(tract, "tract"),
     )
 
 
