@@ -365,6 +365,36 @@ def _onnx_int8_variants() -> tuple[Form, ...]:
     )
 
 
+def _executorch_int8_variants() -> tuple[Form, ...]:
+    """The model quantised for XNNPACK (PT2E, calibrated), run by both ExecuTorch runtimes."""
+    pte, report = "{m}/{m}_int8.pte", (Inspect(PTE_DELEGATION, "{m}/{m}_int8_delegation.json"),)
+    steps = ("export-samples", "export-executorch-int8")
+    python = Form(
+        key="executorch-int8",
+        family="ExecuTorch",
+        title="ExecuTorch .pte, XNNPACK int8 (Python runtime)",
+        model_files=(pte,),
+        runner="deploytui.runners.executorch_runner",
+        runtime=PY_EXECUTORCH,
+        argv=("{python}", "-m", "deploytui.runners.executorch_runner", "{art}/" + pte),
+        steps=steps,
+        inspect=report,
+        note="XNNPACKQuantizer (symmetric, per-channel) calibrated on the example + calibration inputs",
+    )
+    native = _binary(
+        "cpp-executorch-int8",
+        "ExecuTorch",
+        "C++ ExecuTorch .pte, XNNPACK int8 (no Python, no libtorch)",
+        "shared/bin/cpp-executorch",
+        (pte,),
+        EXECUTORCH_LIB,
+        (*steps, "cpp-executorch-build"),
+        report,
+        "the cpp-executorch program on the int8 .pte",
+    )
+    return (_int8(python, "executorch"), _int8(native, "cpp-executorch"))
+
+
 FORMS: tuple[Form, ...] = (
     _torch(
         "torch-eager",
@@ -585,6 +615,7 @@ FORMS: tuple[Form, ...] = (
         note="openvino.convert_model + save_model(compress_to_fp16=False); run at f32 inference precision",
     ),
     *_onnx_int8_variants(),
+    *_executorch_int8_variants(),
 )
 
 BY_KEY: dict[str, Form] = {f.key: f for f in FORMS}

@@ -165,31 +165,9 @@ def export_onnx(m: Any, out: Path, stem: str) -> dict[str, Any]:
 def export_executorch(m: Any, out: Path, stem: str) -> dict[str, Any]:
     """torch.export, then ExecuTorch's edge dialect lowered to XNNPACK where it can be, to a .pte;
     ExecuTorch's own delegation report (which operators XNNPACK took) goes beside it as JSON."""
-    from importlib.metadata import version
+    from deploytui.builder import pte
 
-    from executorch.backends.xnnpack.partition.xnnpack_partitioner import XnnpackPartitioner
-    from executorch.devtools.backend_debug import get_delegation_info
-    from executorch.exir import to_edge_transform_and_lower
-
-    edge = to_edge_transform_and_lower(_export(m), partitioner=[XnnpackPartitioner()])
-    info = get_delegation_info(edge.exported_program().graph_module)
-    report = {
-        "delegated_subgraphs": info.num_delegated_subgraphs,
-        "delegated_nodes": info.num_delegated_nodes,
-        "non_delegated_nodes": info.num_non_delegated_nodes,
-        "operators": [
-            {"op": op, "delegated": b.delegated, "non_delegated": b.non_delegated}
-            for op, b in sorted(info.delegation_by_operator.items())
-        ],
-    }
-    program = edge.to_executorch()
-    (out / f"{stem}.pte").write_bytes(program.buffer)
-    (out / f"{stem}_delegation.json").write_text(json.dumps(report, indent=1) + "\n")
-    return {
-        "executorch": version("executorch"),
-        "pte_bytes": len(program.buffer),
-        **{k: v for k, v in report.items() if k != "operators"},
-    }
+    return pte.lower(_export(m), out, stem)
 
 
 EXPORTS = {
@@ -204,6 +182,7 @@ EXPORTS = {
     "openvino": variant_exports.export_openvino,
     "samples": variant_exports.export_samples,
     "onnx-int8": variant_exports.export_onnx_int8,
+    "executorch-int8": lambda m, out, stem: variant_exports.export_executorch_int8(m, out, stem, _export(m)),
 }
 
 

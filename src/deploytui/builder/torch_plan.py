@@ -53,9 +53,18 @@ EXPORTS: tuple[tuple[str, str, tuple[str, ...], str], ...] = (
         "fixed-seed inputs drawn like the example: the accuracy set, the calibration set",
     ),
     ("export-onnx-int8", "onnx-int8", ("{m}_int8.onnx",), "ONNX dynamic int8 (quantize_dynamic, QInt8)"),
+    (
+        "export-executorch-int8",
+        "executorch-int8",
+        ("{m}_int8.pte", "{m}_int8_delegation.json"),
+        "ExecuTorch .pte, XNNPACK int8 (PT2E XNNPACKQuantizer, calibrated)",
+    ),
 )
 # steps an export needs besides export-model (the files it starts from)
-AFTER: dict[str, tuple[str, ...]] = {"export-onnx-int8": ("export-onnx",)}
+AFTER: dict[str, tuple[str, ...]] = {
+    "export-onnx-int8": ("export-onnx",),
+    "export-executorch-int8": ("export-samples",),
+}
 
 
 def _model_inputs(ctx: BuildContext) -> tuple[Path, ...]:
@@ -80,7 +89,12 @@ def _model_inputs(ctx: BuildContext) -> tuple[Path, ...]:
 
 
 def steps(ctx: BuildContext) -> list[Step]:
-    inputs = (*_model_inputs(ctx), PKG / "builder" / "torch_cmd.py", PKG / "builder" / "variant_exports.py")
+    inputs = (
+        *_model_inputs(ctx),
+        PKG / "builder" / "torch_cmd.py",
+        PKG / "builder" / "variant_exports.py",
+        PKG / "builder" / "pte.py",
+    )
     needs_cc = {"aoti", "aoti-lean"}
     return [
         Step(

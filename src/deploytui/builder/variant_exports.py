@@ -201,3 +201,29 @@ def export_onnx_int8(m: Any, out: Path, stem: str) -> dict[str, Any]:
     if not integer:
         raise ValueError("quantize_dynamic left no integer operator in the graph: nothing was quantised")
     return {"weight_type": "QInt8", "mode": "dynamic", "ops": dict(ops.most_common()), "integer_ops": integer}
+
+
+def export_executorch_int8(m: Any, out: Path, stem: str, ep: Any) -> dict[str, Any]:
+    """PT2E static int8 for XNNPACK: `XNNPACKQuantizer` (symmetric, per-channel weights) on the
+    exported program `ep`, calibrated on the example inputs and the calibration set, converted,
+    exported again and lowered like the fp32 .pte (what XNNPACK does not take stays fp32: the
+    delegation report says which)."""
+    import torch
+    from executorch.backends.xnnpack.quantizer.xnnpack_quantizer import (
+        XNNPACKQuantizer,
+        get_symmetric_quantization_config,
+    )
+    from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e, prepare_pt2e
+
+    from deploytui.builder import pte
+
+    quantizer = XNNPACKQuantizer().set_global(get_symmetric_quantization_config(is_per_channel=True))
+    prepared = prepare_pt2e(ep.module(), quantizer)
+    n_args, keywords = len(m.args), list(m.kwargs)
+    sets = calibration_inputs(m, out)
+    with torch.no_grad():
+        for flat in sets:
+            prepared(*flat[:n_args], **dict(zip(keywords, flat[n_args:], strict=True)))
+    converted = convert_pt2e(prepared)
+    facts = pte.lower(torch.export.export(converted, m.args, m.kwargs), out, f"{stem}_int8")
+    return {**facts, "quantizer": "XNNPACKQuantizer symmetric per-channel", "calibration_inputs": len(sets)}
