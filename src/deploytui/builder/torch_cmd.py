@@ -170,6 +170,10 @@ def export_executorch(m: Any, out: Path, stem: str) -> dict[str, Any]:
     return pte.lower(_export(m), out, stem)
 
 
+def export_executorch_int8(m: Any, out: Path, stem: str) -> dict[str, Any]:
+    return variant_exports.export_executorch_int8(m, out, stem, _export(m))
+
+
 EXPORTS = {
     "model": export_model,
     "script": export_script,
@@ -182,7 +186,7 @@ EXPORTS = {
     "openvino": variant_exports.export_openvino,
     "samples": variant_exports.export_samples,
     "onnx-int8": variant_exports.export_onnx_int8,
-    "executorch-int8": lambda m, out, stem: variant_exports.export_executorch_int8(m, out, stem, _export(m)),
+    "executorch-int8": export_executorch_int8,
 }
 
 
