@@ -26,6 +26,7 @@ ORT_LIB = "onnxruntime-library"
 EXECUTORCH_LIB = "executorch-libraries"
 NO_RUNTIME = "none"
 PY_OPENVINO = "python-openvino"
+OPENVINO_LIB = "openvino-library"
 
 RUNTIME_TITLES = {
     PY_TORCH: "Python + torch and its dependencies",
@@ -36,6 +37,7 @@ RUNTIME_TITLES = {
     EXECUTORCH_LIB: "ExecuTorch's C++ runtime (the wheel's libexecutorch*.so, no Python, no libtorch)",
     NO_RUNTIME: "none (system libraries only)",
     PY_OPENVINO: "Python + openvino + numpy",
+    OPENVINO_LIB: "OpenVINO's C library (the wheel's libopenvino_c.so, its runtime, CPU plugin; no Python)",
 }
 
 # the installed distributions a Python runtime starts from (its size is their dependency closure)
@@ -48,7 +50,12 @@ RUNTIME_DISTRIBUTIONS: dict[str, tuple[str, ...]] = {
     PY_OPENVINO: ("openvino", "numpy", "safetensors"),
 }
 # the wheel whose shared libraries a compiled runtime loads (its RECORD changes with them)
-RUNTIME_WHEEL: dict[str, str] = {LIBTORCH: "torch", ORT_LIB: "onnxruntime", EXECUTORCH_LIB: "executorch"}
+RUNTIME_WHEEL: dict[str, str] = {
+    LIBTORCH: "torch",
+    ORT_LIB: "onnxruntime",
+    EXECUTORCH_LIB: "executorch",
+    OPENVINO_LIB: "openvino",
+}
 
 # What the inspectors look at (`Inspect.kind`); form_view has one section builder per kind.
 ZIP_MEMBERS = "zip-members"  # Artifact: members of a .pt / .pt2 ZIP archive
@@ -616,6 +623,21 @@ FORMS: tuple[Form, ...] = (
     ),
     *_onnx_int8_variants(),
     *_executorch_int8_variants(),
+    Form(
+        key="openvino-native",
+        family="OpenVINO",
+        title="OpenVINO IR, CPU plugin, C API (no Python)",
+        model_files=("{m}/{m}_openvino.xml", "{m}/{m}_openvino.bin"),
+        executable="shared/bin/cpp-openvino",
+        runtime=OPENVINO_LIB,
+        argv=("{art}/shared/bin/cpp-openvino", "{art}/{m}/{m}_openvino.xml"),  # the .bin beside it
+        steps=("export-openvino", "cpp-openvino-build"),
+        inspect=(
+            Inspect(ELF_LINKAGE, "shared/bin/cpp-openvino"),
+            Inspect(OPENVINO_IR, "{m}/{m}_openvino.xml"),
+        ),
+        note="cpp/openvino_run.cpp on the wheel's libopenvino_c.so; f32 inference precision, one thread",
+    ),
 )
 
 BY_KEY: dict[str, Form] = {f.key: f for f in FORMS}

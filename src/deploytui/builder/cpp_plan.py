@@ -1,5 +1,5 @@
-"""Build steps for the C++ forms: libtorch (cpp-torchscript, cpp-aoti, cpp-aoti-lean) and
-ExecuTorch (cpp-executorch).
+"""Build steps for the C++ forms: libtorch (cpp-torchscript, cpp-aoti, cpp-aoti-lean),
+ExecuTorch (cpp-executorch) and OpenVINO (openvino-native: cpp-openvino on the wheel's C API).
 
 `cpp-build` compiles the two libtorch programs in cpp/ against the installed torch wheel's
 include/ and lib/ (see cpp/README.md for the route and why); `cpp-executorch-build` compiles
@@ -14,7 +14,7 @@ from deploytui.builder.steps import Step
 
 
 def steps(ctx: BuildContext) -> list[Step]:
-    t, et = package_dir("torch"), package_dir("executorch")
+    t, et, ov = package_dir("torch"), package_dir("executorch"), package_dir("openvino")
     src = ctx.root / "cpp"
     return [
         Step(
@@ -67,6 +67,32 @@ def steps(ctx: BuildContext) -> list[Step]:
                 *et.parent.glob("executorch-*.dist-info/RECORD"),  # the wheel's files and their hashes
             ),
             outputs=(ctx.bin / "cpp-executorch",),
+            scope="shared",
+            needs=("g++",),
+            cwd=ctx.root,
+            timeout_s=600.0,
+        ),
+        Step(
+            name="cpp-openvino-build",
+            title="C++: compile cpp-openvino against the openvino wheel's C API (no Python)",
+            argv=(
+                ctx.python,
+                "-m",
+                "deploytui.builder.cpp_cmd",
+                "--src",
+                str(src),
+                "--openvino",
+                str(ov),
+                "--out",
+                str(ctx.bin),
+            ),
+            inputs=(
+                src / "openvino_run.cpp",
+                src / "protocol.h",
+                src / "safetensors.h",
+                *ov.parent.glob("openvino-*.dist-info/RECORD"),  # the wheel's files and their hashes
+            ),
+            outputs=(ctx.bin / "cpp-openvino",),
             scope="shared",
             needs=("g++",),
             cwd=ctx.root,
