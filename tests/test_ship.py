@@ -85,7 +85,13 @@ def checked(built_artifacts: Path, bundles_dir: Path) -> _Checked:
 
 # checked on convnet: the native OpenVINO runner, and the int8 variants (they ship as their
 # parents do, and pass by their accuracy budget)
-CONVNET_ISOLATED = ("openvino-native", "onnxruntime-native-int8", "tract-int8", "cpp-executorch-int8")
+CONVNET_ISOLATED = (
+    "openvino-native",
+    "onnxruntime-native-int8",
+    "tract-int8",
+    "cpp-executorch-int8",
+    "openvino-native-int8",
+)
 
 
 def test_every_compiled_form_is_expected():

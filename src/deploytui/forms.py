@@ -402,6 +402,59 @@ def _executorch_int8_variants() -> tuple[Form, ...]:
     return (_int8(python, "executorch"), _int8(native, "cpp-executorch"))
 
 
+def _openvino(stem: str, steps: tuple[str, ...], title: str, note: str) -> tuple[Form, Form]:
+    """An OpenVINO IR (`{m}/{m}<stem>.xml` + `.bin`), run from Python and by cpp-openvino."""
+    xml, ir = "{m}/{m}" + stem + ".xml", ("{m}/{m}" + stem + ".xml", "{m}/{m}" + stem + ".bin")
+    graph = (Inspect(OPENVINO_IR, xml),)
+    python = Form(
+        key="openvino",
+        family="OpenVINO",
+        title=f"OpenVINO IR{title}, CPU plugin (Python)",
+        model_files=ir,
+        runner="deploytui.runners.openvino_runner",
+        runtime=PY_OPENVINO,
+        argv=("{python}", "-m", "deploytui.runners.openvino_runner", "{art}/" + xml),
+        steps=steps,
+        inspect=graph,
+        note=note + "; run at f32 inference precision",
+    )
+    native = Form(
+        key="openvino-native",
+        family="OpenVINO",
+        title=f"OpenVINO IR{title}, CPU plugin, C API (no Python)",
+        model_files=ir,
+        executable="shared/bin/cpp-openvino",
+        runtime=OPENVINO_LIB,
+        argv=("{art}/shared/bin/cpp-openvino", "{art}/" + xml),  # the .bin beside it
+        steps=(*steps, "cpp-openvino-build"),
+        inspect=(Inspect(ELF_LINKAGE, "shared/bin/cpp-openvino"), *graph),
+        note=note + "; cpp/openvino_run.cpp on the wheel's libopenvino_c.so, f32 inference precision",
+    )
+    return python, native
+
+
+def _openvino_forms() -> tuple[Form, ...]:
+    """The fp32 IR and NNCF's int8 of it, each from Python and from C++."""
+    python, native = _openvino(
+        "_openvino",
+        ("export-openvino",),
+        "",
+        "openvino.convert_model + save_model(compress_to_fp16=False)",
+    )
+    python8, native8 = _openvino(
+        "_openvino_int8",
+        ("export-openvino", "export-samples", "export-openvino-int8"),
+        " int8 (NNCF)",
+        "nncf.quantize of the fp32 IR, calibrated on the example + calibration inputs",
+    )
+    return (
+        python,
+        native,
+        _int8(dataclasses.replace(python8, key="openvino-int8"), "openvino"),
+        _int8(dataclasses.replace(native8, key="openvino-native-int8"), "openvino-native"),
+    )
+
+
 FORMS: tuple[Form, ...] = (
     _torch(
         "torch-eager",
@@ -609,35 +662,9 @@ FORMS: tuple[Form, ...] = (
         (Inspect(PTE_DELEGATION, "{m}/{m}_delegation.json"),),
         "extension::Module on the wheel's libexecutorch.so, XNNPACK delegate and optimized kernels",
     ),
-    Form(
-        key="openvino",
-        family="OpenVINO",
-        title="OpenVINO IR, CPU plugin (Python)",
-        model_files=("{m}/{m}_openvino.xml", "{m}/{m}_openvino.bin"),
-        runner="deploytui.runners.openvino_runner",
-        runtime=PY_OPENVINO,
-        argv=("{python}", "-m", "deploytui.runners.openvino_runner", "{art}/{m}/{m}_openvino.xml"),
-        steps=("export-openvino",),
-        inspect=(Inspect(OPENVINO_IR, "{m}/{m}_openvino.xml"),),
-        note="openvino.convert_model + save_model(compress_to_fp16=False); run at f32 inference precision",
-    ),
     *_onnx_int8_variants(),
     *_executorch_int8_variants(),
-    Form(
-        key="openvino-native",
-        family="OpenVINO",
-        title="OpenVINO IR, CPU plugin, C API (no Python)",
-        model_files=("{m}/{m}_openvino.xml", "{m}/{m}_openvino.bin"),
-        executable="shared/bin/cpp-openvino",
-        runtime=OPENVINO_LIB,
-        argv=("{art}/shared/bin/cpp-openvino", "{art}/{m}/{m}_openvino.xml"),  # the .bin beside it
-        steps=("export-openvino", "cpp-openvino-build"),
-        inspect=(
-            Inspect(ELF_LINKAGE, "shared/bin/cpp-openvino"),
-            Inspect(OPENVINO_IR, "{m}/{m}_openvino.xml"),
-        ),
-        note="cpp/openvino_run.cpp on the wheel's libopenvino_c.so; f32 inference precision, one thread",
-    ),
+    *_openvino_forms(),
 )
 
 BY_KEY: dict[str, Form] = {f.key: f for f in FORMS}

@@ -187,6 +187,7 @@ EXPORTS = {
     "samples": variant_exports.export_samples,
     "onnx-int8": variant_exports.export_onnx_int8,
     "executorch-int8": export_executorch_int8,
+    "openvino-int8": variant_exports.export_openvino_int8,
 }
 
 

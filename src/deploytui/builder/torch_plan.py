@@ -59,11 +59,18 @@ EXPORTS: tuple[tuple[str, str, tuple[str, ...], str], ...] = (
         ("{m}_int8.pte", "{m}_int8_delegation.json"),
         "ExecuTorch .pte, XNNPACK int8 (PT2E XNNPACKQuantizer, calibrated)",
     ),
+    (
+        "export-openvino-int8",
+        "openvino-int8",
+        ("{m}_openvino_int8.xml", "{m}_openvino_int8.bin"),
+        "OpenVINO IR, int8 (NNCF post-training quantisation, calibrated)",
+    ),
 )
 # steps an export needs besides export-model (the files it starts from)
 AFTER: dict[str, tuple[str, ...]] = {
     "export-onnx-int8": ("export-onnx",),
     "export-executorch-int8": ("export-samples",),
+    "export-openvino-int8": ("export-openvino", "export-samples"),
 }
 
 

@@ -227,3 +227,34 @@ def export_executorch_int8(m: Any, out: Path, stem: str, ep: Any) -> dict[str, A
     converted = convert_pt2e(prepared)
     facts = pte.lower(torch.export.export(converted, m.args, m.kwargs), out, f"{stem}_int8")
     return {**facts, "quantizer": "XNNPACKQuantizer symmetric per-channel", "calibration_inputs": len(sets)}
+
+
+def export_openvino_int8(m: Any, out: Path, stem: str) -> dict[str, Any]:
+    """NNCF's post-training quantisation of the fp32 IR (`nncf.quantize`, its default: symmetric
+    int8 FakeQuantize on weights and activations), calibrated on the example inputs and the
+    calibration set, saved beside it without FP16 compression (the runners ask for f32
+    inference precision: what is not quantised stays fp32)."""
+    no_openvino_telemetry()  # NNCF's telemetry goes through the same package: off with it
+    from importlib.metadata import version
+
+    import nncf
+    import openvino as ov
+
+    source = out / f"{stem}_openvino.xml"
+    if not source.is_file():
+        raise FileNotFoundError(f"{source.name} is missing: the export-openvino step has not run")
+    model = ov.Core().read_model(str(source))
+    names = list(m.inputs)
+    sets = [{n: t.numpy() for n, t in zip(names, flat, strict=True)} for flat in calibration_inputs(m, out)]
+    quantized = nncf.quantize(model, nncf.Dataset(sets), subset_size=len(sets))
+    ov.save_model(quantized, str(out / f"{stem}_openvino_int8.xml"), compress_to_fp16=False)
+    ops = Counter(op.get_type_name() for op in quantized.get_ordered_ops())
+    if not ops.get("FakeQuantize"):
+        raise ValueError("nncf.quantize inserted no FakeQuantize: nothing was quantised")
+    return {
+        "nncf": version("nncf"),
+        "openvino": ov.get_version(),
+        "calibration_inputs": len(sets),
+        "compress_to_fp16": False,
+        "ops": dict(ops.most_common()),
+    }
