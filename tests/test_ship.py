@@ -91,6 +91,7 @@ CONVNET_ISOLATED = (
     "tract-int8",
     "cpp-executorch-int8",
     "openvino-native-int8",
+    "cpp-aoti-int8",
 )
 
 

@@ -455,6 +455,31 @@ def _openvino_forms() -> tuple[Form, ...]:
     )
 
 
+def _aoti_int8_variants() -> tuple[Form, ...]:
+    """torchao's dynamic int8 compiled by AOTInductor, loaded from Python and from C++."""
+    pt2 = "{m}/{m}_aoti_int8.pt2"
+    inspect = tuple(i for i in _aoti(pt2) if i.kind != EXPORT_GRAPH)  # the fp32 graph is not its
+    steps = ("export-samples", "export-aoti-int8")
+    note = "torchao quantize_(Int8DynamicActivationInt8WeightConfig) on the Linear layers, then AOTInductor"
+    python = dataclasses.replace(
+        _torch("aoti-python-int8", "AOTInductor .pt2, torchao int8", "aoti", pt2, steps[-1], inspect),
+        steps=steps,
+        note=note,
+    )
+    native = _binary(
+        "cpp-aoti-int8",
+        "C++ libtorch",
+        "C++ libtorch + AOTInductor, torchao int8",
+        "shared/bin/cpp-aoti",
+        (pt2,),
+        LIBTORCH,
+        (*steps, "cpp-build"),
+        inspect,
+        note,
+    )
+    return (_int8(python, "aoti-python"), _int8(native, "cpp-aoti"))
+
+
 FORMS: tuple[Form, ...] = (
     _torch(
         "torch-eager",
@@ -665,6 +690,7 @@ FORMS: tuple[Form, ...] = (
     *_onnx_int8_variants(),
     *_executorch_int8_variants(),
     *_openvino_forms(),
+    *_aoti_int8_variants(),
 )
 
 BY_KEY: dict[str, Form] = {f.key: f for f in FORMS}

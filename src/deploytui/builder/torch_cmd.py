@@ -170,6 +170,13 @@ def export_executorch(m: Any, out: Path, stem: str) -> dict[str, Any]:
     return pte.lower(_export(m), out, stem)
 
 
+def export_aoti_int8(m: Any, out: Path, stem: str) -> dict[str, Any]:
+    """torchao's dynamic int8 of the model's Linear layers, then AOTInductor like export_aoti
+    (quantised models that AOTInductor refuses are known upstream: pytorch/ao#2690)."""
+    quantized, facts = variant_exports.torchao_int8(m)
+    return {**facts, **_aoti(quantized, out, f"{stem}_aoti_int8.pt2", None)}
+
+
 def export_executorch_int8(m: Any, out: Path, stem: str) -> dict[str, Any]:
     return variant_exports.export_executorch_int8(m, out, stem, _export(m))
 
@@ -188,6 +195,7 @@ EXPORTS = {
     "onnx-int8": variant_exports.export_onnx_int8,
     "executorch-int8": export_executorch_int8,
     "openvino-int8": variant_exports.export_openvino_int8,
+    "aoti-int8": export_aoti_int8,
 }
 
 

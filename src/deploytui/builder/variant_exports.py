@@ -258,3 +258,28 @@ def export_openvino_int8(m: Any, out: Path, stem: str) -> dict[str, Any]:
         "compress_to_fp16": False,
         "ops": dict(ops.most_common()),
     }
+
+
+def torchao_int8(m: Any) -> tuple[Any, dict[str, Any]]:
+    """A copy of the loaded model with torchao's dynamic int8 (`quantize_` with
+    `Int8DynamicActivationInt8WeightConfig`: int8 weights, activations quantised per token at run
+    time) on its nn.Linear layers (torchao's default filter: convolutions stay fp32); ValueError
+    when there is none. The copy is what AOTInductor then compiles."""
+    import copy
+    import dataclasses
+    from importlib.metadata import version
+
+    import torch
+    from torchao.quantization import Int8DynamicActivationInt8WeightConfig, quantize_
+
+    module = copy.deepcopy(m.module)
+    linears = sum(isinstance(x, torch.nn.Linear) for x in module.modules())
+    if not linears:
+        raise ValueError("torchao int8 quantises nn.Linear layers and the model has none")
+    quantize_(module, Int8DynamicActivationInt8WeightConfig())
+    facts = {
+        "torchao": version("torchao"),
+        "config": "Int8DynamicActivationInt8WeightConfig",
+        "linears": linears,
+    }
+    return dataclasses.replace(m, module=module), facts
