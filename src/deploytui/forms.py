@@ -321,6 +321,32 @@ def _burn_onnx(rs: str, strategy: str) -> tuple[Inspect, ...]:
     )
 
 
+def _python(
+    key: str,
+    family: str,
+    title: str,
+    runner: str,
+    runtime: str,
+    model_files: tuple[str, ...],
+    steps: tuple[str, ...],
+    inspect: tuple[Inspect, ...],
+    note: str,
+) -> Form:
+    """A Python runner module given its first model file (`runner PATH --inputs ...`)."""
+    return Form(
+        key=key,
+        family=family,
+        title=title,
+        model_files=model_files,
+        runner=runner,
+        runtime=runtime,
+        argv=("{python}", "-m", runner, "{art}/" + model_files[0]),
+        steps=steps,
+        inspect=inspect,
+        note=note,
+    )
+
+
 def _int8(form: Form, parent: str) -> Form:
     """`form` as an int8 variant of `parent`, judged by the int8 budget."""
     return dataclasses.replace(form, precision=INT8, parent=parent, budget=INT8_BUDGET)
@@ -331,17 +357,16 @@ def _onnx_int8_variants() -> tuple[Form, ...]:
     int8 = "{m}/{m}_int8.onnx"
     graph = (Inspect(ONNX_GRAPH, int8, "the int8 ONNX graph (ConvInteger, MatMulInteger, …)"),)
     steps = ("export-onnx", "export-onnx-int8", "export-samples")
-    python = Form(
-        key="onnxruntime-int8",
-        family="ONNX",
-        title="ONNX Runtime (Python), dynamic int8",
-        model_files=(int8,),
-        runner="deploytui.runners.ort_runner",
-        runtime=PY_ORT,
-        argv=("{python}", "-m", "deploytui.runners.ort_runner", "{art}/" + int8),
-        steps=steps,
-        inspect=graph,
-        note="quantize_dynamic(weight_type=QInt8): int8 weights, activations quantised at run time",
+    python = _python(
+        "onnxruntime-int8",
+        "ONNX",
+        "ONNX Runtime (Python), dynamic int8",
+        "deploytui.runners.ort_runner",
+        PY_ORT,
+        (int8,),
+        steps,
+        graph,
+        "quantize_dynamic(weight_type=QInt8): int8 weights, activations quantised at run time",
     )
     native = _binary(
         "onnxruntime-native-int8",
@@ -376,17 +401,16 @@ def _executorch_int8_variants() -> tuple[Form, ...]:
     """The model quantised for XNNPACK (PT2E, calibrated), run by both ExecuTorch runtimes."""
     pte, report = "{m}/{m}_int8.pte", (Inspect(PTE_DELEGATION, "{m}/{m}_int8_delegation.json"),)
     steps = ("export-samples", "export-executorch-int8")
-    python = Form(
-        key="executorch-int8",
-        family="ExecuTorch",
-        title="ExecuTorch .pte, XNNPACK int8 (Python runtime)",
-        model_files=(pte,),
-        runner="deploytui.runners.executorch_runner",
-        runtime=PY_EXECUTORCH,
-        argv=("{python}", "-m", "deploytui.runners.executorch_runner", "{art}/" + pte),
-        steps=steps,
-        inspect=report,
-        note="XNNPACKQuantizer (symmetric, per-channel) calibrated on the example + calibration inputs",
+    python = _python(
+        "executorch-int8",
+        "ExecuTorch",
+        "ExecuTorch .pte, XNNPACK int8 (Python runtime)",
+        "deploytui.runners.executorch_runner",
+        PY_EXECUTORCH,
+        (pte,),
+        steps,
+        report,
+        "XNNPACKQuantizer (symmetric, per-channel) calibrated on the example + calibration inputs",
     )
     native = _binary(
         "cpp-executorch-int8",
@@ -406,17 +430,16 @@ def _openvino(stem: str, steps: tuple[str, ...], title: str, note: str) -> tuple
     """An OpenVINO IR (`{m}/{m}<stem>.xml` + `.bin`), run from Python and by cpp-openvino."""
     xml, ir = "{m}/{m}" + stem + ".xml", ("{m}/{m}" + stem + ".xml", "{m}/{m}" + stem + ".bin")
     graph = (Inspect(OPENVINO_IR, xml),)
-    python = Form(
-        key="openvino",
-        family="OpenVINO",
-        title=f"OpenVINO IR{title}, CPU plugin (Python)",
-        model_files=ir,
-        runner="deploytui.runners.openvino_runner",
-        runtime=PY_OPENVINO,
-        argv=("{python}", "-m", "deploytui.runners.openvino_runner", "{art}/" + xml),
-        steps=steps,
-        inspect=graph,
-        note=note + "; run at f32 inference precision",
+    python = _python(
+        "openvino",
+        "OpenVINO",
+        f"OpenVINO IR{title}, CPU plugin (Python)",
+        "deploytui.runners.openvino_runner",
+        PY_OPENVINO,
+        ir,
+        steps,
+        graph,
+        note + "; run at f32 inference precision",
     )
     native = Form(
         key="openvino-native",

@@ -9,6 +9,8 @@ load are exported by the torch export steps; these steps need only a C++ compile
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from deploytui.builder.context import BuildContext, package_dir
 from deploytui.builder.steps import Step
 
@@ -46,56 +48,52 @@ def steps(ctx: BuildContext) -> list[Step]:
             cwd=ctx.root,
             timeout_s=1800.0,
         ),
-        Step(
-            name="cpp-executorch-build",
-            title="C++: compile cpp-executorch against the executorch wheel's runtime (no libtorch)",
-            argv=(
-                ctx.python,
-                "-m",
-                "deploytui.builder.cpp_cmd",
-                "--src",
-                str(src),
-                "--executorch",
-                str(et),
-                "--out",
-                str(ctx.bin),
-            ),
-            inputs=(
-                src / "executorch_run.cpp",
-                src / "protocol.h",
-                src / "safetensors.h",
-                *et.parent.glob("executorch-*.dist-info/RECORD"),  # the wheel's files and their hashes
-            ),
-            outputs=(ctx.bin / "cpp-executorch",),
-            scope="shared",
-            needs=("g++",),
-            cwd=ctx.root,
-            timeout_s=600.0,
+        _wheel_step(
+            ctx,
+            "cpp-executorch",
+            "ExecuTorch's C++ runtime (no libtorch)",
+            "--executorch",
+            et,
+            "executorch_run.cpp",
         ),
-        Step(
-            name="cpp-openvino-build",
-            title="C++: compile cpp-openvino against the openvino wheel's C API (no Python)",
-            argv=(
-                ctx.python,
-                "-m",
-                "deploytui.builder.cpp_cmd",
-                "--src",
-                str(src),
-                "--openvino",
-                str(ov),
-                "--out",
-                str(ctx.bin),
-            ),
-            inputs=(
-                src / "openvino_run.cpp",
-                src / "protocol.h",
-                src / "safetensors.h",
-                *ov.parent.glob("openvino-*.dist-info/RECORD"),  # the wheel's files and their hashes
-            ),
-            outputs=(ctx.bin / "cpp-openvino",),
-            scope="shared",
-            needs=("g++",),
-            cwd=ctx.root,
-            timeout_s=600.0,
+        _wheel_step(
+            ctx,
+            "cpp-openvino",
+            "the openvino wheel's C API (no Python)",
+            "--openvino",
+            ov,
+            "openvino_run.cpp",
         ),
     ]
+
+
+def _wheel_step(ctx: BuildContext, program: str, what: str, flag: str, wheel: Path, source: str) -> Step:
+    """One program compiled against a wheel's headers and libraries (`<program>-build`); stale when
+    its source or the wheel's files change."""
+    src = ctx.root / "cpp"
+    return Step(
+        name=f"{program}-build",
+        title=f"C++: compile {program} against {what}",
+        argv=(
+            ctx.python,
+            "-m",
+            "deploytui.builder.cpp_cmd",
+            "--src",
+            str(src),
+            flag,
+            str(wheel),
+            "--out",
+            str(ctx.bin),
+        ),
+        inputs=(
+            src / source,
+            src / "protocol.h",
+            src / "safetensors.h",
+            *wheel.parent.glob(f"{wheel.name}-*.dist-info/RECORD"),  # the wheel's files and their hashes
+        ),
+        outputs=(ctx.bin / program,),
+        scope="shared",
+        needs=("g++",),
+        cwd=ctx.root,
+        timeout_s=600.0,
+    )
