@@ -109,16 +109,18 @@ def export_openvino(m: Any, out: Path, stem: str) -> dict[str, Any]:
 
 def _drawn_like(t: Any, gen: Any) -> Any:
     """A tensor drawn like `t`: floats from a normal with its mean and spread, integers (token
-    ids) uniformly over its range, a constant tensor (an all-ones mask) or booleans as they are."""
+    ids) uniformly over its range; a constant tensor (an all-ones mask, a scale), a single value
+    or booleans as they are."""
     import torch
 
-    if t.dtype == torch.bool or t.numel() == 0:
+    if t.dtype == torch.bool or t.numel() < 2:
         return t.clone()
     if t.dtype.is_floating_point:
-        mean = float(t.mean())
-        std = float(t.std()) if t.numel() > 1 else abs(float(t.flatten()[0])) or 1.0
+        mean, std = float(t.mean()), float(t.std())
+        if not std > 0:  # a constant (a scale, a mask): as it is
+            return t.clone()
         noise = torch.randn(t.shape, generator=gen, dtype=torch.float32).to(t.dtype)
-        return noise * (std or 1.0) + mean
+        return noise * std + mean
     lo, hi = int(t.min()), int(t.max())
     if lo == hi:
         return t.clone()
