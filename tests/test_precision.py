@@ -4,6 +4,7 @@ data, their ratios to the parent, the OpenVINO IR's layers."""
 from __future__ import annotations
 
 import math
+from typing import ClassVar
 
 import pytest
 
@@ -122,3 +123,42 @@ def test_the_openvino_ir_layers_are_read_as_xml(tmp_path):
         openvino_ir.layers(path)
     with pytest.raises(InspectError, match="missing"):
         openvino_ir.layers(tmp_path / "absent.xml")
+
+
+def test_openvino_and_nncf_telemetry_is_off_in_our_processes():
+    """With `openvino_telemetry` made unimportable first (what every deploytui process that
+    imports openvino does), the converter and NNCF fall back on their stubs, which send nothing."""
+    import subprocess
+    import sys
+
+    code = (
+        "from deploytui.builder.variant_exports import no_openvino_telemetry; no_openvino_telemetry(); "
+        "import openvino.tools.ovc.telemetry_utils as ovc; import nncf.telemetry.wrapper as w; "
+        "print(ovc.tm.__name__, isinstance(w.telemetry, w.NNCFTelemetryStub))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True
+    )
+    assert out.stdout.split() == ["openvino.tools.ovc.telemetry_stub", "True"]
+
+
+def test_drawn_samples_are_like_the_examples_and_fixed():
+    import torch
+
+    from deploytui.builder.variant_exports import draw_samples
+
+    class M:
+        inputs: ClassVar = {
+            "input_0": torch.randn(2, 64) * 3 + 1,
+            "ids": torch.tensor([[3, 9, 5, 7]]),
+            "mask": torch.ones(1, 4, dtype=torch.long),
+            "scale": torch.full((3, 1), 0.5),
+        }
+
+    a, b = draw_samples(M, 7, 2), draw_samples(M, 7, 2)
+    assert all(torch.equal(a[k][n], b[k][n]) for k in range(2) for n in M.inputs)  # fixed seeds
+    assert not torch.equal(a[0]["input_0"], a[1]["input_0"])
+    x = a[0]["input_0"]
+    assert x.shape == (2, 64) and 1.5 < float(x.std()) < 5 and abs(float(x.mean()) - 1) < 1.5
+    assert int(a[0]["ids"].min()) >= 3 and int(a[0]["ids"].max()) <= 9 and a[0]["ids"].dtype == torch.long
+    assert torch.equal(a[0]["mask"], M.inputs["mask"]) and torch.equal(a[0]["scale"], M.inputs["scale"])
