@@ -728,7 +728,10 @@ def _cell(rec: Any) -> str:
         return "–"
     if rec.status == "not-applicable":
         return "n/a"
-    if rec.status == "ok" and rec.within_tol:
+    if rec.status == "ok" and rec.accuracy is not None and rec.accuracy.within_budget:
+        cos = min((o.cosine for o in rec.accuracy.outputs), default=1.0)
+        return f"✓ cos {cos:.4f}"  # a variant: within its accuracy budget
+    if rec.status == "ok" and rec.within_tol and rec.accuracy is None:
         return "✓"
     words = scrub(rec.error or rec.status)
     words = words.rsplit("error: ", 1)[-1].replace("|", "\\|").replace("\n", " ")  # the tool's own words
