@@ -91,9 +91,13 @@ def test_ratios_to_the_parent_are_of_stored_figures():
     )
     parent = RunRecord("onnxruntime", status=RunStatus.OK, wall_s=[0.4, 0.4], stages_ms={"steady_forward": 1})
     sizes = {"onnxruntime-int8": 25, "onnxruntime": 100}
-    r = variants.ratios(child, parent, sizes.get)
+    r = variants.ratios(child, "onnxruntime", parent, sizes.get)
     assert r == {"size": 0.25, "startup": 0.5, "steady": 2.0}
-    assert variants.ratios(child, None, sizes.get) == dict.fromkeys(variants.RATIOS)
+    assert variants.ratios(child, "onnxruntime", None, sizes.get) == {
+        "size": 0.25,
+        "startup": None,
+        "steady": None,
+    }
     assert variants.ratios_text(r, "onnxruntime").startswith("vs onnxruntime: ship size 0.25×")
 
 

@@ -48,6 +48,10 @@ FAILS = {
     ("data_dependent", "onnxruntime-int8"): ("export", GUARD),  # their .onnx is never written
     ("data_dependent", "onnxruntime-native-int8"): ("export", GUARD),
     ("data_dependent", "tract-int8"): ("export", GUARD),
+    ("data_dependent", "executorch-int8"): ("export", GUARD),
+    ("data_dependent", "cpp-executorch-int8"): ("export", GUARD),
+    ("data_dependent", "aoti-python-int8"): ("export", GUARD),
+    ("data_dependent", "cpp-aoti-int8"): ("export", GUARD),
 }
 MLP_ONLY = {f.key for f in forms.FORMS if f.mlp_only}
 

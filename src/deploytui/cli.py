@@ -212,7 +212,9 @@ def _vs_parent(rec: RunRecord, store: Any) -> dict[str, float | None]:
     from deploytui import forms, report, variants
 
     parent = forms.get(rec.form or "").parent
-    return variants.ratios(rec, store.forms.get(parent), lambda key: report.ship_bytes(forms.get(key)))
+    return variants.ratios(
+        rec, parent, store.forms.get(parent), lambda key: report.ship_bytes(forms.get(key))
+    )
 
 
 def cmd_measure(args: argparse.Namespace) -> int:

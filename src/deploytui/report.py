@@ -183,7 +183,9 @@ def rows(store: Store, manifest: Manifest) -> list[dict[str, Any]]:
                 "accuracy": dataclasses.asdict(rec.accuracy) if rec.accuracy is not None else None,
                 "within_budget": rec.accuracy.within_budget if rec.accuracy is not None else None,
                 "vs_parent": (
-                    variants.ratios(rec, store.forms.get(form.parent), _size_of) if form.variant else None
+                    variants.ratios(rec, form.parent, store.forms.get(form.parent), _size_of)
+                    if form.variant
+                    else None
                 ),
             }
         )

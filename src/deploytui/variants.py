@@ -46,18 +46,17 @@ def _startup(rec: RunRecord) -> float | None:
 
 
 def ratios(
-    child: RunRecord, parent: RunRecord | None, size: Callable[[str], int | None]
+    child: RunRecord, parent: str, parent_rec: RunRecord | None, size: Callable[[str], int | None]
 ) -> dict[str, float | None]:
-    """size / start-up / steady of `child` ÷ the same of `parent` (`size(key)`: a form's shipped
-    model files + program, bytes)."""
+    """size / start-up / steady of `child` ÷ the same of its fp32 `parent` (`size(key)`: a form's
+    shipped model files + program, bytes, as built; the times from the stored records)."""
     out: dict[str, float | None] = dict.fromkeys(RATIOS)
-    if parent is None or child.form is None or parent.form is None:
+    if child.form is None:
         return out
-    pairs: dict[str, tuple[Any, Any]] = {
-        "size": (size(child.form), size(parent.form)),
-        "startup": (_startup(child), _startup(parent)),
-        "steady": (_steady(child), _steady(parent)),
-    }
+    pairs: dict[str, tuple[Any, Any]] = {"size": (size(child.form), size(parent))}
+    if parent_rec is not None:
+        pairs["startup"] = (_startup(child), _startup(parent_rec))
+        pairs["steady"] = (_steady(child), _steady(parent_rec))
     for key, (a, b) in pairs.items():
         out[key] = round(a / b, 4) if a is not None and b else None
     return out

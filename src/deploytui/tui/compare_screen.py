@@ -115,7 +115,7 @@ def accuracy_cells(
         )
     if rec is None:
         return [accuracy, Cell(None, "–", "grey50")]
-    r = variants.ratios(rec, parent, lambda key: ship_size(forms.get(key), manifest))
+    r = variants.ratios(rec, form.parent, parent, lambda key: ship_size(forms.get(key), manifest))
     text = " ".join(f"{v:.2f}×" if v is not None else "–" for v in r.values())
     return [accuracy, Cell(r["steady"], text if any(v is not None for v in r.values()) else "–", right=True)]
 
