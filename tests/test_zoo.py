@@ -53,6 +53,14 @@ FAILS = {
     ("data_dependent", "aoti-python-int8"): ("export", GUARD),
     ("data_dependent", "cpp-aoti-int8"): ("export", GUARD),
 }
+# int8 variants that run but miss their accuracy budget, as measured here: NNCF's static int8
+# calibrated on 9 inputs of these tiny fixture models (cosine 0.89 and 0.98 < 0.99)
+OUTSIDE_BUDGET = {
+    ("two_outputs", "openvino-int8"),
+    ("two_outputs", "openvino-native-int8"),
+    ("int_input", "openvino-int8"),
+    ("int_input", "openvino-native-int8"),
+}
 MLP_ONLY = {f.key for f in forms.FORMS if f.mlp_only}
 
 pytestmark = pytest.mark.slow
@@ -97,6 +105,9 @@ def test_every_form_works_or_says_why_at_its_stage(built_model, name):
             assert rec.stage_status[stage] == "failed" and rec.stage_status["run"] == "skipped", where
             log = paths.artifacts_dir() / rec.log
             assert log.is_file() and words in log.read_text(), where  # the full log, one key away
+        elif (name, key) in OUTSIDE_BUDGET:
+            assert rec.status == "ok" and rec.stage == "numerics" and rec.accuracy is not None, where
+            assert not rec.accuracy.within_budget and "outside its accuracy budget" in rec.error, where
         else:
             # an int8 variant is judged by its accuracy budget, any other form by the tolerance
             assert rec.status == "ok" and bench.judged_ok(rec), (where, matrix)
