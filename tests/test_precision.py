@@ -19,6 +19,7 @@ def test_class_scores_are_batch_by_classes_or_logits():
     assert class_scores("output", [1, 10])
     assert class_scores("logits", [1, 8, 4096])
     assert not class_scores("last_hidden_state", [1, 8, 32])
+    assert not class_scores("pooler_output", [1, 32]) and class_scores("1", [2, 3])
     assert not class_scores("output", [1, 1])
     assert not class_scores("output", [10])
 

@@ -163,6 +163,8 @@ def _drop(f: FormFacts, limit: Any) -> Reading:
             return Reading(
                 missing="outside the model's tolerance: its accuracy was not evaluated", broken=True
             )
+        if f.cosine is None:
+            return Reading(missing=f"no accuracy stored by its run: run deploytui bench {f.key}")
         return Reading(
             missing=f"no class-score output: top-1 agreement does not apply (cosine {f.cosine:.4g})"
         )

@@ -36,10 +36,17 @@ class Budget:
 INT8_BUDGET = Budget()
 
 
+NOT_SCORES = ("hidden", "pooler", "embed", "feature", "state")  # [batch, n] outputs that are not
+
+
 def class_scores(name: str, shape: list[int]) -> bool:
-    """An output that looks like class scores: [batch, classes], or a `logits` output with the
-    classes last (a language model's [batch, positions, vocabulary])."""
-    return len(shape) >= 2 and shape[-1] >= 2 and (len(shape) == 2 or "logits" in name.lower())
+    """An output that looks like class scores: a `logits` output with the classes last (a
+    language model's [batch, positions, vocabulary] too), or [batch, classes] unless its name
+    says it is a representation (BERT's `pooler_output`, a `last_hidden_state`)."""
+    lower = name.lower()
+    if len(shape) < 2 or shape[-1] < 2:
+        return False
+    return "logits" in lower or (len(shape) == 2 and not any(w in lower for w in NOT_SCORES))
 
 
 def cosine(got: list[float], want: list[float]) -> float:
