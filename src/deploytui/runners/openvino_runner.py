@@ -15,7 +15,7 @@ import os
 import sys
 from typing import Any
 
-from deploytui.runners.protocol import Stages, emit_stages, fail, numpy_inputs, parse_args, timed_forwards
+from deploytui.runners.protocol import Stages, call_order, emit_stages, fail, parse_args, timed_forwards
 
 USAGE = "openvino_runner PATH.xml --inputs IN --outputs OUT [--repeat K]"
 CONFIG = {"INFERENCE_PRECISION_HINT": "f32", "INFERENCE_NUM_THREADS": "1", "NUM_STREAMS": "1"}
@@ -37,10 +37,15 @@ def run_protocol(argv: list[str], stages: Stages) -> None:
     # OpenVINO's converter reports usage unless its telemetry package cannot be imported
     sys.modules.setdefault("openvino_telemetry", None)  # type: ignore[arg-type]
     import openvino  # noqa: F401  (timed as part of the import stage)
+    from safetensors import safe_open
     from safetensors.numpy import save_file
 
     stages.mark("import")
-    inputs = numpy_inputs(args.inputs)
+    try:
+        with safe_open(args.inputs, framework="np") as f:
+            inputs = {name: f.get_tensor(name) for name in call_order(list(f.keys()), f.metadata())}
+    except Exception as e:  # a damaged or missing inputs file: one line
+        fail(f"could not read inputs {args.inputs}: {type(e).__name__}: {e}")
     before = set(sys.modules)
     try:
         compiled = _compiled(path)

@@ -119,18 +119,6 @@ def parse_args(argv: list[str], usage: str) -> ProtocolArgs:
     return ProtocolArgs(pos, flags["inputs"], flags["outputs"], repeat, flags.get("model"))
 
 
-def numpy_inputs(path: str) -> dict[str, Any]:
-    """The inputs file as numpy arrays by name, in call order (the runtimes fed by name: ONNX
-    Runtime, OpenVINO); a damaged or missing file fails with one line."""
-    from safetensors import safe_open
-
-    try:
-        with safe_open(path, framework="np") as f:
-            return {name: f.get_tensor(name) for name in call_order(list(f.keys()), f.metadata())}
-    except Exception as e:
-        fail(f"could not read inputs {path}: {type(e).__name__}: {e}")
-
-
 def timed_forwards(forward: Callable[[], Any], repeat: int, stages: Stages) -> Any:
     """The first forward (stage first_forward), then `repeat` more: steady_forward is their median."""
     result = forward()
