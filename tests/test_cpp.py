@@ -129,8 +129,10 @@ def test_links_only_libtorch_cpu_and_c10(art):
 
 def test_step_definition():
     ctx = BuildContext(root=Path("/r"), art=Path("/a"), cache=Path("/c"), python="/py", model=parse("a1"))
-    step, et_step = cpp_build.steps(ctx)
+    step, et_step, ov_step = cpp_build.steps(ctx)
     assert et_step.name == "cpp-executorch-build" and et_step.outputs == (ctx.bin / "cpp-executorch",)
+    assert ov_step.name == "cpp-openvino-build" and ov_step.outputs == (ctx.bin / "cpp-openvino",)
+    assert Path("/r/cpp/openvino_run.cpp") in ov_step.inputs and "--openvino" in ov_step.argv
     assert Path("/r/cpp/protocol.h") in step.inputs and Path("/r/cpp/protocol.h") in et_step.inputs
     assert step.name == "cpp-build" and step.scope == "shared"
     assert ctx.bin == Path("/a/shared/bin")

@@ -71,7 +71,9 @@ def universe() -> frozenset[str]:
     from deploytui.models import parse
 
     names = {f.key for f in forms.FORMS} | set(forms.RUNTIME_TITLES)
-    names |= {s.name for m in ("a1", "convnet") for s in plan(BuildContext.default(parse(m)))}
+    steps = [s for m in ("a1", "convnet") for s in plan(BuildContext.default(parse(m)))]
+    names |= {s.name for s in steps}
+    names |= {o.name for s in steps if s.scope == "shared" for o in s.outputs}  # the shared programs
     for manifest in (ROOT / "rust").glob("*/Cargo.toml"):
         data = tomllib.loads(manifest.read_text())
         names.add(data["package"]["name"])

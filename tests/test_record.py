@@ -14,7 +14,15 @@ from deploytui import bench, jsonio, numerics, paths, tensorfile
 from deploytui.forms import Form
 from deploytui.measure import Measurement, Sample
 from deploytui.models import parse
-from deploytui.record import Isolated, OutputDiff, RecordError, RunRecord, field_table
+from deploytui.record import (
+    Accuracy,
+    Isolated,
+    OutputAccuracy,
+    OutputDiff,
+    RecordError,
+    RunRecord,
+    field_table,
+)
 
 # the JSON field names, in order, of results.json and `bench --json`
 RECORD_FIELDS = [
@@ -42,6 +50,7 @@ RECORD_FIELDS = [
     "n",
     "warmup",
     "measured_at",
+    "accuracy",
 ]
 DIFF_FIELDS = [
     "name",
@@ -120,6 +129,34 @@ def records(draw) -> RunRecord:
         n=n,
         warmup=draw(st.integers(0, 3)),
         measured_at=draw(st.none() | st.just("2026-01-02T03:04:05+0000")),
+        accuracy=draw(st.none() | accuracies()),
+    )
+
+
+@st.composite
+def accuracies(draw) -> Accuracy:
+    outputs = [
+        OutputAccuracy(
+            name=f"output_{i}",
+            shape=[1, draw(st.integers(1, 10))],
+            samples=draw(st.integers(1, 9)),
+            max_abs=draw(samples),
+            mean_abs=draw(samples),
+            cosine=draw(st.floats(-1, 1)),
+            top1=draw(st.none() | st.floats(0, 1)),
+        )
+        for i in range(draw(st.integers(0, 2)))
+    ]
+    ok = draw(st.booleans())
+    return Accuracy(
+        precision="int8",
+        parent="onnxruntime",
+        samples=9,
+        min_cosine=0.99,
+        min_top1=0.8,
+        within_budget=ok,
+        outputs=outputs,
+        reason=None if ok else draw(text),
     )
 
 
@@ -214,6 +251,7 @@ MALFORMED = {
     "n": "1",
     "warmup": 1.5,
     "measured_at": 12345,
+    "accuracy": {"precision": "int8", "parent": "onnxruntime", "within_budget": "yes"},
 }
 DIFF_MALFORMED = {
     "name": 0,
@@ -293,7 +331,7 @@ def test_not_an_object():
 
 
 def test_every_field_has_a_doc():
-    for cls in (RunRecord, OutputDiff, Isolated):
+    for cls in (RunRecord, OutputDiff, Isolated, Accuracy, OutputAccuracy):
         for f in dataclasses.fields(cls):
             doc = f.metadata.get("doc", "")
             assert doc.strip() and "|" not in doc.replace("\\|", ""), (cls.__name__, f.name)
@@ -301,10 +339,10 @@ def test_every_field_has_a_doc():
 
 def test_the_json_doc_holds_the_field_tables_as_rendered():
     doc = (paths.ROOT / "docs" / "json.md").read_text()
-    for cls in (RunRecord, OutputDiff, Isolated):
+    for cls in (RunRecord, OutputDiff, Isolated, Accuracy, OutputAccuracy):
         table = field_table(cls)
         assert "\n" + table + "\n" in doc, "docs/json.md is out of date: paste `python -m deploytui.record`"
-    assert doc.count("| field | meaning |") == 3
+    assert doc.count("| field | meaning |") == 5
 
 
 def _matches(value, schema, defs) -> bool:

@@ -83,8 +83,28 @@ def checked(built_artifacts: Path, bundles_dir: Path) -> _Checked:
     return _Checked(bundles_dir)
 
 
+# checked on convnet: the native OpenVINO runner, and the int8 variants (they ship as their
+# parents do, and pass by their accuracy budget)
+CONVNET_ISOLATED = (
+    "openvino-native",
+    "onnxruntime-native-int8",
+    "tract-int8",
+    "cpp-executorch-int8",
+    "openvino-native-int8",
+    "cpp-aoti-int8",
+)
+
+
 def test_every_compiled_form_is_expected():
-    assert set(COMPILED) == {*PASS_ISOLATED, "burn-onnx-file"}
+    assert set(COMPILED) == {*PASS_ISOLATED, *CONVNET_ISOLATED, "burn-onnx-file"}
+
+
+@pytest.mark.parametrize("key", CONVNET_ISOLATED)
+def test_new_compiled_forms_of_convnet_run_isolated(built_convnet, checked, key):
+    fact = checked["convnet", key]
+    assert fact.passed, fact.reason
+    if forms.get(key).variant:  # int8: not eager's to 1e-6, within its budget all the same
+        assert fact.max_abs_diff is not None and fact.max_abs_diff > 1e-6
 
 
 @pytest.mark.parametrize("key", PASS_ISOLATED)

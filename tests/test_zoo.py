@@ -45,6 +45,22 @@ FAILS = {
     ("data_dependent", "onnxruntime-native"): ("export", GUARD),
     ("data_dependent", "executorch"): ("export", GUARD),
     ("data_dependent", "cpp-executorch"): ("export", GUARD),
+    ("data_dependent", "onnxruntime-int8"): ("export", GUARD),  # their .onnx is never written
+    ("data_dependent", "onnxruntime-native-int8"): ("export", GUARD),
+    ("data_dependent", "tract-int8"): ("export", GUARD),
+    ("data_dependent", "executorch-int8"): ("export", GUARD),
+    ("data_dependent", "cpp-executorch-int8"): ("export", GUARD),
+    ("data_dependent", "aoti-python-int8"): ("export", GUARD),
+    ("data_dependent", "cpp-aoti-int8"): ("export", GUARD),
+}
+# int8 variants that run but miss their accuracy budget, as measured here: NNCF's static int8
+# calibrated on 9 inputs of these tiny fixture models (cosine 0.89 and 0.98 < 0.99); and
+# data_dependent's IR, traced through one branch, which the accuracy set takes the other way
+# (cosine 0.55: the fp32 openvino form matches eager on the example input only)
+OUTSIDE_BUDGET = {
+    (name, key)
+    for name in ("two_outputs", "int_input", "data_dependent")
+    for key in ("openvino-int8", "openvino-native-int8")
 }
 MLP_ONLY = {f.key for f in forms.FORMS if f.mlp_only}
 
@@ -90,8 +106,13 @@ def test_every_form_works_or_says_why_at_its_stage(built_model, name):
             assert rec.stage_status[stage] == "failed" and rec.stage_status["run"] == "skipped", where
             log = paths.artifacts_dir() / rec.log
             assert log.is_file() and words in log.read_text(), where  # the full log, one key away
+        elif (name, key) in OUTSIDE_BUDGET:
+            assert rec.status == "ok" and rec.stage == "numerics" and rec.accuracy is not None, where
+            assert not rec.accuracy.within_budget and "outside its accuracy budget" in rec.error, where
         else:
-            assert rec.status == "ok" and rec.within_tol is True, (where, matrix)
+            # an int8 variant is judged by its accuracy budget, any other form by the tolerance
+            assert rec.status == "ok" and bench.judged_ok(rec), (where, matrix)
+            assert (rec.accuracy is not None) == forms.get(key).variant, where
             assert rec.stage is None and set(rec.stage_status.values()) == {"ok"}, where
             assert set(rec.stages_ms) >= {"load", "first_forward", "steady_forward"}, where
             assert paths.outputs_path(key, ref.slug).is_file()  # the Diff view recomputes from it

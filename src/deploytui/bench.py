@@ -14,7 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from deploytui import defaults, jsonio, locks, paths
+from deploytui import accuracy, defaults, jsonio, locks, paths
 from deploytui.forms import Form
 from deploytui.manifest import Manifest, availability, load, way
 from deploytui.measure import Measurement, Progress, measure
@@ -141,7 +141,34 @@ def _run(
         on_progress=on_progress,
         cancel=cancel,
     )
-    return evaluate(form, m, ref, n=n, warmup=warmup)
+    rec = evaluate(form, m, ref, n=n, warmup=warmup)
+    if form.variant and rec.status == RunStatus.OK and rec.stage_status is not None:
+        try:  # the example inputs alone judged it in evaluate: now the whole accuracy set
+            rec.accuracy = accuracy.evaluate(form, ref, out, timeout_s=timeout_s, cancel=cancel)
+        except (ValueError, OSError) as e:  # AccuracyError, a damaged sample or outputs file
+            rec.stage_status["numerics"], rec.stage = StageStatus.FAILED, "numerics"
+            rec.error = f"accuracy set: {e}"
+            return rec
+        _judge_variant(rec)
+    return rec
+
+
+def judged_ok(rec: RunRecord) -> bool:
+    """The run's outputs pass: a variant's within its accuracy budget, any other form's within the
+    model's tolerance."""
+    if rec.accuracy is not None:
+        return rec.status == RunStatus.OK and rec.accuracy.within_budget
+    return rec.status == RunStatus.OK and bool(rec.within_tol)
+
+
+def _judge_variant(rec: RunRecord) -> None:
+    """A variant's numerics stage and error from its accuracy budget (never from the tolerance)."""
+    assert rec.accuracy is not None and rec.stage_status is not None
+    if rec.accuracy.within_budget:
+        rec.stage_status["numerics"], rec.stage, rec.error = StageStatus.OK, None, None
+    else:
+        rec.stage_status["numerics"], rec.stage = StageStatus.FAILED, "numerics"
+        rec.error = f"outside its accuracy budget: {rec.accuracy.reason}"
 
 
 def evaluate(
@@ -203,7 +230,15 @@ def evaluate(
     rec.max_abs_diff = max((d.max_abs for d in diffs), default=0.0)
     rec.within_tol = all(d.within_tol for d in diffs)
     rec.status = RunStatus.OK
-    if rec.within_tol:
+    if form.variant:  # judged by its accuracy budget, here on the example inputs alone
+        try:
+            rec.accuracy = accuracy.on_example(form, got, ref)
+        except (ValueError, OSError) as e:
+            stage_status["numerics"] = failed
+            rec.error = f"bad outputs: {e}"
+            return rec
+        _judge_variant(rec)
+    elif rec.within_tol:
         stage_status["numerics"], rec.stage = ok, None
     else:
         stage_status["numerics"] = failed

@@ -59,6 +59,11 @@ class FormFacts:
     isolated: bool | None = None  # the last `deploytui ship KEY --check` passed
     isolated_reason: str = ""
     bundle_bytes: int | None = None  # the bundle's .tar.gz
+    # the precision axis: a variant (int8) is judged by its accuracy budget, not the tolerance
+    precision: str = "fp32"
+    within_budget: bool | None = None  # a variant's stored run: within its accuracy budget
+    top1: float | None = None  # a variant's least top-1 agreement with eager (class-score outputs)
+    cosine: float | None = None  # a variant's least cosine similarity with eager
 
 
 # ---- figures: one reader each --------------------------------------------------------------
@@ -135,7 +140,35 @@ def _not_stored(what: str, why: str) -> Reader:
 
 
 SERVING = "no serving run is stored: deploytui has no serving benchmark yet"
-ACCURACY = "no accuracy evaluation is stored: deploytui has no int8 variants yet"
+
+
+def _judged(f: FormFacts) -> bool | None:
+    """Its outputs pass: a variant's within its accuracy budget, an fp32 form's within the
+    model's tolerance."""
+    return f.within_budget if f.precision != "fp32" else f.within_tol
+
+
+def _accuracy_drop(f: FormFacts) -> float | None:
+    """How much top-1 accuracy it gives up against eager: a variant's measured top-1 disagreement;
+    an fp32 form within the model's tolerance gives up none (its outputs are eager's to atol)."""
+    if f.precision == "fp32":
+        return 0.0 if f.within_tol else None
+    return None if f.top1 is None else round(1.0 - f.top1, 6)
+
+
+def _drop(f: FormFacts, limit: Any) -> Reading:
+    got = _ran(_accuracy_drop)(f, limit)
+    if got.missing.startswith("not stored by its run"):
+        if f.precision == "fp32":
+            return Reading(
+                missing="outside the model's tolerance: its accuracy was not evaluated", broken=True
+            )
+        if f.cosine is None:
+            return Reading(missing=f"no accuracy stored by its run: run deploytui bench {f.key}")
+        return Reading(
+            missing=f"no class-score output: top-1 agreement does not apply (cosine {f.cosine:.4g})"
+        )
+    return got
 
 
 def _sig(v: float) -> str:
@@ -161,7 +194,7 @@ STARTUP = Figure("startup_s", "start-up", _ran(lambda f: f.startup_s), units.ms)
 RSS = Figure("peak_rss_bytes", "peak RSS", _ran(lambda f: f.peak_rss_bytes), units.human)
 SHIP = Figure("ship_bytes", "ship", _ship, units.human)
 DIFF = Figure("max_abs_diff", "max|diff|", _ran(lambda f: f.max_abs_diff), _sig)
-WITHIN_TOL = Figure("within_tol", "tolerance", _ran(lambda f: f.within_tol), lambda v: "ok" if v else "✗")
+WITHIN_TOL = Figure("within_tol", "tolerance", _ran(_judged), lambda v: "ok" if v else "✗")
 ISOLATED = Figure("isolated", "isolated", _isolated, _isolated_text)
 RUNS_HERE = Figure("runs", "runs here", _ran(lambda f: True), lambda v: "✓")
 # the figures issue 20 (serving) and issue 21 (int8 variants) will store: one line each to read them
@@ -169,9 +202,7 @@ P99 = Figure("p99_s", "p99", _not_stored("p99 latency", SERVING), units.ms)
 THROUGHPUT = Figure(
     "throughput_per_s", "throughput", _not_stored("throughput", SERVING), lambda v: f"{v:,.0f}/s", True
 )
-ACCURACY_DROP = Figure(
-    "accuracy_drop", "accuracy drop", _not_stored("accuracy drop", ACCURACY), lambda v: f"{v * 100:.2g} %"
-)
+ACCURACY_DROP = Figure("accuracy_drop", "accuracy drop", _drop, lambda v: f"{v * 100:.2g} %")
 FIGURES: tuple[Figure, ...] = (STARTUP, RSS, SHIP, ISOLATED, DIFF, P99, THROUGHPUT, ACCURACY_DROP)
 # what the answer shows of every form, in this order
 SHOWN: tuple[Figure, ...] = (STARTUP, RSS, SHIP, ISOLATED, DIFF)
@@ -390,7 +421,7 @@ RUNS = _must("runs", RUNS_HERE, "built and measured here", "does not run", "runs
 TOLERANCE = _must(
     "within-tol",
     WITHIN_TOL,
-    "outputs within the model's tolerance against eager",
+    "outputs within the model's tolerance against eager (a variant: within its accuracy budget)",
     "outputs beyond the model's tolerance",
     "within the model's tolerance",
 )
@@ -488,6 +519,8 @@ def evaluate(c: Constraint, f: FormFacts) -> Check:
     text = c.rule.broken(got.value, c.limit)
     if c.rule is BY_KEY["isolated"] and f.isolated_reason:
         text = f"{text}: {first_words(_own_words(f.isolated_reason), 100)}"
+    elif c.rule is TOLERANCE and f.precision != "fp32":
+        text = f"outside its {f.precision} accuracy budget (cosine {_sig(f.cosine or 0)})"
     elif c.rule is TOLERANCE and f.max_abs_diff is not None:
         text = f"{text}: max|diff| {_sig(f.max_abs_diff)} ({f.tolerance})"
     return Check(c.rule.key, BROKEN, text)

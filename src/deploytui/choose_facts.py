@@ -6,6 +6,8 @@ nothing; a damaged store is reported in the warnings and read as far as it goes.
 
 from __future__ import annotations
 
+import dataclasses
+
 from deploytui import forms, manifest, paths, results
 from deploytui.choose import BUILD_FAILED, BUILT, NOT_APPLICABLE, NOT_BUILT, FormFacts
 from deploytui.manifest import Manifest
@@ -49,7 +51,7 @@ def _facts(
     ran = rec.status if rec is not None and rec.status in ("ok", "failed") else ""
     ok = rec is not None and rec.measured
     wall, rss = (rec.wall, rec.rss) if rec is not None else (None, None)
-    return FormFacts(
+    facts = FormFacts(
         key=form.key,
         title=form.title,
         runtime=form.runtime,
@@ -73,6 +75,17 @@ def _facts(
         isolated=shipped.passed if shipped is not None else None,
         isolated_reason=shipped.reason if shipped is not None else "",
         bundle_bytes=shipped.compressed_bytes if shipped is not None else None,
+    )
+    acc = rec.accuracy if ok and rec is not None else None
+    if acc is None or not acc.outputs:
+        return dataclasses.replace(facts, precision=form.precision)
+    top1s = [o.top1 for o in acc.outputs if o.top1 is not None]  # the worst output's figures
+    return dataclasses.replace(
+        facts,
+        precision=form.precision,
+        within_budget=acc.within_budget,
+        top1=min(top1s) if top1s else None,
+        cosine=min(o.cosine for o in acc.outputs),
     )
 
 

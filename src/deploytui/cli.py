@@ -84,7 +84,9 @@ def _table_line(rec: RunRecord, label: str | None = None) -> str:
         f"{name:<20} n={wall.n:<3} min={ms(wall.min, 9)} median={ms(wall.median, 9)} "
         f"max={ms(wall.max, 9)}  rss={human(rss.median):>10}"
     )
-    if rec.max_abs_diff is not None:
+    if rec.max_abs_diff is not None and rec.accuracy is not None:  # a variant: judged by its budget
+        line += f"  max|diff|={rec.max_abs_diff:.3g} ({rec.accuracy.precision})"
+    elif rec.max_abs_diff is not None:
         line += f"  max|diff|={rec.max_abs_diff:.3g} {'OK' if rec.within_tol else 'FAIL'}"
     if rec.stages_ms:
         st = rec.stages_ms
@@ -103,9 +105,13 @@ def _table_line(rec: RunRecord, label: str | None = None) -> str:
         sub = list((rec.modules_added_torch or {}).items())[:3]
         if sub:
             line += " (" + ", ".join(f"{k} {v}" for k, v in sub) + ")"
-    for d in rec.outputs or []:
+    for d in [] if rec.accuracy is not None else rec.outputs or []:
         if len(rec.outputs or []) > 1 or not d.within_tol:
             line += f"\n{'':<20} {d.line()}"
+    if rec.accuracy is not None:
+        from deploytui.variants import accuracy_text
+
+        line += f"\n{'':<20} accuracy: {accuracy_text(rec.accuracy)}"
     if rec.error:
         line += f"\n{'':<20} {_problem(rec)}"
         if rec.stage:
@@ -134,7 +140,7 @@ def _check_counts(args: argparse.Namespace) -> str:
 def cmd_bench(args: argparse.Namespace) -> int:
     import json
 
-    from deploytui import bench, forms, machine, paths, results
+    from deploytui import bench, forms, machine, paths, results, variants
     from deploytui.manifest import load as load_manifest
     from deploytui.record import RunStatus
 
@@ -178,6 +184,8 @@ def cmd_bench(args: argparse.Namespace) -> int:
         records.append(rec)
         if not args.json:
             print(_table_line(rec), flush=True)
+            if form.variant:
+                print(f"{'':<20} {variants.ratios_text(_vs_parent(rec, store), form.parent)}", flush=True)
     if args.json:
         print(
             json.dumps(
@@ -185,7 +193,10 @@ def cmd_bench(args: argparse.Namespace) -> int:
                     "machine": machine.info(),
                     "tools": manifest.tools,
                     "model": paths.model().text,
-                    "forms": [r.to_json() for r in records],
+                    "forms": [
+                        {**r.to_json(), **({"vs_parent": _vs_parent(r, store)} if r.accuracy else {})}
+                        for r in records
+                    ],
                 },
                 indent=1,
             )
@@ -193,9 +204,20 @@ def cmd_bench(args: argparse.Namespace) -> int:
     bad = [
         r
         for r in records
-        if r.status not in (RunStatus.OK, RunStatus.NOT_APPLICABLE) or r.within_tol is False
+        if r.status not in (RunStatus.OK, RunStatus.NOT_APPLICABLE)
+        or (r.status == RunStatus.OK and not bench.judged_ok(r))
     ]
     return 1 if bad else 0
+
+
+def _vs_parent(rec: RunRecord, store: Any) -> dict[str, float | None]:
+    """A variant's ratios to its fp32 parent's stored record (`variants.ratios`)."""
+    from deploytui import forms, report, variants
+
+    parent = forms.get(rec.form or "").parent
+    return variants.ratios(
+        rec, parent, store.forms.get(parent), lambda key: report.ship_bytes(forms.get(key))
+    )
 
 
 def cmd_measure(args: argparse.Namespace) -> int:

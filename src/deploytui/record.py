@@ -438,6 +438,14 @@ class RunRecord:
         ),
         default_factory=stamp,
     )
+    accuracy: Accuracy | None = field(
+        metadata=_doc(
+            "a lower-precision variant (int8): its accuracy against eager over the example inputs "
+            "and a fixed-seed set, judged by its budget (below); `null` for fp32 forms",
+            lambda v: isinstance(v, dict),  # and Accuracy.from_json checks it
+        ),
+        default=None,
+    )
 
     def to_json(self) -> dict[str, Any]:
         """The JSON object: every field, in this order, each output diff as an object."""
@@ -484,6 +492,8 @@ class RunRecord:
             values["outputs"] = [OutputDiff.from_json(o) for o in values["outputs"]]
         if "isolated" in values:
             values["isolated"] = Isolated.from_json(values["isolated"])
+        if "accuracy" in values:
+            values["accuracy"] = Accuracy.from_json(values["accuracy"])
         values["status"] = RunStatus(values["status"])
         if "stage_status" in values:
             values["stage_status"] = {k: StageStatus(x) for k, x in values["stage_status"].items()}
@@ -493,6 +503,57 @@ class RunRecord:
             raise RecordError("n" if walls else "wall_s", f"holds {len(walls)} run times for n={n}")
         values.setdefault("n", len(walls))
         values.setdefault("measured_at", None)
+        return cls(**values)
+
+
+def _opt_float(v: object) -> bool:
+    return v is None or _float(v)
+
+
+@dataclass
+class OutputAccuracy:
+    """One output of a variant against eager's, over every sample of the accuracy set."""
+
+    name: str = field(metadata=_doc("the output's name (as in `outputs`)", _str))
+    shape: list[int] = field(metadata=_doc("its shape (eager's)", _ints))
+    samples: int = field(metadata=_doc("inputs it was compared on (the example ones + the set)", _int))
+    max_abs: float = field(metadata=_doc("largest absolute error over every sample", _float))
+    mean_abs: float = field(metadata=_doc("mean absolute error over every element of every sample", _float))
+    cosine: float = field(metadata=_doc("cosine similarity with eager's output, the worst sample", _float))
+    top1: float | None = field(
+        metadata=_doc(
+            "class-score outputs ([batch, classes], or `logits` with the classes last): the fraction "
+            "of rows whose top-1 class agrees with eager's; `null` for other outputs",
+            _opt_float,
+        ),
+        default=None,
+    )
+
+
+@dataclass
+class Accuracy:
+    """A variant's accuracy against eager (`deploytui.precision`): the figures, its budget and the
+    verdict, kept apart from the fp32 tolerance check (`within_tol`)."""
+
+    precision: str = field(metadata=_doc("the variant's precision (`int8`)", _str))
+    parent: str = field(metadata=_doc("the fp32 form it comes from (its ratios' reference)", _str))
+    samples: int = field(metadata=_doc("inputs compared: the example inputs + the fixed-seed set", _int))
+    min_cosine: float = field(metadata=_doc("the budget: least cosine similarity of every output", _float))
+    min_top1: float = field(metadata=_doc("the budget: least top-1 agreement of class-score outputs", _float))
+    within_budget: bool = field(metadata=_doc("every output within the budget", _bool))
+    outputs: list[OutputAccuracy] = field(
+        metadata=_doc("per output (below)", lambda v: isinstance(v, list)), default_factory=list
+    )
+    reason: str | None = field(metadata=_doc("what breaks the budget, or `null`", _str), default=None)
+
+    @classmethod
+    def from_json(cls, data: object) -> Accuracy:
+        values = read_fields(cls, data, "accuracy")
+        if "within_budget" not in values or "parent" not in values:
+            raise RecordError("accuracy", "field 'accuracy' is malformed")
+        values["outputs"] = [
+            OutputAccuracy(**read_fields(OutputAccuracy, o, "accuracy")) for o in values.get("outputs", [])
+        ]
         return cls(**values)
 
 
@@ -553,7 +614,10 @@ def json_schema() -> dict[str, Any]:
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "title": "deploytui RunRecord",
         **_object_schema(RunRecord),
-        "$defs": {cls.__name__: _object_schema(cls) for cls in (OutputDiff, Element, Isolated)},
+        "$defs": {
+            cls.__name__: _object_schema(cls)
+            for cls in (OutputDiff, Element, Isolated, Accuracy, OutputAccuracy)
+        },
     }
 
 
@@ -564,4 +628,5 @@ if __name__ == "__main__":  # python -m deploytui.record [--schema]: the tables 
     if sys.argv[1:] == ["--schema"]:
         print(json.dumps(json_schema(), indent=2, ensure_ascii=False))
     else:
-        print(field_table(RunRecord), field_table(OutputDiff), field_table(Isolated), sep="\n\n")
+        tables = (RunRecord, OutputDiff, Isolated, Accuracy, OutputAccuracy)
+        print(*(field_table(t) for t in tables), sep="\n\n")

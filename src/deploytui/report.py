@@ -9,6 +9,7 @@ stored (results.json, the manifest and its probed runtime facts): it never runs 
 from __future__ import annotations
 
 import csv
+import dataclasses
 import io
 import json
 import re
@@ -16,10 +17,11 @@ import time
 from pathlib import Path
 from typing import Any
 
-from deploytui import a1_page, choose, choose_facts, choose_text, machine, paths, plot
+from deploytui import a1_page, choose, choose_facts, choose_text, machine, paths, plot, record, variants
 from deploytui import forms as F
 from deploytui.manifest import Manifest, model_info, runtime_facts
 from deploytui.models import ModelRef
+from deploytui.precision import FP32
 from deploytui.record import median
 from deploytui.results import ResultsStore as Store
 from deploytui.ship import store as ship_store
@@ -176,9 +178,22 @@ def rows(store: Store, manifest: Manifest) -> list[dict[str, Any]]:
                 "modules_added_torch": rec.modules_added_torch,
                 "modules_added_total": rec.modules_added_total,
                 "measured_at": rec.measured_at,
+                "precision": form.precision,
+                "parent": form.parent or None,
+                "accuracy": dataclasses.asdict(rec.accuracy) if rec.accuracy is not None else None,
+                "within_budget": rec.accuracy.within_budget if rec.accuracy is not None else None,
+                "vs_parent": (
+                    variants.ratios(rec, form.parent, store.forms.get(form.parent), _size_of)
+                    if form.variant
+                    else None
+                ),
             }
         )
     return out
+
+
+def _size_of(key: str) -> int | None:
+    return ship_bytes(F.get(key))
 
 
 def _worst(rec: Any) -> str | None:
@@ -196,6 +211,47 @@ def _tol(rec: Any) -> str | None:
     return f"atol {o.atol:g}, rtol {o.rtol:g}"
 
 
+def _variants_section(rs: list[dict[str, Any]]) -> list[str]:
+    """The lower-precision variants: accuracy against eager (beside, never in, the tolerance
+    check above) and ratios to the fp32 form each comes from."""
+    vs = [r for r in rs if r["precision"] != FP32]
+    if not vs:
+        return []
+
+    def ratio(r: dict[str, Any], key: str) -> str:
+        v = (r["vs_parent"] or {}).get(key)
+        return f"{v:.2f}×" if v is not None else "–"
+
+    def acc(r: dict[str, Any]) -> str:
+        if r["accuracy"] is None:
+            return f"not measured: {r['error']}" if r["error"] else "not measured yet"
+        return variants.accuracy_text(record.Accuracy.from_json(r["accuracy"]))
+
+    return [
+        "## Lower-precision variants",
+        _md_table(
+            [
+                "form",
+                "precision",
+                "fp32 parent",
+                "accuracy against eager",
+                "ship ÷",
+                "start-up ÷",
+                "steady ÷",
+            ],
+            [
+                [r["form"], r["precision"], r["parent"], acc(r), *(ratio(r, k) for k in variants.RATIOS)]
+                for r in vs
+            ],
+        ),
+        "A variant is judged by its accuracy budget over the example inputs plus a fixed-seed set "
+        "drawn like them (cosine similarity of each output with eager's, the worst input; top-1 "
+        "agreement for class-score outputs), not by the fp32 tolerance; ÷ is the variant's figure "
+        "over its fp32 parent's (ship: model files + program; start-up: median spawn to exit; "
+        "steady: the median forward), both as stored here.",
+    ]
+
+
 def _md_table(header: list[str], body: list[list[str]]) -> str:
     lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
     lines += ["| " + " | ".join(c.replace("|", "\\|") for c in r) + " |" for r in body]
@@ -203,6 +259,8 @@ def _md_table(header: list[str], body: list[list[str]]) -> str:
 
 
 def _verdict(r: dict[str, Any]) -> str:
+    if r["precision"] != FP32 and r["within_tol"] is not None:
+        return f"– ({r['precision']}: judged by its accuracy budget, below)"
     if r["within_tol"] is None:
         return str(r["status"])
     return "OK" if r["within_tol"] else "FAIL"
@@ -309,6 +367,7 @@ def markdown(store: Store, manifest: Manifest, scale: bool = True) -> str:
                 for r in rs
             ],
         ),
+        *_variants_section(rs),
         "## Stages (medians)",
         _md_table(
             [
@@ -629,15 +688,24 @@ def as_csv(store: Store, manifest: Manifest) -> str:
     cols = [
         k
         for k in (rs[0].keys() if rs else ["form"])
-        if k not in ("stages_ms", "modules_added", "modules_added_torch", "runtime_parts")
+        if k
+        not in ("stages_ms", "modules_added", "modules_added_torch", "runtime_parts", "accuracy", "vs_parent")
     ]
     cols = [c for c in cols if c != "stage_status"]
     stage_cols = ["import_ms", "load_ms", "first_forward_ms", "steady_forward_ms"]
-    w = csv.DictWriter(buf, fieldnames=[*cols, *stage_cols], extrasaction="ignore")
+    ratio_cols = [f"{k}_vs_parent" for k in variants.RATIOS]
+    w = csv.DictWriter(buf, fieldnames=[*cols, *stage_cols, *ratio_cols], extrasaction="ignore")
     w.writeheader()
     for r in rs:
         st = r["stages_ms"] or {}
-        w.writerow({**r, **{c: st.get(c.removesuffix("_ms")) for c in stage_cols}})
+        vs = r["vs_parent"] or {}
+        w.writerow(
+            {
+                **r,
+                **{c: st.get(c.removesuffix("_ms")) for c in stage_cols},
+                **{f"{k}_vs_parent": vs.get(k) for k in variants.RATIOS},
+            }
+        )
     return buf.getvalue()
 
 
@@ -662,7 +730,10 @@ def _cell(rec: Any) -> str:
         return "–"
     if rec.status == "not-applicable":
         return "n/a"
-    if rec.status == "ok" and rec.within_tol:
+    if rec.status == "ok" and rec.accuracy is not None and rec.accuracy.within_budget:
+        cos = min((o.cosine for o in rec.accuracy.outputs), default=1.0)
+        return f"✓ cos {cos:.4f}"  # a variant: within its accuracy budget
+    if rec.status == "ok" and rec.within_tol and rec.accuracy is None:
         return "✓"
     words = scrub(rec.error or rec.status)
     words = words.rsplit("error: ", 1)[-1].replace("|", "\\|").replace("\n", " ")  # the tool's own words

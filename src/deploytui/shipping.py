@@ -40,6 +40,7 @@ RUNNER_SCRIPTS = {
     "deploytui.runners.torch_runner": "deploytui.runners.torch_bundle",  # no model seam: py/model.json
     "deploytui.runners.ort_runner": "deploytui.runners.ort_runner",  # itself
     "deploytui.runners.executorch_runner": "deploytui.runners.executorch_runner",  # + torch_bundle
+    "deploytui.runners.openvino_runner": "deploytui.runners.openvino_runner",  # itself
 }
 PY_DIR = "py"  # a Python bundle's modules: the runner, protocol.py, the model's source, model.json
 
@@ -246,7 +247,7 @@ def check(
         )
         rec = bench.evaluate(form, m, ref, n=n, warmup=warmup, outputs=sandbox.outputs_path(root))
         floor = sandbox.floor(root, n=n, warmup=warmup)
-        passed = rec.status == "ok" and bool(rec.within_tol)
+        passed = bench.judged_ok(rec)
         why = "" if passed else reason(rec.error or rec.status, rec.stderr_tail)
         mismatch = verify(root)
         if mismatch and not passed:

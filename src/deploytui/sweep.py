@@ -289,5 +289,8 @@ def _summary(rec: RunRecord) -> str:
     if not rec.measured or rec.wall is None or rec.rss is None:
         return (rec.error or rec.status).splitlines()[0][:160]
     wall, rss = rec.wall.median, rec.rss.median
-    verdict = "" if rec.within_tol else "  FAIL numerics"
+    if rec.accuracy is not None:  # a variant: its budget, not the tolerance
+        verdict = "" if rec.accuracy.within_budget else "  outside its accuracy budget"
+    else:
+        verdict = "" if rec.within_tol else "  FAIL numerics"
     return f"n={len(rec.wall_s)} start-up {ms(wall)}  peak RSS {human(rss)}{verdict}"

@@ -110,6 +110,28 @@ def executorch_line(cxx: str, src: Path, out: Path, et_dir: Path) -> list[str]:
     ]
 
 
+def openvino_line(cxx: str, src: Path, out: Path, ov_dir: Path) -> list[str]:
+    """Against the wheel's C API: its headers, and its libopenvino_c.so.VERSION by path (the wheel
+    ships no unversioned .so to link by name); RUNPATH its libs/ folder, where libopenvino_c finds
+    the runtime and the plugins."""
+    lib = ov_dir / "libs"
+    c_lib = sorted(lib.glob("libopenvino_c.so.*"))
+    if not c_lib:
+        raise FileNotFoundError(f"no libopenvino_c.so.* under {lib}")
+    return [
+        cxx,
+        *CXXFLAGS,
+        f"-I{ov_dir / 'include'}",
+        f"-I{src.parent}",
+        str(src),
+        "-o",
+        str(out),
+        "-s",
+        str(c_lib[-1]),
+        f"-Wl,--enable-new-dtags,-rpath,{lib}",
+    ]
+
+
 def readelf_dynamic(path: Path) -> dict[str, list[str]]:
     """NEEDED and RPATH/RUNPATH entries (best effort: empty if readelf is missing)."""
     found: dict[str, list[str]] = {"needed": [], "rpath": [], "runpath": []}
@@ -138,14 +160,16 @@ def main(argv: list[str] | None = None) -> int:
     wheel = ap.add_mutually_exclusive_group(required=True)
     wheel.add_argument("--torch", type=Path, help="the torch package folder of the wheel")
     wheel.add_argument("--executorch", type=Path, help="the executorch package folder of the wheel")
+    wheel.add_argument("--openvino", type=Path, help="the openvino package folder of the wheel")
     ap.add_argument("--out", type=Path, required=True, help="where the executables go")
     ap.add_argument("--cxx", default=os.environ.get("CXX", "g++"))
     args = ap.parse_args(argv)
     # Absolute paths: the rpath baked into the executables must not depend on the cwd.
     args.src, args.out = args.src.resolve(), args.out.resolve()
-    wheel_dir: Path = (args.torch or args.executorch).resolve()
-    if not (wheel_dir / "include").is_dir() or not (wheel_dir / "lib").is_dir():
-        what = "libtorch" if args.torch else "ExecuTorch"
+    wheel_dir: Path = (args.torch or args.executorch or args.openvino).resolve()
+    libs = "libs" if args.openvino else "lib"
+    if not (wheel_dir / "include").is_dir() or not (wheel_dir / libs).is_dir():
+        what = "libtorch" if args.torch else "ExecuTorch" if args.executorch else "OpenVINO"
         print(f"error: no {what} headers/libraries under {wheel_dir}", file=sys.stderr)
         return 1
     args.out.mkdir(parents=True, exist_ok=True)
@@ -163,6 +187,12 @@ def main(argv: list[str] | None = None) -> int:
             )
             for name, source, r in PROGRAMS
         ]
+    elif args.openvino:
+        facts["route"] = "direct g++ against the wheel's C API (openvino/c/openvino.h, libopenvino_c.so)"
+        src = args.src / "openvino_run.cpp"
+        programs = [
+            ("cpp-openvino", src.name, functools.partial(openvino_line, args.cxx, src, ov_dir=wheel_dir))
+        ]
     else:
         facts["route"] = "direct g++ with the flags of the wheel's executorch-config.cmake"
         src = args.src / "executorch_run.cpp"
@@ -172,7 +202,11 @@ def main(argv: list[str] | None = None) -> int:
     for name, source, line in programs:
         final = args.out / name
         tmp = args.out / f".{name}.tmp{os.getpid()}"
-        cmd = line(tmp)
+        try:
+            cmd = line(tmp)
+        except FileNotFoundError as e:
+            print(f"error: {e}", file=sys.stderr)
+            return 1
         print("+ " + shlex.join(cmd), flush=True)
         t0 = time.perf_counter()
         proc = subprocess.run(cmd, check=False)

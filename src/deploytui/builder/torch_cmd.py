@@ -24,6 +24,7 @@ import warnings
 from pathlib import Path
 from typing import Any
 
+from deploytui.builder import variant_exports
 from deploytui.models import DEFAULT, ModelRefError, parse
 from deploytui.runners.protocol import own_stdout
 
@@ -164,31 +165,20 @@ def export_onnx(m: Any, out: Path, stem: str) -> dict[str, Any]:
 def export_executorch(m: Any, out: Path, stem: str) -> dict[str, Any]:
     """torch.export, then ExecuTorch's edge dialect lowered to XNNPACK where it can be, to a .pte;
     ExecuTorch's own delegation report (which operators XNNPACK took) goes beside it as JSON."""
-    from importlib.metadata import version
+    from deploytui.builder import pte
 
-    from executorch.backends.xnnpack.partition.xnnpack_partitioner import XnnpackPartitioner
-    from executorch.devtools.backend_debug import get_delegation_info
-    from executorch.exir import to_edge_transform_and_lower
+    return pte.lower(_export(m), out, stem)
 
-    edge = to_edge_transform_and_lower(_export(m), partitioner=[XnnpackPartitioner()])
-    info = get_delegation_info(edge.exported_program().graph_module)
-    report = {
-        "delegated_subgraphs": info.num_delegated_subgraphs,
-        "delegated_nodes": info.num_delegated_nodes,
-        "non_delegated_nodes": info.num_non_delegated_nodes,
-        "operators": [
-            {"op": op, "delegated": b.delegated, "non_delegated": b.non_delegated}
-            for op, b in sorted(info.delegation_by_operator.items())
-        ],
-    }
-    program = edge.to_executorch()
-    (out / f"{stem}.pte").write_bytes(program.buffer)
-    (out / f"{stem}_delegation.json").write_text(json.dumps(report, indent=1) + "\n")
-    return {
-        "executorch": version("executorch"),
-        "pte_bytes": len(program.buffer),
-        **{k: v for k, v in report.items() if k != "operators"},
-    }
+
+def export_aoti_int8(m: Any, out: Path, stem: str) -> dict[str, Any]:
+    """torchao's dynamic int8 of the model's Linear layers, then AOTInductor like export_aoti
+    (quantised models that AOTInductor refuses are known upstream: pytorch/ao#2690)."""
+    quantized, facts = variant_exports.torchao_int8(m)
+    return {**facts, **_aoti(quantized, out, f"{stem}_aoti_int8.pt2", None)}
+
+
+def export_executorch_int8(m: Any, out: Path, stem: str) -> dict[str, Any]:
+    return variant_exports.export_executorch_int8(m, out, stem, _export(m))
 
 
 EXPORTS = {
@@ -200,6 +190,12 @@ EXPORTS = {
     "aoti-lean": export_aoti_lean,
     "onnx": export_onnx,
     "executorch": export_executorch,
+    "openvino": variant_exports.export_openvino,
+    "samples": variant_exports.export_samples,
+    "onnx-int8": variant_exports.export_onnx_int8,
+    "executorch-int8": export_executorch_int8,
+    "openvino-int8": variant_exports.export_openvino_int8,
+    "aoti-int8": export_aoti_int8,
 }
 
 

@@ -7,6 +7,7 @@ from pathlib import Path
 from deploytui.builder.context import BuildContext
 from deploytui.builder.steps import Step
 from deploytui.models import LIBRARY_KINDS
+from deploytui.precision import SAMPLES
 
 PKG = Path(__file__).resolve().parents[1]
 
@@ -35,7 +36,48 @@ EXPORTS: tuple[tuple[str, str, tuple[str, ...], str], ...] = (
         ("{m}.pte", "{m}_delegation.json"),
         "ExecuTorch .pte, XNNPACK partitioner (~15 s: imports executorch)",
     ),
+    (
+        "export-openvino",
+        "openvino",
+        ("{m}_openvino.xml", "{m}_openvino.bin"),
+        "OpenVINO IR, fp32 (openvino.convert_model, compress_to_fp16=False)",
+    ),
+    (
+        "export-samples",
+        "samples",
+        (
+            *(f"accuracy/inputs_{k}.safetensors" for k in range(SAMPLES)),
+            *(f"accuracy/reference_{k}.safetensors" for k in range(SAMPLES)),
+            "calibration.safetensors",
+        ),
+        "fixed-seed inputs drawn like the example: the accuracy set, the calibration set",
+    ),
+    ("export-onnx-int8", "onnx-int8", ("{m}_int8.onnx",), "ONNX dynamic int8 (quantize_dynamic, QInt8)"),
+    (
+        "export-executorch-int8",
+        "executorch-int8",
+        ("{m}_int8.pte", "{m}_int8_delegation.json"),
+        "ExecuTorch .pte, XNNPACK int8 (PT2E XNNPACKQuantizer, calibrated)",
+    ),
+    (
+        "export-openvino-int8",
+        "openvino-int8",
+        ("{m}_openvino_int8.xml", "{m}_openvino_int8.bin"),
+        "OpenVINO IR, int8 (NNCF post-training quantisation, calibrated)",
+    ),
+    (
+        "export-aoti-int8",
+        "aoti-int8",
+        ("{m}_aoti_int8.pt2",),
+        "AOTInductor package of torchao's dynamic int8 (compiles C++, ~30 s cold)",
+    ),
 )
+# steps an export needs besides export-model (the files it starts from)
+AFTER: dict[str, tuple[str, ...]] = {
+    "export-onnx-int8": ("export-onnx",),
+    "export-executorch-int8": ("export-samples",),
+    "export-openvino-int8": ("export-openvino", "export-samples"),
+}
 
 
 def _model_inputs(ctx: BuildContext) -> tuple[Path, ...]:
@@ -60,8 +102,13 @@ def _model_inputs(ctx: BuildContext) -> tuple[Path, ...]:
 
 
 def steps(ctx: BuildContext) -> list[Step]:
-    inputs = (*_model_inputs(ctx), PKG / "builder" / "torch_cmd.py")
-    needs_cc = {"aoti", "aoti-lean"}
+    inputs = (
+        *_model_inputs(ctx),
+        PKG / "builder" / "torch_cmd.py",
+        PKG / "builder" / "variant_exports.py",
+        PKG / "builder" / "pte.py",
+    )
+    needs_cc = {"aoti", "aoti-lean", "aoti-int8"}
     return [
         Step(
             name=name,
@@ -80,7 +127,7 @@ def steps(ctx: BuildContext) -> list[Step]:
             needs=("g++",) if what in needs_cc else (),
             env=ctx.torch_env(),
             stage="export",
-            after=() if what == "model" else ("export-model",),
+            after=() if what == "model" else ("export-model", *AFTER.get(name, ())),
         )
         for name, what, outputs, title in EXPORTS
     ]

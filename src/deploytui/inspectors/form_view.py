@@ -20,7 +20,7 @@ from deploytui import forms as F
 from deploytui import paths
 from deploytui.forms import Form, Inspect
 from deploytui.hashing import sha256_file
-from deploytui.inspectors import InspectError, archive, onnx_graph, safetensors_header
+from deploytui.inspectors import InspectError, archive, onnx_graph, openvino_ir, safetensors_header
 from deploytui.manifest import Manifest, runtime_facts
 from deploytui.ship import store as ship_store
 from deploytui.units import human
@@ -312,6 +312,18 @@ def delegation_section(path: Path) -> Section:
     return Section("Graph", title, "table", columns=["operator", "delegated", "not delegated"], rows=rows)
 
 
+def openvino_section(path: Path) -> Section:
+    """The IR's layers, as its .xml lists them."""
+    rows = openvino_ir.layers(path)
+    return Section(
+        "Graph",
+        f"OpenVINO IR: {len(rows)} layers ({openvino_ir.summary(rows)})",
+        "table",
+        columns=["id", "type", "name", "output"],
+        rows=[list(r) for r in rows],
+    )
+
+
 # ------------------------------------------------------------------ Symbols
 
 
@@ -441,6 +453,7 @@ BUILDERS: dict[str, tuple[str, str, Callable[[Inspect], str], _Builder]] = {
         lambda i: "XNNPACK delegation",
         _one(lambda i: delegation_section(i.file())),
     ),
+    F.OPENVINO_IR: ("Graph", "table", lambda i: "OpenVINO IR", _one(lambda i: openvino_section(i.file()))),
     F.ELF_LINKAGE: (
         "Symbols",
         "table",

@@ -13,7 +13,7 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static
 
-from deploytui import forms, paths, units
+from deploytui import forms, paths, units, variants
 from deploytui.manifest import Manifest, runtime_facts
 from deploytui.record import RunRecord
 from deploytui.ship import store as ship_store
@@ -36,6 +36,8 @@ COLUMNS = [
     ("rss", "Peak RSS"),
     ("diff", "max|diff|"),
     ("verdict", "Verdict"),
+    ("accuracy", "Accuracy (variants)"),
+    ("vs_parent", "÷ fp32 parent: ship, start, steady"),
 ]
 
 
@@ -94,8 +96,37 @@ def isolated_cell(check: ShipCheck | None) -> Cell:
     return Cell(1, f"{check.glyph} {why[:38] + '…' if len(why) > 39 else why}", "red")
 
 
+def accuracy_cells(
+    form: forms.Form, rec: RunRecord | None, parent: RunRecord | None, manifest: Manifest
+) -> list[Cell]:
+    """A variant's accuracy against eager (worst cosine, top-1) and its ratios to its fp32 parent;
+    – for fp32 forms (their verdict is the tolerance)."""
+    if not form.variant:
+        return [Cell(None, "–", "grey50"), Cell(None, "–", "grey50")]
+    acc = rec.accuracy if rec is not None else None
+    if acc is None or not acc.outputs:
+        accuracy = Cell(None, "not measured", "grey50")
+    else:
+        cos = min(o.cosine for o in acc.outputs)
+        top1s = [o.top1 for o in acc.outputs if o.top1 is not None]
+        text = f"cos {cos:.5f}" + (f" top-1 {min(top1s):.0%}" if top1s else "")
+        accuracy = Cell(
+            cos, f"{'✓' if acc.within_budget else '✗'} {text}", "green" if acc.within_budget else "red"
+        )
+    if rec is None:
+        return [accuracy, Cell(None, "–", "grey50")]
+    r = variants.ratios(rec, form.parent, parent, lambda key: ship_size(forms.get(key), manifest))
+    text = " ".join(f"{v:.2f}×" if v is not None else "–" for v in r.values())
+    return [accuracy, Cell(r["steady"], text if any(v is not None for v in r.values()) else "–", right=True)]
+
+
 def row_cells(
-    form: forms.Form, why: str, rec: RunRecord | None, manifest: Manifest, isolated: ShipCheck | None = None
+    form: forms.Form,
+    why: str,
+    rec: RunRecord | None,
+    manifest: Manifest,
+    isolated: ShipCheck | None = None,
+    parent: RunRecord | None = None,
 ) -> list[Cell]:
     ok = fmt.ok_runs(rec)
     walls = rec.wall_s if rec and ok else None
@@ -113,6 +144,7 @@ def row_cells(
             {fmt.CHECK: "✓ ok", fmt.CROSS: "✗ differs", fmt.BANG: "! failed"}.get(mark, "not run"),
             "green" if mark == fmt.CHECK else "red" if mark.strip() else "grey50",
         )
+    extra = accuracy_cells(form, rec, parent, manifest)
     return [
         Cell(form.key, form.key, "bold" if not why else "grey62"),
         Cell(form.runtime, forms.RUNTIME_TITLES.get(form.runtime, form.runtime).split(" and ")[0]),
@@ -129,6 +161,7 @@ def row_cells(
             right=True,
         ),
         verdict,
+        *extra,
     ]
 
 
@@ -184,6 +217,7 @@ class CompareScreen(Screen):
                     app.session.store.forms.get(f.key),
                     app.session.manifest,
                     shipped.get(f.key),
+                    app.session.store.forms.get(f.parent) if f.parent else None,
                 ),
                 key=f.key,
             )

@@ -23,11 +23,14 @@ def ok_runs(rec: RunRecord | None) -> TypeGuard[RunRecord]:
 
 
 def verdict_mark(rec: RunRecord | None) -> str:
-    """✓ within tolerance, ✗ beyond it, ! failed run, blank when never run."""
+    """✓ within tolerance (a variant: within its accuracy budget), ✗ beyond it, ! failed run,
+    blank when never run."""
     if rec is None:
         return " "
     if rec.status != "ok":
         return BANG
+    if rec.accuracy is not None:
+        return CHECK if rec.accuracy.within_budget else CROSS
     return CHECK if rec.within_tol else CROSS
 
 

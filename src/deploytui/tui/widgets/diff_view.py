@@ -11,7 +11,7 @@ from textual.app import ComposeResult
 from textual.containers import VerticalScroll
 from textual.widgets import DataTable, Static
 
-from deploytui import numerics, paths
+from deploytui import numerics, paths, variants
 from deploytui.models import tolerance
 from deploytui.record import RunRecord
 from deploytui.tensorfile import TensorFileError
@@ -49,7 +49,18 @@ class DiffView(VerticalScroll):
             summary.update(Text(f"No comparison for {form_key}: {e}", style="red"))
             return
         ok = all(d.within_tol for d in diffs)
-        t = Text("verdict ", style="bold")
+        t = Text()
+        if rec.accuracy is not None:  # a variant: its budget is the verdict, the tolerance a figure
+            acc = rec.accuracy
+            t.append(f"verdict ({acc.precision}, its accuracy budget) ", style="bold")
+            t.append(
+                "OK" if acc.within_budget else "FAIL",
+                style="bold green" if acc.within_budget else "bold red",
+            )
+            t.append(f": {variants.accuracy_text(acc)}\n")
+            t.append("the fp32 tolerance, for reference: ", style="bold")
+        else:
+            t.append("verdict ", style="bold")
         t.append(
             f"OK: every output within atol {atol:g} + rtol {rtol:g}·|eager|" if ok else "FAIL",
             style="bold green" if ok else "bold red",

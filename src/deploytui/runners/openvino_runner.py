@@ -1,0 +1,79 @@
+"""Load an OpenVINO IR (.xml + .bin) with OpenVINO's CPU plugin in this fresh process and run its
+forwards.
+
+usage: python -m deploytui.runners.openvino_runner PATH.xml --inputs IN --outputs OUT [--repeat K]
+(the runner protocol; reading and compiling the model for the CPU is the load stage). The CPU
+plugin is asked for f32 inference precision (it would pick bf16 on a CPU that has it) and one
+thread, like every runner here. The export names the IR's inputs as the inputs file does and its
+outputs after the model's outputs: inputs are fed by name, outputs written under those names.
+Imports no more of this project than runners.protocol: it ships as itself.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import Any
+
+from deploytui.runners.protocol import Stages, call_order, emit_stages, fail, parse_args, timed_forwards
+
+USAGE = "openvino_runner PATH.xml --inputs IN --outputs OUT [--repeat K]"
+CONFIG = {"INFERENCE_PRECISION_HINT": "f32", "INFERENCE_NUM_THREADS": "1", "NUM_STREAMS": "1"}
+
+
+def _compiled(path: str) -> Any:
+    import openvino as ov
+
+    return ov.Core().compile_model(path, "CPU", CONFIG)
+
+
+def run_protocol(argv: list[str], stages: Stages) -> None:
+    args = parse_args(argv, USAGE)
+    if len(args.positional) != 1:
+        fail(f"usage: {USAGE}", 2)
+    path = args.positional[0]
+    if not os.path.isfile(path):
+        fail(f"model file not found: {path}")
+    # OpenVINO's converter reports usage unless its telemetry package cannot be imported
+    sys.modules.setdefault("openvino_telemetry", None)  # type: ignore[arg-type]
+    import openvino  # noqa: F401  (timed as part of the import stage)
+    from safetensors import safe_open
+    from safetensors.numpy import save_file
+
+    stages.mark("import")
+    try:
+        with safe_open(args.inputs, framework="np") as f:
+            inputs = {name: f.get_tensor(name) for name in call_order(list(f.keys()), f.metadata())}
+    except Exception as e:  # a damaged or missing inputs file: one line
+        fail(f"could not read inputs {args.inputs}: {type(e).__name__}: {e}")
+    before = set(sys.modules)
+    try:
+        compiled = _compiled(path)
+    except Exception as e:
+        fail(f"could not load {path}: {type(e).__name__}: {e}")
+    stages.mark("load")
+    added = set(sys.modules) - before
+    names = [p.get_any_name() for p in compiled.inputs]
+    if sorted(names) != sorted(inputs):
+        fail(f"the model's inputs are {names}, the inputs file holds {list(inputs)}")
+    request = compiled.create_infer_request()
+    outputs = [p.get_any_name() for p in compiled.outputs]
+
+    def forward() -> list[Any]:
+        result = request.infer(inputs)
+        return [result[p].copy() for p in compiled.outputs]
+
+    try:
+        ys = timed_forwards(forward, args.repeat, stages)
+        save_file(dict(zip(outputs, ys, strict=True)), args.outputs)
+    except Exception as e:
+        fail(f"forward failed: {type(e).__name__}: {e}")
+    emit_stages(stages, len(ys), added)
+
+
+def main(argv: list[str]) -> None:
+    run_protocol(argv, Stages())
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
