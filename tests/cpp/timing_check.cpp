@@ -1,0 +1,32 @@
+// Test harness for the timed forwards of cpp/protocol.h (no libtorch), built by
+// tests/test_serving_protocol.py. `timing_check spin|sleep MS MODEL --inputs I --outputs O
+// [--repeat K] [--warmup W] [--threads T]`: each forward spins (busy, one thread) or sleeps MS
+// milliseconds; prints the protocol's stdout line (no inputs are read, no outputs written).
+#include <chrono>
+#include <string>
+#include <thread>
+
+#include "protocol.h"
+
+int main(int argc, char** argv) {
+  if (argc < 3) return runner::fail("usage: timing_check spin|sleep MS MODEL --inputs I --outputs O ...");
+  const std::string mode = argv[1];
+  const double ms = std::stod(argv[2]);
+  runner::Args a;
+  try {
+    a = runner::parse_args(argc - 2, argv + 2, "timing_check spin|sleep MS MODEL ...");
+  } catch (const runner::UsageError& e) {
+    return runner::fail(e.what());
+  }
+  const auto forward = [&] {
+    const auto t0 = std::chrono::steady_clock::now();
+    if (mode == "sleep") {
+      std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(ms));
+      return;
+    }
+    while (runner::ms_since(t0) < ms) {
+    }
+  };
+  runner::print_stages(0.0, runner::timed_forwards(a, forward), 0, a.threads, -1);
+  return 0;
+}
