@@ -20,7 +20,7 @@ from deploytui.manifest import Manifest, availability, load, way
 from deploytui.measure import Measurement, Progress, measure
 from deploytui.models import ModelRef, tolerance
 from deploytui.numerics import ShapeError, compare_files
-from deploytui.record import STAGES, Isolated, RunRecord, RunStatus, StageStatus, median
+from deploytui.record import STAGES, Forwards, Isolated, RunRecord, RunStatus, StageStatus, Threads, median
 from deploytui.runenv import runner_env
 from deploytui.ship import store as ship_store
 from deploytui.tensorfile import TensorFileError
@@ -144,6 +144,30 @@ def _run(
     return evaluate(form, m, ref, n=n, warmup=warmup)
 
 
+def _numbers(v: object) -> list[float]:
+    ok = isinstance(v, list) and all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in v)
+    return [float(x) for x in v] if ok else []  # type: ignore[union-attr]
+
+
+def timed_forwards(lines: list[dict[str, Any]]) -> tuple[Forwards | None, Threads | None]:
+    """The counted runs' timed forwards (each runner line's `forward_ms`, pooled) and their
+    threads: asked and reported (the last line's), CPU over wall summed over the runs."""
+    runs = [t for t in (_numbers(o.get("forward_ms")) for o in lines) if t]
+    warmup = lines[-1].get("warmup") if lines else None
+    forwards = Forwards.of(runs, warmup if isinstance(warmup, int) else 0) if runs else None
+    asked = lines[-1].get("threads") if lines else None
+    if not isinstance(asked, dict) or not isinstance(asked.get("requested"), int):
+        return forwards, None
+    reported = asked.get("reported")
+    cpu = _numbers([o.get("cpu_ms") for o in lines])
+    loop = _numbers([o.get("loop_ms") for o in lines])
+    threads = Threads(asked["requested"], reported if isinstance(reported, int) else None)
+    if cpu and loop and len(cpu) == len(loop) == len(lines) and sum(loop) > 0:
+        threads.cpu_ms, threads.loop_ms = sum(cpu), sum(loop)
+        threads.busy = round(sum(cpu) / sum(loop), 3)
+    return forwards, threads
+
+
 def evaluate(
     form: Form, m: Measurement, ref: ModelRef, *, n: int, warmup: int, outputs: Path | None = None
 ) -> RunRecord:
@@ -191,6 +215,7 @@ def evaluate(
         rec.modules_added = line.get("modules_added")
         rec.modules_added_torch = line.get("modules_added_torch")
         rec.modules_added_total = line.get("modules_added_total")
+    rec.forwards, rec.threads = timed_forwards(lines)
     atol, rtol = tolerance(ref)
     got = outputs or paths.outputs_path(form.key, ref.slug)
     try:

@@ -181,20 +181,22 @@ class Form:
             for a in self.argv
         ]
 
-    def run_command(self, outputs: Path | str, repeat: int, ref: ModelRef | None = None) -> list[str]:
-        """`command()` plus the runner protocol: the model's inputs file, where to write the
-        outputs, K steady-state forwards."""
+    def run_command(
+        self,
+        outputs: Path | str,
+        repeat: int,
+        ref: ModelRef | None = None,
+        *,
+        warmup: int = 0,
+        threads: int = 1,
+        inputs: Path | None = None,
+    ) -> list[str]:
+        """`command()` plus the runner protocol: the inputs file (the model's example unless
+        given), where to write the outputs, W warm-up and K timed forwards, T threads."""
         ref = ref or paths.model()
-        inputs = paths.artifacts_dir() / ref.slug / "inputs.safetensors"
-        return [
-            *self.command(ref),
-            "--inputs",
-            str(inputs),
-            "--outputs",
-            str(outputs),
-            "--repeat",
-            str(repeat),
-        ]
+        inputs = inputs or paths.artifacts_dir() / ref.slug / "inputs.safetensors"
+        protocol = ["--inputs", str(inputs), "--outputs", str(outputs), "--repeat", str(repeat)]
+        return [*self.command(ref), *protocol, "--warmup", str(warmup), "--threads", str(threads)]
 
     def executable_path(self, ref: ModelRef | None = None) -> Path | None:
         ref = ref or paths.model()
