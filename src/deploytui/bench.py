@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -77,8 +78,9 @@ def bench_form(
     manifest: Manifest | None = None,
     ref: ModelRef | None = None,
     say: Callable[[str], None] = lambda _line: None,
+    load: Load | None = None,
 ) -> RunRecord:
-    """Measure one form. Its runs hold its build steps' locks for reading (`locks.steps_read`):
+    """Measure one form (`load`: at a batch size and thread count, see `Load`). Its runs hold its build steps' locks for reading (`locks.steps_read`):
     a build of those steps in another process waits for the run, and a run waits (`say` tells)
     for a step being built, then sees the manifest as that build left it."""
     ref = ref or paths.model()
@@ -93,12 +95,27 @@ def bench_form(
             rec = (
                 not_run(form, why, manifest, ref)
                 if why
-                else _run(form, n, warmup, repeat, timeout_s, on_progress, cancel, ref)
+                else _run(form, n, warmup, repeat, timeout_s, on_progress, cancel, ref, load or Load())
             )
     except locks.Cancelled as e:
         rec = not_run(form, str(e), manifest, ref)
     rec.isolated = isolated(form, ref)
+    if load is not None:
+        rec.batch = load.batch
     return rec
+
+
+@dataclass(frozen=True)
+class Load:
+    """What a run feeds the runner besides its model: `inputs` and `reference` (None: the
+    model's example and eager's outputs; `serve.batch_files` makes them for a batch size),
+    `warmup` untimed forwards before the timed ones, `threads`."""
+
+    inputs: Path | None = None
+    reference: Path | None = None
+    batch: int | None = None
+    warmup: int = 0
+    threads: int = 1
 
 
 def step_places(form: Form, manifest: Manifest, ref: ModelRef) -> list[tuple[Path, str]]:
@@ -127,12 +144,15 @@ def _run(
     on_progress: Callable[[Progress], None] | None,
     cancel: threading.Event | None,
     ref: ModelRef,
+    load: Load,
 ) -> RunRecord:
     out = paths.outputs_path(form.key, ref.slug)
+    if load.inputs is not None:  # a batch's outputs stay out of the Diff view's file
+        out = load.inputs.with_name(f"{form.key}.safetensors")
     out.parent.mkdir(parents=True, exist_ok=True)
     out.unlink(missing_ok=True)
     m = measure(
-        form.run_command(out, repeat, ref),
+        form.run_command(out, repeat, ref, warmup=load.warmup, threads=load.threads, inputs=load.inputs),
         n=n,
         warmup=warmup,
         timeout_s=timeout_s,
@@ -141,7 +161,7 @@ def _run(
         on_progress=on_progress,
         cancel=cancel,
     )
-    return evaluate(form, m, ref, n=n, warmup=warmup)
+    return evaluate(form, m, ref, n=n, warmup=warmup, outputs=out, reference=load.reference)
 
 
 def _numbers(v: object) -> list[float]:
@@ -169,10 +189,18 @@ def timed_forwards(lines: list[dict[str, Any]]) -> tuple[Forwards | None, Thread
 
 
 def evaluate(
-    form: Form, m: Measurement, ref: ModelRef, *, n: int, warmup: int, outputs: Path | None = None
+    form: Form,
+    m: Measurement,
+    ref: ModelRef,
+    *,
+    n: int,
+    warmup: int,
+    outputs: Path | None = None,
+    reference: Path | None = None,
 ) -> RunRecord:
     """Turn a measurement into a record: numbers, the runner's stages, the per-output diffs of
-    the outputs file the run wrote (`outputs`, default the model's outputs/<form>.safetensors)."""
+    the outputs file the run wrote (`outputs`, default the model's outputs/<form>.safetensors)
+    against `reference` (default eager's outputs of the example)."""
     s = m.summary()
     ok, failed, skipped = StageStatus.OK, StageStatus.FAILED, StageStatus.SKIPPED
     stage_status = {"export": ok, "build": ok, "run": failed, "numerics": skipped}
@@ -219,7 +247,7 @@ def evaluate(
     atol, rtol = tolerance(ref)
     got = outputs or paths.outputs_path(form.key, ref.slug)
     try:
-        diffs = compare_files(got, paths.reference_path(ref.slug), atol, rtol)
+        diffs = compare_files(got, reference or paths.reference_path(ref.slug), atol, rtol)
     except (ShapeError, TensorFileError) as e:
         stage_status["numerics"] = failed
         rec.error = f"bad outputs: {e}"

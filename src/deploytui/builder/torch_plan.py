@@ -36,6 +36,13 @@ EXPORTS: tuple[tuple[str, str, tuple[str, ...], str], ...] = (
         "ExecuTorch .pte, XNNPACK partitioner (~15 s: imports executorch)",
     ),
 )
+# the dynamic-batch exports (`bench --batch` runs them; built on demand: forms.for_batch)
+DYNAMIC_EXPORTS: tuple[tuple[str, str, tuple[str, ...], str], ...] = (
+    ("export-dyn-torch-export", "dyn-torch-export", ("{m}_export_dyn.pt2",), "torch.export, dynamic batch"),
+    ("export-dyn-aoti", "dyn-aoti", ("{m}_aoti_dyn.pt2",), "AOTInductor package, dynamic batch (~30 s)"),
+    ("export-dyn-onnx", "dyn-onnx", ("{m}_dyn.onnx",), "ONNX, dynamic batch axis"),
+    ("export-dyn-executorch", "dyn-executorch", ("{m}_dyn.pte",), "ExecuTorch .pte, dynamic batch"),
+)
 
 
 def _model_inputs(ctx: BuildContext) -> tuple[Path, ...]:
@@ -61,7 +68,8 @@ def _model_inputs(ctx: BuildContext) -> tuple[Path, ...]:
 
 def steps(ctx: BuildContext) -> list[Step]:
     inputs = (*_model_inputs(ctx), PKG / "builder" / "torch_cmd.py")
-    needs_cc = {"aoti", "aoti-lean"}
+    dynamic = {name for name, *_ in DYNAMIC_EXPORTS}
+    needs_cc = {"aoti", "aoti-lean", "dyn-aoti"}
     return [
         Step(
             name=name,
@@ -81,6 +89,7 @@ def steps(ctx: BuildContext) -> list[Step]:
             env=ctx.torch_env(),
             stage="export",
             after=() if what == "model" else ("export-model",),
+            on_demand=name in dynamic,
         )
-        for name, what, outputs, title in EXPORTS
+        for name, what, outputs, title in (*EXPORTS, *DYNAMIC_EXPORTS)
     ]
