@@ -94,3 +94,19 @@ def test_cells_are_stored_and_read_back_and_a_damaged_one_is_dropped(tmp_path):
 def test_throughput_needs_times_and_a_batch():
     assert serve.items_per_s(RunRecord("x")) is None
     assert serve.items_per_s(_cell("x", 4, 1.0)) == pytest.approx(4000 / ((1.0 + 1.1 + 2.0) / 3))
+
+
+def test_the_sweep_fits_steady_state_latency_per_mparam_from_the_same_runs():
+    from deploytui import fit
+    from deploytui.sweep_store import Point
+
+    points = []
+    for mparams in (1, 2, 4):
+        rec = _cell("onnxruntime", 1, 0.5 + 0.25 * mparams)  # p50 = 1.1 x the first sample
+        points.append(Point(f"mlp:m{mparams}", int(mparams * 1e6), {"onnxruntime": rec}))
+    line = fit.fit_form(points, "onnxruntime").lines["steady"]
+    assert line is not None and line.n == 3
+    assert line.per_mparam == pytest.approx(0.25 * 1.1 / 1000) and line.fixed == pytest.approx(0.55 / 1000)
+    old = RunRecord("onnxruntime", status=RunStatus.OK, wall_s=[1.0], peak_rss_bytes=[1], n=1)
+    old.stages_ms = {"steady_forward": 3.0}  # stored before the timed forwards: its median
+    assert fit.cost(Point("m", 10, {"onnxruntime": old}), "onnxruntime", "steady") == pytest.approx(0.003)
