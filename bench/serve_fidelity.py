@@ -27,7 +27,7 @@ TARGET = 0.05
 
 def ours(key: str, repeat: int) -> float:
     rec = bench.bench_form(
-        forms.get(key), n=1, warmup=0, repeat=repeat, load=bench.Load(warmup=defaults.SERVE_WARMUP, threads=1)
+        forms.get(key), n=1, warmup=0, repeat=repeat, feed=bench.Load(warmup=defaults.SERVE_WARMUP, threads=1)
     )
     if rec.forwards is None:
         sys.exit(f"{key}: no timed forwards ({rec.status}: {rec.error})")

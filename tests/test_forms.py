@@ -3,9 +3,8 @@ and nothing outside forms.py (and the build's step names) names a form."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import re
+from pathlib import Path
 
 import pytest
 
@@ -93,7 +92,17 @@ def test_forms_are_templated_per_model_and_the_burn_twins_apply_to_the_mlp_layou
     ]
     run = cpp.run_command("/tmp/o.safetensors", 3, conv, warmup=2, threads=4, inputs=Path("/tmp/b8.st"))
     assert run[-11:-9] == [str(paths.artifacts_dir() / "convnet" / "convnet_aoti.pt2"), "--inputs"]
-    assert run[-9:] == ["/tmp/b8.st", "--outputs", "/tmp/o.safetensors", "--repeat", "3", "--warmup", "2", "--threads", "4"]
+    assert run[-9:] == [
+        "/tmp/b8.st",
+        "--outputs",
+        "/tmp/o.safetensors",
+        "--repeat",
+        "3",
+        "--warmup",
+        "2",
+        "--threads",
+        "4",
+    ]
     for key in ("burn-file", "burn-embed", "burn-st"):
         assert forms.get(key).applies(conv) == forms.MLP_ONLY
         assert forms.get(key).applies(mlp) == ""

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from deploytui import forms, serve, tensorfile
+from deploytui import forms, serve, serve_store, tensorfile
 from deploytui.builder import steps_for
 from deploytui.builder.context import BuildContext
 from deploytui.models import parse
@@ -19,7 +19,9 @@ def test_batch_files_repeat_the_first_item_along_dim_0(tmp_path):
     x = tensorfile.Tensor("F32", (2, 3), [1.0, 2.0, 3.0, 4.0, 5.0, 6.0])
     mask = tensorfile.Tensor("I64", (2, 1), [7, 8])
     scalar = tensorfile.Tensor("F32", (), [0.5])
-    tensorfile.write(src, {"input_0": x, "attention_mask": mask, "s": scalar}, {"inputs": "input_0,attention_mask,s"})
+    tensorfile.write(
+        src, {"input_0": x, "attention_mask": mask, "s": scalar}, {"inputs": "input_0,attention_mask,s"}
+    )
     dst = tmp_path / "b3" / "in.safetensors"
     serve.repeat_first(src, dst, 3)
     got, meta = tensorfile.read_all(dst)
@@ -57,7 +59,9 @@ def test_dynamic_exports_are_built_on_demand_only():
     assert steps_for(ctx, list(forms.FORMS)) is None  # a whole build: no dynamic export
     wanted = steps_for(ctx, [forms.for_batch(f) for f in forms.FORMS])
     assert wanted is not None
-    assert {"export-dyn-aoti", "export-dyn-onnx", "export-dyn-executorch", "export-dyn-torch-export"} <= set(wanted)
+    assert {"export-dyn-aoti", "export-dyn-onnx", "export-dyn-executorch", "export-dyn-torch-export"} <= set(
+        wanted
+    )
 
 
 def _cell(form: str, batch: int, p50: float) -> RunRecord:
@@ -75,25 +79,25 @@ def _cell(form: str, batch: int, p50: float) -> RunRecord:
 
 def test_cells_are_stored_and_read_back_and_a_damaged_one_is_dropped(tmp_path):
     path = tmp_path / "serve.json"
-    store = serve.ServeStore(path).load()
+    store = serve_store.ServeStore(path).load()
     store.put("onnxruntime@b8@t2", _cell("onnxruntime", 8, 2.0))
-    again = serve.ServeStore(path).load()
+    again = serve_store.ServeStore(path).load()
     rec = again.forms["onnxruntime@b8@t2"]
     assert rec.batch == 8 and rec.threads == Threads(2, 2, 30.0, 20.0, 1.5)
     assert rec.forwards is not None and rec.forwards.p50_ms == pytest.approx(2.2)
-    assert serve.items_per_s(rec) == pytest.approx(8 * 1000 / rec.forwards.mean_ms)
+    assert serve_store.items_per_s(rec) == pytest.approx(8 * 1000 / rec.forwards.mean_ms)
     data = json.loads(path.read_text())
     data["forms"]["tract@b8@t1"] = {**data["forms"]["onnxruntime@b8@t2"]}  # names another form
     data["forms"]["onnxruntime@b1@t1"] = {**data["forms"]["onnxruntime@b8@t2"], "forwards": {"n": 1}}
     path.write_text(json.dumps(data))
-    read = serve.ServeStore(path).load()
+    read = serve_store.ServeStore(path).load()
     assert list(read.forms) == ["onnxruntime@b8@t2"] and len(read.dropped) == 3
     assert "names form" in read.dropped[0] and "forwards" in read.dropped[1]
 
 
 def test_throughput_needs_times_and_a_batch():
-    assert serve.items_per_s(RunRecord("x")) is None
-    assert serve.items_per_s(_cell("x", 4, 1.0)) == pytest.approx(4000 / ((1.0 + 1.1 + 2.0) / 3))
+    assert serve_store.items_per_s(RunRecord("x")) is None
+    assert serve_store.items_per_s(_cell("x", 4, 1.0)) == pytest.approx(4000 / ((1.0 + 1.1 + 2.0) / 3))
 
 
 def test_the_sweep_fits_steady_state_latency_per_mparam_from_the_same_runs():

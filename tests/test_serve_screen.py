@@ -3,7 +3,7 @@ a refused size in place with its words, the order changed with `t`, escape close
 
 from __future__ import annotations
 
-from deploytui import paths, serve
+from deploytui import paths, serve_store
 from deploytui.models import parse
 from deploytui.record import RunRecord, RunStatus
 from test_scale_screen import art, run_app, text_of, until  # noqa: F401  (art is a fixture)
@@ -12,7 +12,7 @@ from test_serve import _cell
 
 def test_the_serve_screen_redraws_the_stored_cells(art):  # noqa: F811
     ref = parse("a1")
-    store = serve.ServeStore(serve.serve_path(ref.slug)).load()
+    store = serve_store.ServeStore(serve_store.serve_path(ref.slug)).load()
     store.put("onnxruntime@b1@t1", _cell("onnxruntime", 1, 0.2))
     store.put("onnxruntime@b8@t1", _cell("onnxruntime", 8, 0.5))
     store.put("torch-eager@b1@t1", _cell("torch-eager", 1, 0.1))

@@ -78,9 +78,10 @@ def bench_form(
     manifest: Manifest | None = None,
     ref: ModelRef | None = None,
     say: Callable[[str], None] = lambda _line: None,
-    load: Load | None = None,
+    feed: Load | None = None,
 ) -> RunRecord:
-    """Measure one form (`load`: at a batch size and thread count, see `Load`). Its runs hold its build steps' locks for reading (`locks.steps_read`):
+    """Measure one form (`feed`: at a batch size and thread count, see `Load`). Its runs hold
+    its build steps' locks for reading (`locks.steps_read`):
     a build of those steps in another process waits for the run, and a run waits (`say` tells)
     for a step being built, then sees the manifest as that build left it."""
     ref = ref or paths.model()
@@ -95,13 +96,13 @@ def bench_form(
             rec = (
                 not_run(form, why, manifest, ref)
                 if why
-                else _run(form, n, warmup, repeat, timeout_s, on_progress, cancel, ref, load or Load())
+                else _run(form, n, warmup, repeat, timeout_s, on_progress, cancel, ref, feed or Load())
             )
     except locks.Cancelled as e:
         rec = not_run(form, str(e), manifest, ref)
     rec.isolated = isolated(form, ref)
-    if load is not None:
-        rec.batch = load.batch
+    if feed is not None:
+        rec.batch = feed.batch
     return rec
 
 
@@ -144,15 +145,15 @@ def _run(
     on_progress: Callable[[Progress], None] | None,
     cancel: threading.Event | None,
     ref: ModelRef,
-    load: Load,
+    feed: Load,
 ) -> RunRecord:
     out = paths.outputs_path(form.key, ref.slug)
-    if load.inputs is not None:  # a batch's outputs stay out of the Diff view's file
-        out = load.inputs.with_name(f"{form.key}.safetensors")
+    if feed.inputs is not None:  # a batch's outputs stay out of the Diff view's file
+        out = feed.inputs.with_name(f"{form.key}.safetensors")
     out.parent.mkdir(parents=True, exist_ok=True)
     out.unlink(missing_ok=True)
     m = measure(
-        form.run_command(out, repeat, ref, warmup=load.warmup, threads=load.threads, inputs=load.inputs),
+        form.run_command(out, repeat, ref, warmup=feed.warmup, threads=feed.threads, inputs=feed.inputs),
         n=n,
         warmup=warmup,
         timeout_s=timeout_s,
@@ -161,12 +162,14 @@ def _run(
         on_progress=on_progress,
         cancel=cancel,
     )
-    return evaluate(form, m, ref, n=n, warmup=warmup, outputs=out, reference=load.reference)
+    return evaluate(form, m, ref, n=n, warmup=warmup, outputs=out, reference=feed.reference)
 
 
 def _numbers(v: object) -> list[float]:
-    ok = isinstance(v, list) and all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in v)
-    return [float(x) for x in v] if ok else []  # type: ignore[union-attr]
+    if not isinstance(v, list):
+        return []
+    ok = all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in v)
+    return [float(x) for x in v] if ok else []
 
 
 def timed_forwards(lines: list[dict[str, Any]]) -> tuple[Forwards | None, Threads | None]:

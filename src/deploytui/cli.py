@@ -188,7 +188,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
             timeout_s=args.timeout,
             manifest=manifest,
             say=lambda line: print(line, file=sys.stderr, flush=True),
-            load=bench.Load(warmup=args.forward_warmup) if args.forward_warmup else None,
+            feed=bench.Load(warmup=args.forward_warmup) if args.forward_warmup else None,
         )
         if rec.status != RunStatus.UNAVAILABLE or form.key not in store.forms:  # keep an earlier one
             store.put(rec)
@@ -674,9 +674,12 @@ def build_parser() -> argparse.ArgumentParser:
         "--forward-warmup",
         type=int,
         default=None,
-        help=f"untimed forwards before the timed ones (default 0; {defaults.SERVE_WARMUP} with --batch/--threads)",
+        help=f"untimed forwards before the timed ones (default 0; {defaults.SERVE_WARMUP} "
+        "with --batch/--threads)",
     )
-    be.add_argument("--show", action="store_true", help="with --batch/--threads: print the stored cells, run nothing")
+    be.add_argument(
+        "--show", action="store_true", help="with --batch/--threads: print the stored cells, run nothing"
+    )
     be.add_argument(
         "--no-build",
         action="store_true",

@@ -539,7 +539,11 @@ _FIXED_STEP = {
 def for_batch(form: Form) -> Form:
     """The form as `bench --batch` runs it: on the dynamic-batch exports of its model files where
     there are some (its steps then name their export steps), else the form itself."""
-    swap = {fixed: dyn for fixed, (dyn, _) in DYNAMIC.items() if fixed in (*form.model_files, *form.optional_files)}
+    swap = {
+        fixed: dyn
+        for fixed, (dyn, _) in DYNAMIC.items()
+        if fixed in (*form.model_files, *form.optional_files)
+    }
     if not swap:
         return form
     steps = {_FIXED_STEP[step]: step for fixed, (_, step) in DYNAMIC.items() if fixed in swap}

@@ -70,7 +70,9 @@ class Stats:
         if not values:
             return None
         stdev = statistics.stdev(values) if len(values) > 1 else 0.0
-        cuts = statistics.quantiles(values, n=100, method="inclusive") if len(values) > 1 else [values[0]] * 99
+        cuts = (
+            statistics.quantiles(values, n=100, method="inclusive") if len(values) > 1 else [values[0]] * 99
+        )
         return cls(
             len(values),
             min(values),
@@ -349,7 +351,16 @@ class Forwards:
         if st is None:
             return None
         return cls(
-            st.n, warmup, st.median, st.p90, st.p99, st.min, st.max, st.mean, st.stdev, list(runs[-1][:MAX_SAMPLES])
+            st.n,
+            warmup,
+            st.median,
+            st.p90,
+            st.p99,
+            st.min,
+            st.max,
+            st.mean,
+            st.stdev,
+            list(runs[-1][:MAX_SAMPLES]),
         )
 
     @classmethod
@@ -372,7 +383,8 @@ class Threads:
         default=None,
     )
     cpu_ms: float | None = field(
-        metadata=_doc("the process's CPU time over the timed forwards, all counted runs, ms", _num), default=None
+        metadata=_doc("the process's CPU time over the timed forwards, all counted runs, ms", _num),
+        default=None,
     )
     loop_ms: float | None = field(metadata=_doc("their wall time, ms", _num), default=None)
     busy: float | None = field(

@@ -349,7 +349,44 @@ def markdown(store: Store, manifest: Manifest, scale: bool = True) -> str:
     if _is_a1(manifest):
         parts += _page_section(store, manifest)
     parts += choose_section(_is_a1(manifest))
+    parts += serve_section()
     return "\n\n".join(parts + (scale_section() if scale else [])) + "\n"
+
+
+def serve_section() -> list[str]:
+    """The model's serving cells (`bench --batch … --threads …`, artifacts/<model>/serve.json),
+    when there are some: the cells, the sizes each form accepts, the charts."""
+    from deploytui import plot, serve_store, serve_text
+
+    cells = serve_store.load(paths.model().slug).forms
+    if not cells:
+        return []
+    parts = [
+        "## Serving: latency percentiles and throughput per batch size and thread count",
+        "One fresh run per cell: W warm-up then K timed forwards, each timed alone; items/s = batch / "
+        "mean forward; busy = the process's CPU time / wall time over the timed forwards. At a batch "
+        "size the inputs are the example's first item repeated along dim 0 and the form runs on its "
+        "dynamic-batch export where it has one.",
+        _md_table(
+            serve_text.COLUMNS, [[scrub(c).replace("|", "\\|") for c in r] for _, r in serve_text.rows(cells)]
+        ),
+    ]
+    sizes = serve_text.accepted(cells)
+    if sizes:
+        parts.append(
+            _md_table(
+                ["form", "ran at batch", "refused batch"],
+                [
+                    [f, ", ".join(map(str, yes)) or "–", ", ".join(map(str, no)) or "–"]
+                    for f, (yes, no) in sizes.items()
+                ],
+            )
+        )
+    if serve_text.chart_lines(cells, "p50"):
+        for measure, title in serve_text.CHARTS:
+            parts.append(f"```\n{plot.plain(serve_text.chart(cells, measure, title)(100, 20))}\n```")
+        parts.append(f"`{serve_text.legend(cells)}`")
+    return parts
 
 
 def scale_section() -> list[str]:

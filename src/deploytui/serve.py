@@ -7,8 +7,8 @@ a RunRecord with `batch`, `forwards` (p50/p90/p99/...) and `threads`. At a batch
 are the example's first item repeated along dim 0 (`batch_files`), the form runs on its
 dynamic-batch export where it has one (`forms.for_batch`), and its outputs are compared with
 eager's first item repeated the same way, so a form that accepts the size but computes something
-else still fails. The cells of a model are kept in artifacts/<slug>/serve.json (a `store`), so
-the view and the report redraw them without running anything.
+else still fails. The cells of a model are kept in artifacts/<slug>/serve.json (serve_store),
+so the view and the report redraw them without running anything.
 
 Standard library only (the app imports it): the runs are subprocesses.
 """
@@ -25,41 +25,8 @@ from deploytui.bench import Load, bench_form
 from deploytui.forms import Form, for_batch
 from deploytui.manifest import Manifest
 from deploytui.models import ModelRef
-from deploytui.record import RecordError, RunRecord
-from deploytui.store import FormStore, FormTable
-
-def key(form: str, batch: int | None, threads: int) -> str:
-    """A cell's key in serve.json: `onnxruntime@b8@t2` (`b-` for the example as built)."""
-    return f"{form}@b{batch if batch is not None else '-'}@t{threads}"
-
-
-class ServeCells(FormTable[RunRecord]):
-    """What serve.json holds: cell key -> the cell's last record."""
-
-    NAME = "serve cell"
-
-    @classmethod
-    def entry(cls, name: str, value: object) -> RunRecord:
-        rec = RunRecord.from_json(value)
-        if not isinstance(rec.form, str) or not name.startswith(rec.form + "@"):
-            raise RecordError("form", f"names form {rec.form!r}")
-        return rec
-
-
-class ServeStore(FormStore[RunRecord]):
-    def __init__(self, path: Path) -> None:
-        super().__init__(path, ServeCells)
-
-    def put(self, cell: str, record: RunRecord) -> None:
-        self.put_entry(cell, record)
-
-
-def serve_path(slug: str | None = None) -> Path:
-    return paths.model_dir(slug) / "serve.json"
-
-
-def load(slug: str | None = None) -> ServeStore:
-    return ServeStore(serve_path(slug)).load()
+from deploytui.record import RunRecord
+from deploytui.serve_store import key
 
 
 def example_batch(inputs: Path) -> int | None:
@@ -117,9 +84,7 @@ def cells(chosen: Sequence[Form], batches: Sequence[int], threads: Sequence[int]
     """Form by form, batch by batch, thread count by thread count; with no batch sizes, each form
     as built at its example's size. At a batch size a form runs on its dynamic export."""
     sizes: list[int | None] = list(batches) or [None]
-    return [
-        Cell(for_batch(f) if b is not None else f, b, t) for f in chosen for b in sizes for t in threads
-    ]
+    return [Cell(for_batch(f) if b is not None else f, b, t) for f in chosen for b in sizes for t in threads]
 
 
 def run_cell(
@@ -158,16 +123,8 @@ def run_cell(
         ref=ref,
         cancel=cancel,
         say=say,
-        load=load,
+        feed=load,
     )
     if rec.batch is None:
         rec.batch = example_batch(paths.inputs_path(ref.slug))
     return rec
-
-
-def items_per_s(rec: RunRecord) -> float | None:
-    """Throughput: the batch's items over the mean forward time (None when not measured)."""
-    f = rec.forwards
-    if f is None or f.mean_ms <= 0 or not rec.batch:
-        return None
-    return rec.batch * 1000.0 / f.mean_ms

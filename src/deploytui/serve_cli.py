@@ -13,14 +13,14 @@ from deploytui.record import RunRecord, RunStatus
 
 def cell_line(cell: str, rec: RunRecord) -> str:
     """One cell as the table prints it: the percentiles and throughput, or the ✗ and why."""
-    from deploytui import serve
+    from deploytui import serve_store
     from deploytui.units import ms
 
     f = rec.forwards
     if rec.status != RunStatus.OK or f is None:
         where = f"stage {rec.stage}: " if rec.stage else ""
         return f"  {cell:<34} ✗ {where}{(rec.error or rec.status)[:160]}"
-    tput = serve.items_per_s(rec)
+    tput = serve_store.items_per_s(rec)
     busy = rec.threads.busy if rec.threads and rec.threads.busy is not None else None
     reported = rec.threads.reported if rec.threads else None
     line = (
@@ -34,13 +34,13 @@ def cell_line(cell: str, rec: RunRecord) -> str:
 
 
 def cell_json(cell: str, rec: RunRecord) -> dict[str, Any]:
-    from deploytui import serve
+    from deploytui import serve_store
 
-    return {"cell": cell, "items_per_s": serve.items_per_s(rec), **rec.to_json()}
+    return {"cell": cell, "items_per_s": serve_store.items_per_s(rec), **rec.to_json()}
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
-    from deploytui import defaults, forms, machine, paths, serve
+    from deploytui import defaults, forms, machine, paths, serve, serve_store
     from deploytui.cli import _sizes, build_progress
     from deploytui.manifest import load as load_manifest
 
@@ -58,7 +58,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         return 2
     ref = paths.model()
     todo = serve.cells(chosen, batches, threads)
-    store = serve.load(ref.slug)
+    store = serve_store.load(ref.slug)
     for msg in store.dropped:
         print(f"warning: {msg}", file=sys.stderr)
     out = sys.stderr if args.json else sys.stdout
@@ -66,7 +66,10 @@ def cmd_serve(args: argparse.Namespace) -> int:
     if args.show:
         done = [(c.key, store.forms[c.key]) for c in todo if c.key in store.forms]
         if not done:
-            print(f"no serving cells stored for {ref.text} at these sizes: run it without --show", file=sys.stderr)
+            print(
+                f"no serving cells stored for {ref.text} at these sizes: run it without --show",
+                file=sys.stderr,
+            )
     else:
         if not args.no_build:
             from deploytui.builder import run_build, steps_for

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from deploytui import plot, serve
-from deploytui.scale_text import table
+from deploytui import plot, serve_store
 from deploytui.record import RunRecord, RunStatus
+from deploytui.scale_text import table
 from deploytui.units import ms
 
 Cells = dict[str, RunRecord]  # cell key (serve.key) -> record, as serve.json holds them
@@ -19,7 +19,7 @@ SORTS = ("form", "p50", "p99", "items/s")  # what the rows can be sorted by
 
 def parts(cell: str) -> tuple[str, str, str]:
     """(form, batch, threads) of a key `onnxruntime@b8@t2` (batch `-`: the example as built)."""
-    form, b, t = (cell.split("@") + ["", ""])[:3]
+    form, b, t = [*cell.split("@"), "", ""][:3]
     return form, b[1:], t[1:]
 
 
@@ -41,7 +41,7 @@ def row(cell: str, rec: RunRecord) -> list[str]:
     f = rec.forwards
     if not ok(rec) or f is None:
         return [form, batch, threads, "", "", "", "", "", "", why(rec)]
-    tput = serve.items_per_s(rec)
+    tput = serve_store.items_per_s(rec)
     th = rec.threads
     return [
         form,
@@ -57,14 +57,14 @@ def row(cell: str, rec: RunRecord) -> list[str]:
     ]
 
 
-def sort_value(cell: str, rec: RunRecord, by: str) -> tuple:
+def sort_value(cell: str, rec: RunRecord, by: str) -> tuple[object, ...]:
     """Rows in the order `by` asks (failed cells last for a figure)."""
     form, batch, threads = parts(cell)
     place = (form, int(batch) if batch.isdigit() else 0, int(threads) if threads.isdigit() else 0)
     f = rec.forwards if ok(rec) else None
     if by == "form" or f is None:
         return (by != "form" and f is None, place)
-    figure = {"p50": f.p50_ms, "p99": f.p99_ms, "items/s": -(serve.items_per_s(rec) or 0.0)}[by]
+    figure = {"p50": f.p50_ms, "p99": f.p99_ms, "items/s": -(serve_store.items_per_s(rec) or 0.0)}[by]
     return (False, figure, place)
 
 
@@ -105,7 +105,11 @@ def chart_lines(cells: Cells, measure: str) -> list[tuple[str, list[float], list
         f = rec.forwards
         if not (ok(rec) and f and batch.isdigit() and threads.isdigit()):
             continue
-        value = {"p50": f.p50_ms / 1000, "p99": f.p99_ms / 1000, "items/s": serve.items_per_s(rec) or 0.0}[measure]
+        value = {
+            "p50": f.p50_ms / 1000,
+            "p99": f.p99_ms / 1000,
+            "items/s": serve_store.items_per_s(rec) or 0.0,
+        }[measure]
         seen = by_form.setdefault(form, {})
         if int(batch) not in seen or int(threads) < seen[int(batch)][0]:
             seen[int(batch)] = (int(threads), value)
@@ -137,7 +141,8 @@ def render(cells: Cells, width: int = 100, height: int = 20, charts: bool = True
         out.append("Batch sizes each form ran at (✓) and refused (✗)")
         out.append(
             "\n".join(
-                f"{form}: ✓ {', '.join(map(str, yes)) or '–'}" + (f"  ✗ {', '.join(map(str, no))}" if no else "")
+                f"{form}: ✓ {', '.join(map(str, yes)) or '–'}"
+                + (f"  ✗ {', '.join(map(str, no))}" if no else "")
                 for form, (yes, no) in sizes.items()
             )
         )

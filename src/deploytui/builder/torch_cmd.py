@@ -248,7 +248,9 @@ def export_dyn_torch_export(m: Any, out: Path, stem: str) -> dict[str, Any]:
 def export_dyn_aoti(m: Any, out: Path, stem: str) -> dict[str, Any]:
     import torch
 
-    torch._inductor.aoti_compile_and_package(_export_dynamic(m), package_path=str(out / f"{stem}_aoti_dyn.pt2"))
+    torch._inductor.aoti_compile_and_package(
+        _export_dynamic(m), package_path=str(out / f"{stem}_aoti_dyn.pt2")
+    )
     return {"max_batch": MAX_BATCH}
 
 

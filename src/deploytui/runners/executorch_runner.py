@@ -2,7 +2,8 @@
 
 usage: python -m deploytui.runners.executorch_runner PATH --inputs IN --outputs OUT [--repeat K]
        [--warmup W] [--threads T]
-(the runner protocol; --threads sizes ExecuTorch's threadpool, which XNNPACK runs on, and torch's). `import` is executorch.runtime (and the torch it hands tensors through),
+(the runner protocol; --threads sizes ExecuTorch's threadpool, which XNNPACK runs on, and
+torch's). `import` is executorch.runtime (and the torch it hands tensors through),
 `load` reads the program and loads its `forward` method (XNNPACK delegates initialised there).
 A program takes its inputs as one flat list (torch.export's flattening of args, then kwargs: the
 inputs file's call order) and returns its outputs flat (output_0, output_1, ...).

@@ -16,7 +16,7 @@ from textual.containers import Horizontal, VerticalScroll
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static
 
-from deploytui import serve, serve_text
+from deploytui import serve_store, serve_text
 from deploytui.tui.widgets.chart import PlotextChart
 
 if TYPE_CHECKING:
@@ -38,7 +38,9 @@ class ServeScreen(Screen):
     #serve-sizes { height: auto; }
     """
     BINDINGS = [
-        Binding("t", "sort", "Sort", id="serve-sort", tooltip="Sort — the cells by form, p50, p99 or items/s"),
+        Binding(
+            "t", "sort", "Sort", id="serve-sort", tooltip="Sort — the cells by form, p50, p99 or items/s"
+        ),
         Binding("escape", "close", "Close", id="serve-close"),
     ]
 
@@ -62,9 +64,12 @@ class ServeScreen(Screen):
 
     def redraw(self) -> None:
         ref = self.app.session.model
-        store = serve.load(ref.slug)
+        store = serve_store.load(ref.slug)
         cells = store.forms
-        status = f"{len(cells)} cells stored for {ref.text} (artifacts/{ref.slug}/serve.json), sorted by {self.sort_by}"
+        status = (
+            f"{len(cells)} cells stored for {ref.text} (artifacts/{ref.slug}/serve.json), "
+            f"sorted by {self.sort_by}: t changes it"
+        )
         if not cells:
             status = f"no serving cells for {ref.text} yet: `{HOW.format(m=ref.text)}` measures them"
         if store.dropped:
@@ -76,7 +81,10 @@ class ServeScreen(Screen):
         for key, row in serve_text.rows(cells, self.sort_by):
             table.add_row(*row, key=key)
         stamp = tuple(sorted((k, r.measured_at or "") for k, r in cells.items()))
-        for widget, (measure, title) in (("#serve-p50", serve_text.CHARTS[0]), ("#serve-items", serve_text.CHARTS[2])):
+        for widget, (measure, title) in (
+            ("#serve-p50", serve_text.CHARTS[0]),
+            ("#serve-items", serve_text.CHARTS[2]),
+        ):
             lines = serve_text.chart_lines(cells, measure)
             self.query_one(widget, PlotextChart).plot(
                 serve_text.chart(cells, measure, title) if lines else None,
