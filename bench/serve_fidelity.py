@@ -97,10 +97,7 @@ def main() -> int:
     paths.set_model(parse(args.model))
     result: dict[str, Any] = {"model": args.model, "rounds": args.rounds, "repeat": args.repeat}
     missed = False
-    for key, anchor_name, make in (
-        ("torch-eager", "torch.utils.benchmark.Timer", torch_anchor),
-        ("onnxruntime", "session.run loop", ort_anchor),
-    ):
+    for (key, anchor_name), make in zip(forms.FIDELITY, (torch_anchor, ort_anchor), strict=True):
         anchor = make(args.repeat)
         mine, theirs = [], []
         for _ in range(args.rounds):

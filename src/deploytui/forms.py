@@ -79,6 +79,8 @@ INSPECT_KINDS = (
 
 # forms that bench/measure_vs_hyperfine.py cross-checks by default (quick to run many times)
 CROSS_CHECK = ("onnxruntime", "burn-embed")
+# forms whose per-forward p50 bench/serve_fidelity.py checks against an anchor, in this order
+FIDELITY = (("torch-eager", "torch.utils.benchmark.Timer"), ("onnxruntime", "session.run loop"))
 
 
 MLP_ONLY = "not applicable: the hand-written burn Mlp is a twin of a1 and the mlp family only"
