@@ -40,7 +40,7 @@ def test_the_serve_screen_redraws_the_stored_cells(art):  # noqa: F811
         assert keys == ["cpp-aoti@b8@t1", "onnxruntime@b1@t1", "onnxruntime@b8@t1", "torch-eager@b1@t1"]
         assert table.get_row("cpp-aoti@b8@t1")[-1].startswith("✗ run: exit 1: error: Error: input_handles")
         row = table.get_row("onnxruntime@b8@t1")
-        assert row[1] == "8" and row[3] == "0.55 ms" and row[7] == "2" and row[8] == "1.50"
+        assert row[1] == "8" and row[3] == "550µs" and row[7] == "2" and row[8] == "1.50"
         assert "4 cells stored" in text_of(screen, "#serve-status")
         assert "cpp-aoti: accepts –; refused 8" in text_of(screen, "#serve-sizes")
         await pilot.press("t")  # by p50: the fastest first, the refused cell last

@@ -13,24 +13,16 @@ from deploytui.record import RunRecord, RunStatus
 
 def cell_line(cell: str, rec: RunRecord) -> str:
     """One cell as the table prints it: the percentiles and throughput, or the ✗ and why."""
-    from deploytui import serve_store
-    from deploytui.units import ms
+    from deploytui import serve_text
 
-    f = rec.forwards
-    if rec.status != RunStatus.OK or f is None:
-        where = f"stage {rec.stage}: " if rec.stage else ""
-        return f"  {cell:<34} ✗ {where}{(rec.error or rec.status)[:160]}"
-    tput = serve_store.items_per_s(rec)
-    busy = rec.threads.busy if rec.threads and rec.threads.busy is not None else None
-    reported = rec.threads.reported if rec.threads else None
-    line = (
-        f"  {cell:<34} p50 {ms(f.p50_ms / 1000, 8)} p90 {ms(f.p90_ms / 1000, 8)} p99 {ms(f.p99_ms / 1000, 8)}"
-        f"  {tput or 0:>10.1f} items/s  threads {reported if reported is not None else '?'}"
-        + (f" busy {busy:.2f}" if busy is not None else "")
+    r = serve_text.row(cell, rec)
+    if not serve_text.ok(rec):
+        return f"  {cell:<34} {r[-1]}"
+    verdict = "" if r[9] == "ok" else f"  {r[9]}"
+    return (
+        f"  {cell:<34} p50 {r[3]:>7} p90 {r[4]:>7} p99 {r[5]:>7} {r[6]:>10} items/s"
+        f"  threads {r[7]} busy {r[8]}{verdict}"
     )
-    if rec.within_tol is False:
-        line += "  FAIL numerics"
-    return line
 
 
 def cell_json(cell: str, rec: RunRecord) -> dict[str, Any]:

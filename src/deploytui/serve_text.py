@@ -9,7 +9,7 @@ from collections.abc import Callable
 from deploytui import plot, serve_store
 from deploytui.record import RunRecord, RunStatus
 from deploytui.scale_text import table
-from deploytui.units import ms
+from deploytui.units import seconds
 
 Cells = dict[str, RunRecord]  # cell key (serve.key) -> record, as serve.json holds them
 
@@ -47,9 +47,9 @@ def row(cell: str, rec: RunRecord) -> list[str]:
         form,
         batch,
         threads,
-        ms(f.p50_ms / 1000),
-        ms(f.p90_ms / 1000),
-        ms(f.p99_ms / 1000),
+        seconds(f.p50_ms / 1000),
+        seconds(f.p90_ms / 1000),
+        seconds(f.p99_ms / 1000),
         f"{tput:.1f}" if tput is not None else "",
         str(th.reported) if th and th.reported is not None else "–",
         f"{th.busy:.2f}" if th and th.busy is not None else "–",
@@ -120,7 +120,7 @@ def chart_lines(cells: Cells, measure: str) -> list[tuple[str, list[float], list
 
 
 def chart(cells: Cells, measure: str, title: str) -> Callable[[int, int], str]:
-    y_text = ms if measure != "items/s" else (lambda v: f"{v:.3g}")
+    y_text = seconds if measure != "items/s" else (lambda v: f"{v:.3g}")
     return plot.loglog(chart_lines(cells, measure), title=title, x_text=lambda v: f"{v:g}", y_text=y_text)
 
 
