@@ -114,3 +114,24 @@ def test_the_sweep_fits_steady_state_latency_per_mparam_from_the_same_runs():
     old = RunRecord("onnxruntime", status=RunStatus.OK, wall_s=[1.0], peak_rss_bytes=[1], n=1)
     old.stages_ms = {"steady_forward": 3.0}  # stored before the timed forwards: its median
     assert fit.cost(Point("m", 10, {"onnxruntime": old}), "onnxruntime", "steady") == pytest.approx(0.003)
+
+
+def test_the_cli_shows_the_stored_cells_as_json_and_refuses_bad_sizes(tmp_path, monkeypatch, capsys):
+    from deploytui import cli
+
+    monkeypatch.setenv("DEPLOYTUI_ARTIFACTS", str(tmp_path))
+    store = serve_store.ServeStore(tmp_path / "a1" / "serve.json").load()
+    store.put("onnxruntime@b8@t1", _cell("onnxruntime", 8, 0.5))
+    refused = RunRecord("tract", status=RunStatus.FAILED, error="exit 1: error: tract run failed", stage="run")
+    store.put("tract@b8@t1", refused)
+    code = cli.main(["bench", "onnxruntime", "tract", "--batch", "8", "--threads", "1", "--show", "--json"])
+    out = json.loads(capsys.readouterr().out)
+    assert code == 1  # a refused cell
+    assert [c["cell"] for c in out["cells"]] == ["onnxruntime@b8@t1", "tract@b8@t1"]
+    assert out["cells"][0]["items_per_s"] > 0 and out["cells"][0]["forwards"]["p99_ms"] > 0
+    assert out["cells"][1]["error"] == "exit 1: error: tract run failed" and out["batches"] == [8]
+    assert cli.main(["bench", "onnxruntime", "--batch", "8", "--threads", "1", "--show"]) == 0
+    shown = capsys.readouterr().out
+    assert "onnxruntime@b8@t1" in shown and "items/s" in shown
+    assert cli.main(["bench", "--batch", "0,8", "--show"]) == 2
+    assert "--batch wants whole numbers >= 1" in capsys.readouterr().err
