@@ -56,7 +56,12 @@ fn graph_order(graph: &[String], names: &[String]) -> Result<Vec<usize>, String>
 /// The optimised model, each graph input typed and shaped like the input of its name; and where
 /// each graph input sits in `inputs`.
 fn optimised(path: &str, inputs: &[(String, RawTensor)]) -> Result<(TypedModel, Vec<usize>), String> {
+    // the inputs' facts are set from IN below and everything else is inferred from them: the
+    // graph's own shape annotations (a dynamic export's `batch,16,32,32`) would not unify with
+    // the concrete batch size
     let mut model = tract_onnx::onnx()
+        .with_ignore_value_info(true)
+        .with_ignore_output_shapes(true)
         .model_for_path(path)
         .map_err(|e| format!("tract cannot load {path}: {}", err(e)))?;
     let graph: Vec<String> = model
