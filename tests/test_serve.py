@@ -122,7 +122,9 @@ def test_the_cli_shows_the_stored_cells_as_json_and_refuses_bad_sizes(tmp_path, 
     monkeypatch.setenv("DEPLOYTUI_ARTIFACTS", str(tmp_path))
     store = serve_store.ServeStore(tmp_path / "a1" / "serve.json").load()
     store.put("onnxruntime@b8@t1", _cell("onnxruntime", 8, 0.5))
-    refused = RunRecord("tract", status=RunStatus.FAILED, error="exit 1: error: tract run failed", stage="run")
+    refused = RunRecord(
+        "tract", status=RunStatus.FAILED, error="exit 1: error: tract run failed", stage="run"
+    )
     store.put("tract@b8@t1", refused)
     code = cli.main(["bench", "onnxruntime", "tract", "--batch", "8", "--threads", "1", "--show", "--json"])
     out = json.loads(capsys.readouterr().out)

@@ -18,6 +18,30 @@ def key(form: str, batch: int | None, threads: int) -> str:
     return f"{form}@b{batch if batch is not None else '-'}@t{threads}"
 
 
+def split_key(cell: str) -> tuple[str, str, str]:
+    """(form, batch, threads) of a key `onnxruntime@b8@t2` (batch `-`: the example as built)."""
+    form, b, t = [*cell.split("@"), "", ""][:3]
+    return form, b[1:], t[1:]
+
+
+def by_batch(cells: dict[str, RunRecord], form: str) -> tuple[dict[int, tuple[float, float]], dict[int, str]]:
+    """One form's cells per batch size: (p99 s, items/s), the best over its thread counts; and
+    for a size where no cell ran, the words of one that did not."""
+    ran: dict[int, tuple[float, float]] = {}
+    refused: dict[int, str] = {}
+    for cell, rec in cells.items():
+        name, batch, _ = split_key(cell)
+        if name != form or not batch.isdigit():
+            continue
+        b, f, tput = int(batch), rec.forwards, items_per_s(rec)
+        if rec.status == "ok" and rec.within_tol is not False and f is not None and tput is not None:
+            best = ran.get(b)
+            ran[b] = (min(f.p99_ms / 1000, best[0]), max(tput, best[1])) if best else (f.p99_ms / 1000, tput)
+        else:
+            refused.setdefault(b, f"{rec.stage + ': ' if rec.stage else ''}{rec.error or rec.status}")
+    return ran, {b: why for b, why in refused.items() if b not in ran}
+
+
 class ServeCells(FormTable[RunRecord]):
     """What serve.json holds: cell key -> the cell's last record."""
 

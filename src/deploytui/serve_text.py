@@ -17,10 +17,7 @@ COLUMNS = ["form", "batch", "threads", "p50", "p90", "p99", "items/s", "reported
 SORTS = ("form", "p50", "p99", "items/s")  # what the rows can be sorted by
 
 
-def parts(cell: str) -> tuple[str, str, str]:
-    """(form, batch, threads) of a key `onnxruntime@b8@t2` (batch `-`: the example as built)."""
-    form, b, t = [*cell.split("@"), "", ""][:3]
-    return form, b[1:], t[1:]
+parts = serve_store.split_key
 
 
 def ok(rec: RunRecord) -> bool:
