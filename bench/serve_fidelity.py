@@ -3,6 +3,7 @@ p50 against torch.utils.benchmark.Timer on the same module and input, our ONNX R
 against a plain Python loop over session.run on the same .onnx and input. One thread each.
 
 usage: .venv/bin/python bench/serve_fidelity.py [--model REF] [--rounds R] [--repeat K] [--quick]
+(the model built first: `deploytui build --model convnet`)
 
 Ours and the anchor take turns for R rounds (drift on a shared machine hits both alike); each of
 ours is one fresh runner process (bench.bench_form, W warm-up then K timed forwards), each anchor
@@ -47,14 +48,20 @@ def torch_anchor(repeat: int) -> Any:
     module = load_weights(load(ref).module, str(paths.model_dir(ref.slug) / f"{ref.slug}.safetensors"))
     call, kwargs = split_inputs(read_inputs(str(paths.inputs_path(ref.slug))))
     torch.set_num_threads(1)
-    torch.inference_mode().__enter__()  # this thread, as the runner's forwards
-    timer = Timer("m(*call, **kwargs)", globals={"m": module, "call": call, "kwargs": kwargs}, num_threads=1)
+    # in inference mode, as the runner's forwards: entered in the Timer's own setup (a mode
+    # entered out here does not reach its statement: 3x slower on a1)
+    timer = Timer(
+        "m(*call, **kwargs)",
+        setup="torch.inference_mode().__enter__()",
+        globals={"m": module, "call": call, "kwargs": kwargs, "torch": torch},
+        num_threads=1,
+    )
 
     def measure() -> float:
-        return float(timer.timeit(repeat).median) * 1000  # one block of `repeat` forwards: its mean
+        # each forward its own block, as ours are timed: the median of `repeat` of them
+        return statistics.median(float(timer.timeit(1).median) * 1000 for _ in range(repeat))
 
-    for _ in range(defaults.SERVE_WARMUP):
-        module(*call, **kwargs)
+    timer.timeit(defaults.SERVE_WARMUP)
     return measure
 
 
@@ -87,13 +94,14 @@ def ort_anchor(repeat: int) -> Any:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--model", default="a1")
+    ap.add_argument("--model", default=None, help="default convnet (a1 with --quick: built by every build)")
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--repeat", type=int, default=200)
     ap.add_argument("--quick", action="store_true", help="2 rounds of 50 forwards")
     args = ap.parse_args()
     if args.quick:
         args.rounds, args.repeat = 2, 50
+    args.model = args.model or ("a1" if args.quick else "convnet")
     paths.set_model(parse(args.model))
     result: dict[str, Any] = {"model": args.model, "rounds": args.rounds, "repeat": args.repeat}
     missed = False
