@@ -71,6 +71,8 @@ def fail(message: str, code: int = 1) -> NoReturn:
 DEFAULT_REPEAT = 10
 MAX_REPEAT = 10_000  # K and W at most this: the line's raw times stay bounded
 DEFAULT_THREADS = 1
+# the keys of every runner's line, in every language (Python runners add their module census)
+LINE_KEYS = ("stages_ms", "outputs", "warmup", "forward_ms", "cpu_ms", "loop_ms", "threads")
 
 INPUTS_KEY = "inputs"  # the inputs file's __metadata__ entry: the names in call order, comma-joined
 POSITIONAL = "input_"  # input_0, input_1, ...: passed positionally; any other name by keyword
