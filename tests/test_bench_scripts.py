@@ -68,7 +68,7 @@ def test_bench_script_runs_in_quick_mode(script, artifacts_copy, tmp_path):
         for phase in ("idle", "run_all"):
             assert data[phase]["settled"]["n"] >= 1 and "ratio_p95" in data[phase]["settled"], data
     elif script == "real_models.py":
-        assert data["models"] and (tmp_path / "real-models.md").read_text().startswith("#"), data
+        assert data["models"] and "# Real models" in (tmp_path / "real-models.md").read_text(), data
     elif script == "fresh_setup.py":
         assert data["phases"] and all("seconds" in ph for ph in data["phases"]), data
     elif script == "serve_fidelity.py":

@@ -147,9 +147,9 @@ def test_step_built_both_programs(art):
     programs are there, with the facts the step printed, and they are what it says."""
     from deploytui import manifest
 
-    step = manifest.load(art)["steps"]["cpp-build"]
-    assert step["status"] == "ok" and step["scope"] == "shared"
-    facts = step["facts"]
+    step = manifest.load(art).steps["cpp-build"]
+    assert step.status == "ok" and step.scope == "shared"
+    facts = step.facts
     assert set(facts["programs"]) == {"cpp-torchscript", "cpp-aoti"}
     for name, info in facts["programs"].items():
         out = art / "shared" / "bin" / name

@@ -60,9 +60,12 @@ def cmd_build(args: argparse.Namespace) -> int:
 
 
 def _is_progress(line: str) -> bool:
-    """Lines worth showing without --verbose: why a step runs, cargo's progress and warnings."""
+    """Lines worth showing without --verbose: why a step runs or waits, cargo's progress and
+    warnings."""
     s = line.strip()
-    return s.startswith(("stale:", "Compiling", "Finished", "warning:", "error", "[torch.onnx]", "Building"))
+    return s.startswith(
+        ("stale:", "waiting:", "Compiling", "Finished", "warning:", "error", "[torch.onnx]", "Building")
+    )
 
 
 def _table_line(rec: RunRecord, label: str | None = None) -> str:
