@@ -21,26 +21,28 @@ from deploytui.runners.protocol import Stages, parse_args, timed_forwards
 
 
 def _spin(ms: float) -> None:
-    t0 = time.perf_counter()
-    while (time.perf_counter() - t0) * 1000 < ms:
+    """5 ms of this thread's CPU time: its wall time is at least that, however loaded the machine."""
+    t0 = time.thread_time()
+    while (time.thread_time() - t0) * 1000 < ms:
         pass
 
 
 def _check_spin(line: dict, k: int, w: int) -> None:
-    """K times of a 5 ms spin: each at least 5 ms, the median not much more (loose bounds: the
-    machine is shared, a spinning thread is preempted); the loop about one busy thread."""
+    """K forwards that each burn 5 ms of CPU: each timed at 5 ms or more, alone (the K times fit
+    in the loop's wall time), and the process's CPU time over the loop is the K x 5 ms they
+    burnt (no bound on the wall time: the machine is shared, a spinning thread is preempted)."""
     assert line["warmup"] == w and len(line["forward_ms"]) == k
     p50 = statistics.median(line["forward_ms"])
-    assert 5.0 <= min(line["forward_ms"]) and p50 < 12.0, line["forward_ms"]
+    assert min(line["forward_ms"]) >= 5.0, line["forward_ms"]
     assert line["stages_ms"]["steady_forward"] == pytest.approx(p50, abs=1e-3)
-    assert 0.3 < line["cpu_ms"] / line["loop_ms"] <= 1.1, line
+    assert 0.9 * 5.0 * k <= line["cpu_ms"] <= 1.3 * 5.0 * k, line
     assert line["loop_ms"] >= sum(line["forward_ms"]) * 0.999
 
 
 def _check_sleep(line: dict) -> None:
-    p50 = statistics.median(line["forward_ms"])
-    assert 5.0 <= min(line["forward_ms"]) and p50 < 12.0, line["forward_ms"]
-    assert line["cpu_ms"] < 0.2 * line["loop_ms"], line
+    """Forwards that sleep 5 ms: each timed at 5 ms or more, and almost no CPU time."""
+    assert min(line["forward_ms"]) >= 5.0, line["forward_ms"]
+    assert line["cpu_ms"] < 0.5 * len(line["forward_ms"]), line
 
 
 def _python_line(forward, k: int, w: int) -> dict:

@@ -1,7 +1,8 @@
 // Test harness for the timed forwards of cpp/protocol.h (no libtorch), built by
 // tests/test_serving_protocol.py. `timing_check spin|sleep MS MODEL --inputs I --outputs O
-// [--repeat K] [--warmup W] [--threads T]`: each forward spins (busy, one thread) or sleeps MS
-// milliseconds; prints the protocol's stdout line (no inputs are read, no outputs written).
+// [--repeat K] [--warmup W] [--threads T]`: each forward spins (burns MS milliseconds of this
+// thread's CPU time) or sleeps MS milliseconds; prints the protocol's stdout line (no inputs
+// are read, no outputs written).
 #include <chrono>
 #include <string>
 #include <thread>
@@ -18,13 +19,18 @@ int main(int argc, char** argv) {
   } catch (const runner::UsageError& e) {
     return runner::fail(e.what());
   }
+  const auto thread_ms = [] {
+    timespec ts{};
+    ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return static_cast<double>(ts.tv_sec) * 1e3 + static_cast<double>(ts.tv_nsec) / 1e6;
+  };
   const auto forward = [&] {
-    const auto t0 = std::chrono::steady_clock::now();
     if (mode == "sleep") {
       std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(ms));
       return;
     }
-    while (runner::ms_since(t0) < ms) {
+    const double t0 = thread_ms();
+    while (thread_ms() - t0 < ms) {
     }
   };
   runner::print_stages(0.0, runner::timed_forwards(a, forward), 0, a.threads, -1);
