@@ -137,3 +137,12 @@ def test_the_cli_shows_the_stored_cells_as_json_and_refuses_bad_sizes(tmp_path, 
     assert "onnxruntime@b8@t1" in shown and "items/s" in shown
     assert cli.main(["bench", "--batch", "0,8", "--show"]) == 2
     assert "--batch wants whole numbers >= 1" in capsys.readouterr().err
+
+
+def test_a_form_that_cannot_exist_for_the_model_is_left_out_of_the_table():
+    from deploytui import serve_text
+
+    na = RunRecord("burn-embed", status=RunStatus.NOT_APPLICABLE, error="not applicable: Mlp only", batch=8)
+    cells = {"burn-embed@b8@t1": na, "tract@b8@t1": _cell("tract", 8, 1.0)}
+    assert [k for k, _ in serve_text.rows(cells)] == ["tract@b8@t1"]
+    assert serve_text.accepted(cells) == {"tract": ([8], [])}

@@ -65,8 +65,14 @@ def sort_value(cell: str, rec: RunRecord, by: str) -> tuple[object, ...]:
     return (False, figure, place)
 
 
+def applies(rec: RunRecord) -> bool:
+    """The form can exist for the model (a not-applicable form's cells are left out)."""
+    return rec.status != RunStatus.NOT_APPLICABLE
+
+
 def rows(cells: Cells, by: str = "form") -> list[tuple[str, list[str]]]:
-    ordered = sorted(cells.items(), key=lambda kv: sort_value(kv[0], kv[1], by))
+    shown = [(k, r) for k, r in cells.items() if applies(r)]
+    ordered = sorted(shown, key=lambda kv: sort_value(kv[0], kv[1], by))
     return [(k, row(k, r)) for k, r in ordered]
 
 
@@ -75,7 +81,7 @@ def accepted(cells: Cells) -> dict[str, tuple[list[int], list[int]]]:
     out: dict[str, tuple[list[int], list[int]]] = {}
     for cell, rec in cells.items():
         form, batch, _ = parts(cell)
-        if not batch.isdigit():
+        if not batch.isdigit() or not applies(rec):
             continue
         yes, no = out.setdefault(form, ([], []))
         target = yes if ok(rec) else no
