@@ -38,7 +38,7 @@ struct PrivateTmp {
 
 int main(int argc, char** argv) {
   const std::string usage =
-      "usage: cpp-aoti MODEL.pt2 --inputs IN.safetensors --outputs OUT.safetensors [--repeat K]";
+      "usage: cpp-aoti MODEL.pt2 --inputs IN.safetensors --outputs OUT.safetensors [--repeat K] [--warmup W] [--threads T]";
   // The generated model checks each input's dtype, sizes, strides and device only when this is
   // set; without it a wrong input is read as if it were right. The caller may set it to 0.
   ::setenv("AOTI_RUNTIME_CHECK_INPUTS", "1", 0);

@@ -137,36 +137,26 @@ inline void write_outputs(const std::string& path, const std::vector<Named>& out
 
 // ---- the protocol run ----
 
-// Load (timed), one first forward (timed), `repeat` more (median), the last forward's outputs
+// Load (timed), then the timed forwards (runner::timed_forwards), the last forward's outputs
 // written; then the one stdout line. Throws on any failure.
 template <typename Load>
 void run_protocol(const Args& a, Load&& load, StderrHold& hold, const QuietWarnings& warnings) {
   std::vector<Named> inputs = read_inputs(*a.inputs);
 
-  auto t0 = std::chrono::steady_clock::now();
+  const auto t0 = std::chrono::steady_clock::now();
   Forward forward = load(a.model);
   const double load_ms = ms_since(t0);
 
-  t0 = std::chrono::steady_clock::now();
-  std::vector<Named> outputs = forward(inputs);
-  const double first_ms = ms_since(t0);
-
-  std::vector<double> steady;
-  steady.reserve(static_cast<size_t>(a.repeat));
-  for (int k = 0; k < a.repeat; ++k) {
-    t0 = std::chrono::steady_clock::now();
-    outputs = forward(inputs);
-    steady.push_back(ms_since(t0));
-  }
+  std::vector<Named> outputs;
+  const Timing timing = timed_forwards(a, [&] { outputs = forward(inputs); });
 
   write_outputs(a.outputs, outputs);
   hold.release(true);
   print_warnings(warnings);
-  print_stages(load_ms, first_ms, steady, outputs.size());
+  print_stages(load_ms, timing, outputs.size(), a.threads, at::get_num_threads());
 }
 
-
-// main() of both programs: one thread, inference mode, libtorch's chatter kept off stderr; any
+// main() of both programs: --threads intra-op threads (at::set_num_threads), inference mode, libtorch's chatter kept off stderr; any
 // exception becomes one `error:` line and exit 1. `load(path)` loads the model, returns a Forward.
 template <typename Load>
 int run_main(int argc, char** argv, const std::string& usage, Load&& load) {
@@ -182,7 +172,7 @@ int run_main(int argc, char** argv, const std::string& usage, Load&& load) {
   c10::WarningUtils::WarningHandlerGuard warning_guard(&warnings);
   StderrHold hold;
   try {
-    at::set_num_threads(1);
+    at::set_num_threads(a.threads);
     c10::InferenceMode guard;
     run_protocol(a, load, hold, warnings);
     return 0;

@@ -3,6 +3,7 @@
 // when the library loads) and libexecutorch_kernels_optimized.so (the kernels for operators
 // left outside the delegate). No libtorch, no Python.
 // Usage: cpp-executorch MODEL.pte --inputs IN.safetensors --outputs OUT.safetensors [--repeat K]
+//        [--warmup W] [--threads T] (T: the threadpool XNNPACK runs on)
 // Inputs F32, F64, I64, I32, U8, BOOL, fed as one flat list in the inputs file's call order (the
 // order torch.export flattened args and kwargs in); outputs written in the dtype the program
 // returns, flat, as output_0, output_1, ...
@@ -14,6 +15,17 @@
 #include <fstream>
 
 #include "protocol.h"
+
+// The wheel ships libexecutorch_threadpool.so but not extension/threadpool/threadpool.h: the two
+// calls this program makes, declared as that header declares them (non-virtual members).
+namespace executorch::extension::threadpool {
+class ThreadPool {
+ public:
+  size_t get_thread_count() const;
+  bool _unsafe_reset_threadpool(uint32_t num_threads);
+};
+ThreadPool* get_threadpool();
+}  // namespace executorch::extension::threadpool
 
 namespace {
 
@@ -88,39 +100,39 @@ void run(const runner::Args& a, runner::StderrHold& hold) {
   executorch::runtime::runtime_init();
   Inputs in = read_inputs(*a.inputs);
 
-  auto t0 = std::chrono::steady_clock::now();
+  // the pool the XNNPACK delegate runs on: --threads (it starts at the machine's core count)
+  executorch::extension::threadpool::ThreadPool* pool = executorch::extension::threadpool::get_threadpool();
+  int reported = -1;
+  if (pool != nullptr) {
+    pool->_unsafe_reset_threadpool(static_cast<uint32_t>(a.threads));
+    reported = static_cast<int>(pool->get_thread_count());
+  }
+
+  const auto t0 = std::chrono::steady_clock::now();
   Module module(a.model, Module::LoadMode::File);
   if (const Error e = module.load_forward(); e != Error::Ok) {
     throw std::runtime_error("cannot load " + a.model + ": " + describe(e));
   }
   const double load_ms = runner::ms_since(t0);
 
-  auto forward = [&]() {
+  std::vector<EValue> outputs;
+  const runner::Timing timing = runner::timed_forwards(a, [&]() {
     std::vector<EValue> args;
     for (const TensorPtr& t : in.tensors) args.emplace_back(*t);
     auto result = module.forward(args);
     if (!result.ok()) throw std::runtime_error("forward failed: " + describe(result.error()));
-    return std::move(*result);
-  };
-  t0 = std::chrono::steady_clock::now();
-  std::vector<EValue> outputs = forward();
-  const double first_ms = runner::ms_since(t0);
-  std::vector<double> steady;
-  for (int k = 0; k < a.repeat; ++k) {
-    t0 = std::chrono::steady_clock::now();
-    outputs = forward();
-    steady.push_back(runner::ms_since(t0));
-  }
+    outputs = std::move(*result);
+  });
   write_outputs(a.outputs, outputs);
   hold.release(true);
-  runner::print_stages(load_ms, first_ms, steady, outputs.size());
+  runner::print_stages(load_ms, timing, outputs.size(), a.threads, reported);
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
   const std::string usage =
-      "usage: cpp-executorch MODEL.pte --inputs IN.safetensors --outputs OUT.safetensors [--repeat K]";
+      "usage: cpp-executorch MODEL.pte --inputs IN.safetensors --outputs OUT.safetensors [--repeat K] [--warmup W] [--threads T]";
   runner::Args a;
   try {
     a = runner::parse_args(argc, argv, usage);

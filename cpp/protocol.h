@@ -2,7 +2,7 @@
 // one stdout line, the quiet error handling. common.h (the libtorch runners) and executorch_run.cpp
 // both build on it. Header-only: each program is one translation unit plus these headers.
 //
-//   PROGRAM MODEL --inputs IN.safetensors --outputs OUT.safetensors [--repeat K]
+//   PROGRAM MODEL --inputs IN.safetensors --outputs OUT.safetensors [--repeat K] [--warmup W] [--threads T]
 //
 // See cpp/README.md for the protocol.
 #pragma once
@@ -19,6 +19,7 @@
 #include <vector>
 
 #include <sys/mman.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "safetensors.h"
@@ -115,41 +116,54 @@ class StderrHold {
 
 // ---- arguments ----
 
+constexpr int kMaxRepeat = 10000;  // --repeat and --warmup at most this: the line stays bounded
+
 struct Args {
   std::string model;
   std::optional<std::string> inputs;
   std::string outputs;
   int repeat = 10;
+  int warmup = 0;
+  int threads = 1;
 };
 
 struct UsageError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// A whole number from `least` to kMaxRepeat, or the usage error.
+inline int count_flag(std::string_view flag, const std::string& value, int least) {
+  int k = -1;
+  const auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), k);
+  if (ec != std::errc() || end != value.data() + value.size() || k < least || k > kMaxRepeat) {
+    throw UsageError(std::string(flag) + " wants a whole number from " + std::to_string(least) + " to " +
+                     std::to_string(kMaxRepeat) + ", not '" + value + "'");
+  }
+  return k;
+}
+
 inline Args parse_args(int argc, char** argv, const std::string& usage) {
   Args a;
-  bool have_model = false, have_outputs = false, have_repeat = false;
+  bool have_model = false, have_outputs = false;
+  std::vector<std::string_view> seen;
   for (int i = 1; i < argc; ++i) {
     const std::string_view arg = argv[i];
-    if (arg == "--inputs" || arg == "--outputs" || arg == "--repeat") {
+    if (arg == "--inputs" || arg == "--outputs" || arg == "--repeat" || arg == "--warmup" || arg == "--threads") {
       if (i + 1 >= argc) throw UsageError(std::string(arg) + " needs a value; " + usage);
+      if (std::find(seen.begin(), seen.end(), arg) != seen.end()) throw UsageError(std::string(arg) + " given twice; " + usage);
+      seen.push_back(arg);
       const std::string value = argv[++i];
       if (arg == "--inputs") {
-        if (a.inputs) throw UsageError("--inputs given twice; " + usage);
         a.inputs = value;
       } else if (arg == "--outputs") {
-        if (have_outputs) throw UsageError("--outputs given twice; " + usage);
         a.outputs = value;
         have_outputs = true;
+      } else if (arg == "--repeat") {
+        a.repeat = count_flag(arg, value, 0);
+      } else if (arg == "--warmup") {
+        a.warmup = count_flag(arg, value, 0);
       } else {
-        if (have_repeat) throw UsageError("--repeat given twice; " + usage);
-        int k = -1;
-        const auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), k);
-        if (ec != std::errc() || end != value.data() + value.size() || k < 0) {
-          throw UsageError("--repeat wants a whole number >= 0, not '" + value + "'");
-        }
-        a.repeat = k;
-        have_repeat = true;
+        a.threads = count_flag(arg, value, 1);
       }
     } else if (arg.starts_with("--")) {
       throw UsageError("unknown option " + std::string(arg) + "; " + usage);
@@ -242,14 +256,67 @@ inline double median(std::vector<double> v) {
   return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2.0;
 }
 
-// Load (timed), one first forward (timed), `repeat` more (median), the last forward's outputs
+// The process's CPU time (all its threads), ms.
+inline double cpu_ms() {
+  timespec ts{};
+  ::clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) * 1e3 + static_cast<double>(ts.tv_nsec) / 1e6;
+}
 
-// The protocol's stdout line.
-inline void print_stages(double load_ms, double first_ms, const std::vector<double>& steady, size_t outputs) {
-  char steady_buf[32] = "null";
-  if (!steady.empty()) std::snprintf(steady_buf, sizeof steady_buf, "%.6f", median(steady));
-  std::printf("{\"stages_ms\": {\"load\": %.6f, \"first_forward\": %.6f, \"steady_forward\": %s}, \"outputs\": %zu}\n",
-              load_ms, first_ms, steady_buf, outputs);
+// What the timed forwards measured: the first forward; after `warmup` untimed ones, each of the
+// `repeat` timed alone (steady_clock around the call); the process's CPU time and the wall time
+// over those `repeat` (-1 when there are none).
+struct Timing {
+  double first_ms = 0;
+  int warmup = 0;
+  std::vector<double> forward_ms;
+  double cpu_ms = -1;
+  double loop_ms = -1;
+};
+
+// Runs `forward()` 1 + warmup + repeat times as the protocol says (see Timing).
+template <typename Forward>
+Timing timed_forwards(const Args& a, Forward&& forward) {
+  Timing t;
+  auto t0 = std::chrono::steady_clock::now();
+  forward();
+  t.first_ms = ms_since(t0);
+  for (int k = 0; k < a.warmup; ++k) forward();
+  t.warmup = a.warmup;
+  t.forward_ms.reserve(static_cast<size_t>(a.repeat));
+  const double cpu0 = cpu_ms();
+  const auto wall0 = std::chrono::steady_clock::now();
+  for (int k = 0; k < a.repeat; ++k) {
+    t0 = std::chrono::steady_clock::now();
+    forward();
+    t.forward_ms.push_back(ms_since(t0));
+  }
+  if (a.repeat > 0) {
+    t.cpu_ms = cpu_ms() - cpu0;
+    t.loop_ms = ms_since(wall0);
+  }
+  return t;
+}
+
+inline std::string json_ms(double v) {
+  if (v < 0) return "null";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.6f", v);
+  return buf;
+}
+
+// The protocol's stdout line; `threads_reported` < 0: the runtime reports none.
+inline void print_stages(double load_ms, const Timing& t, size_t outputs, int threads_requested, int threads_reported) {
+  std::string times;
+  for (const double x : t.forward_ms) times += (times.empty() ? "" : ", ") + json_ms(x);
+  const std::string steady = t.forward_ms.empty() ? "null" : json_ms(median(t.forward_ms));
+  const std::string reported = threads_reported < 0 ? "null" : std::to_string(threads_reported);
+  std::printf(
+      "{\"stages_ms\": {\"load\": %.6f, \"first_forward\": %.6f, \"steady_forward\": %s}, \"outputs\": %zu, "
+      "\"warmup\": %d, \"forward_ms\": [%s], \"cpu_ms\": %s, \"loop_ms\": %s, "
+      "\"threads\": {\"requested\": %d, \"reported\": %s}}\n",
+      load_ms, t.first_ms, steady.c_str(), outputs, t.warmup, times.c_str(), json_ms(t.cpu_ms).c_str(),
+      json_ms(t.loop_ms).c_str(), threads_requested, reported.c_str());
   std::fflush(stdout);
 }
 

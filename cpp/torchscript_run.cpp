@@ -43,7 +43,7 @@ std::vector<runner::Named> by_key(const c10::IValue& v) {
 
 int main(int argc, char** argv) {
   const std::string usage =
-      "usage: cpp-torchscript MODEL.pt --inputs IN.safetensors --outputs OUT.safetensors [--repeat K]";
+      "usage: cpp-torchscript MODEL.pt --inputs IN.safetensors --outputs OUT.safetensors [--repeat K] [--warmup W] [--threads T]";
   return runner::run_main(argc, argv, usage, [](const std::string& path) -> runner::Forward {
     auto m = std::make_shared<torch::jit::script::Module>(torch::jit::load(path));
     m->eval();

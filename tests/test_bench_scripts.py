@@ -27,6 +27,7 @@ QUICK = {
     "measure_vs_hyperfine.py": (["--quick", "burn-embed"], "hyperfine"),
     "real_models.py": (["--quick", "--out", "{tmp}"], None),
     "scale_sweep.py": (["--quick"], None),
+    "serve_fidelity.py": (["--quick"], None),
     "ui_latency.py": (["--quick"], "tmux"),
 }
 
@@ -70,6 +71,8 @@ def test_bench_script_runs_in_quick_mode(script, artifacts_copy, tmp_path):
         assert data["models"] and "# Real models" in (tmp_path / "real-models.md").read_text(), data
     elif script == "fresh_setup.py":
         assert data["phases"] and all("seconds" in ph for ph in data["phases"]), data
+    elif script == "serve_fidelity.py":
+        assert data["torch-eager"]["ratio"] > 0 and data["onnxruntime"]["ratio"] > 0, data
     elif script == "app_startup.py":
         assert data["ready_ms_median"]["deploytui"] > 0 and data["ratio"] > 0
     else:

@@ -20,6 +20,8 @@ from pathlib import Path
 
 import pytest
 
+from deploytui.runners.protocol import LINE_KEYS
+
 ATOL = RTOL = 1e-5
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -56,8 +58,9 @@ def _protocol(argv: list[str], inputs: list, tmp: Path, repeat: int = 3) -> tupl
     lines = proc.stdout.strip().splitlines()
     assert len(lines) == 1, proc.stdout
     doc = json.loads(lines[0])
-    assert set(doc) == {"stages_ms", "outputs"}
+    assert set(doc) == set(LINE_KEYS)
     assert set(doc["stages_ms"]) == {"load", "first_forward", "steady_forward"}
+    assert len(doc["forward_ms"]) == repeat and doc["threads"] == {"requested": 1, "reported": None}
     loaded = load_file(str(dst))
     assert sorted(loaded) == sorted(f"output_{i}" for i in range(doc["outputs"]))
     return doc, [loaded[f"output_{i}"] for i in range(doc["outputs"])]

@@ -134,7 +134,7 @@ def test_p99_throughput_and_accuracy_budget_are_not_measured_yet():
     a = answer(("max-p99", "20ms@8"))
     assert not a.chosen
     why = others(a)["burn-embed"]
-    assert why.startswith("not measured yet: p99 latency at batch 8 (no serving run is stored")
+    assert why == "not measured yet: p99 latency at batch 8 (run deploytui bench burn-embed --batch 8)"
     assert (
         answer(("min-throughput", "500/s"))
         .others[0]
@@ -147,6 +147,28 @@ def test_p99_throughput_and_accuracy_budget_are_not_measured_yet():
     assert [c.rule.key for c in drop.request.checks()] == ["max-accuracy-drop", "runs"]
     # a break of another constraint comes first, whatever the order
     assert others(answer(("max-p99", "20ms@8"), ("no-python", "")))["torch-eager"] == "needs Python"
+
+
+def test_p99_and_throughput_come_from_the_stored_serving_cells():
+    fast = replace(TRACT, serving={1: (0.0002, 9000.0), 8: (0.0005, 5000.0)})
+    slow = replace(
+        BURN, serving={1: (0.004, 400.0)}, serving_refused={8: "run: exit 1: error: panic: Reshape"}
+    )
+    a = answer(("max-p99", "1ms@8"), facts=[fast, slow, CPP])
+    assert keys(a) == ["tract"]
+    assert others(a)["burn-embed"] == "batch 8 refused: run: exit 1: error: panic: Reshape"
+    assert others(a)["cpp-torchscript"].startswith("not measured yet: p99 latency at batch 8")
+    assert (
+        others(answer(("max-p99", "1ms"), facts=[fast, slow]))["burn-embed"]
+        == "p99 at batch 1 4.00 ms > 1.00 ms"
+    )
+    by_tput = answer(("min-throughput", "300/s"), facts=[slow, fast])
+    assert keys(by_tput) == ["tract", "burn-embed"]  # more is better: ranked by it
+    assert [f.label for f in answer(rank_by="p99", facts=[fast, slow]).front_axes] == [
+        "start-up",
+        "ship",
+        "p99",
+    ]
 
 
 def test_int8_variants_are_judged_by_their_budget_and_their_top1_drop():

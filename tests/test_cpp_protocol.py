@@ -22,6 +22,7 @@ import pytest
 
 from cpp_support import A1_CASES, built_loaders, private_tmp_env, run_program
 from deploytui import a1, paths
+from deploytui.runners.protocol import LINE_KEYS
 
 # Exports the test models into argv[1]; eager's outputs go to expected.safetensors.
 MAKE_MODELS = r"""
@@ -126,8 +127,12 @@ def _protocol(exe: Path, model: Path, inputs: Path, outputs: Path, env, repeat: 
     lines = proc.stdout.splitlines()
     assert len(lines) == 1, proc.stdout
     report = json.loads(lines[0])
-    assert set(report) == {"stages_ms", "outputs"}
+    assert set(report) == set(LINE_KEYS)
     assert set(report["stages_ms"]) == {"load", "first_forward", "steady_forward"}
+    assert (
+        len(report["forward_ms"]) == (10 if repeat is None else repeat)
+        and report["threads"]["requested"] == 1
+    )
     return report
 
 

@@ -4,6 +4,7 @@ and nothing outside forms.py (and the build's step names) names a form."""
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
 
@@ -77,13 +78,30 @@ def test_forms_are_templated_per_model_and_the_burn_twins_apply_to_the_mlp_layou
     cpp = forms.get("cpp-aoti")
     assert cpp.ship_files(conv) == ("convnet/convnet_aoti.pt2", "shared/bin/cpp-aoti")
     run = cpp.run_command("/tmp/o.safetensors", 3, conv)
-    assert run[-6:] == [
+    assert run[-10:] == [
         "--inputs",
         str(paths.artifacts_dir() / "convnet" / "inputs.safetensors"),
         "--outputs",
         "/tmp/o.safetensors",
         "--repeat",
         "3",
+        "--warmup",
+        "0",
+        "--threads",
+        "1",
+    ]
+    run = cpp.run_command("/tmp/o.safetensors", 3, conv, warmup=2, threads=4, inputs=Path("/tmp/b8.st"))
+    assert run[-11:-9] == [str(paths.artifacts_dir() / "convnet" / "convnet_aoti.pt2"), "--inputs"]
+    assert run[-9:] == [
+        "/tmp/b8.st",
+        "--outputs",
+        "/tmp/o.safetensors",
+        "--repeat",
+        "3",
+        "--warmup",
+        "2",
+        "--threads",
+        "4",
     ]
     for key in ("burn-file", "burn-embed", "burn-st"):
         assert forms.get(key).applies(conv) == forms.MLP_ONLY

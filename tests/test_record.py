@@ -16,11 +16,13 @@ from deploytui.measure import Measurement, Sample
 from deploytui.models import parse
 from deploytui.record import (
     Accuracy,
+    Forwards,
     Isolated,
     OutputAccuracy,
     OutputDiff,
     RecordError,
     RunRecord,
+    Threads,
     field_table,
 )
 
@@ -50,6 +52,9 @@ RECORD_FIELDS = [
     "n",
     "warmup",
     "measured_at",
+    "forwards",
+    "threads",
+    "batch",
     "accuracy",
 ]
 DIFF_FIELDS = [
@@ -129,6 +134,22 @@ def records(draw) -> RunRecord:
         n=n,
         warmup=draw(st.integers(0, 3)),
         measured_at=draw(st.none() | st.just("2026-01-02T03:04:05+0000")),
+        forwards=draw(
+            st.none()
+            | st.lists(st.lists(samples, min_size=1, max_size=5), min_size=1, max_size=3).map(
+                lambda runs: Forwards.of(runs, 2)
+            )
+        ),
+        threads=draw(
+            st.none()
+            | st.builds(
+                Threads,
+                requested=st.integers(1, 8),
+                reported=st.none() | st.integers(1, 8),
+                busy=st.none() | samples,
+            )
+        ),
+        batch=draw(st.none() | st.integers(1, 64)),
         accuracy=draw(st.none() | accuracies()),
     )
 
@@ -251,6 +272,9 @@ MALFORMED = {
     "n": "1",
     "warmup": 1.5,
     "measured_at": 12345,
+    "forwards": {"n": 3, "p50_ms": 1.0},
+    "threads": {"requested": "2"},
+    "batch": "8",
     "accuracy": {"precision": "int8", "parent": "onnxruntime", "within_budget": "yes"},
 }
 DIFF_MALFORMED = {
@@ -331,7 +355,7 @@ def test_not_an_object():
 
 
 def test_every_field_has_a_doc():
-    for cls in (RunRecord, OutputDiff, Isolated, Accuracy, OutputAccuracy):
+    for cls in (RunRecord, OutputDiff, Isolated, Forwards, Threads, Accuracy, OutputAccuracy):
         for f in dataclasses.fields(cls):
             doc = f.metadata.get("doc", "")
             assert doc.strip() and "|" not in doc.replace("\\|", ""), (cls.__name__, f.name)
@@ -339,10 +363,10 @@ def test_every_field_has_a_doc():
 
 def test_the_json_doc_holds_the_field_tables_as_rendered():
     doc = (paths.ROOT / "docs" / "json.md").read_text()
-    for cls in (RunRecord, OutputDiff, Isolated, Accuracy, OutputAccuracy):
+    for cls in (RunRecord, OutputDiff, Isolated, Forwards, Threads, Accuracy, OutputAccuracy):
         table = field_table(cls)
         assert "\n" + table + "\n" in doc, "docs/json.md is out of date: paste `python -m deploytui.record`"
-    assert doc.count("| field | meaning |") == 5
+    assert doc.count("| field | meaning |") == 7
 
 
 def _matches(value, schema, defs) -> bool:

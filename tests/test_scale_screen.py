@@ -67,7 +67,7 @@ def test_scale_screen_draws_the_stored_sweep(art):
         table = screen.query_one("#scale-fit", DataTable)
         assert [str(k.value) for k in table.rows] == ["torch-eager", "onnxruntime"]
         eager = table.get_row("torch-eager")
-        assert eager[1] == "3/3" and eager[2].startswith("50.0ms + 1.0ms/M") and eager[6] == "2.00"
+        assert eager[1] == "3/3" and eager[2].startswith("50.0ms + 1.0ms/M") and eager[7] == "2.00"
         assert "3 sizes measured" in text_of(screen, "#scale-status")
         notes = text_of(screen, "#scale-notes")
         assert "onnxruntime at 100M: failed: step export-onnx: timeout" in notes

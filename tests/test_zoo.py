@@ -78,7 +78,7 @@ def built_model(built_artifacts):
     def build(name: str) -> dict:
         if name not in _built:
             ctx = BuildContext.default(parse(MODELS[name]))
-            only = [s.name for s in plan(ctx) if not s.name.startswith("probe-")]
+            only = [s.name for s in plan(ctx) if not s.name.startswith("probe-") and not s.on_demand]
             run_build(ctx, only=only)
             _built[name] = manifest.load(slug=ctx.slug)
         return _built[name]

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +21,7 @@ from deploytui.manifest import Manifest, availability, load, way
 from deploytui.measure import Measurement, Progress, measure
 from deploytui.models import ModelRef, tolerance
 from deploytui.numerics import ShapeError, compare_files
-from deploytui.record import STAGES, Isolated, RunRecord, RunStatus, StageStatus, median
+from deploytui.record import STAGES, Forwards, Isolated, RunRecord, RunStatus, StageStatus, Threads, median
 from deploytui.runenv import runner_env
 from deploytui.ship import store as ship_store
 from deploytui.tensorfile import TensorFileError
@@ -77,8 +78,10 @@ def bench_form(
     manifest: Manifest | None = None,
     ref: ModelRef | None = None,
     say: Callable[[str], None] = lambda _line: None,
+    feed: Load | None = None,
 ) -> RunRecord:
-    """Measure one form. Its runs hold its build steps' locks for reading (`locks.steps_read`):
+    """Measure one form (`feed`: at a batch size and thread count, see `Load`). Its runs hold
+    its build steps' locks for reading (`locks.steps_read`):
     a build of those steps in another process waits for the run, and a run waits (`say` tells)
     for a step being built, then sees the manifest as that build left it."""
     ref = ref or paths.model()
@@ -93,12 +96,27 @@ def bench_form(
             rec = (
                 not_run(form, why, manifest, ref)
                 if why
-                else _run(form, n, warmup, repeat, timeout_s, on_progress, cancel, ref)
+                else _run(form, n, warmup, repeat, timeout_s, on_progress, cancel, ref, feed or Load())
             )
     except locks.Cancelled as e:
         rec = not_run(form, str(e), manifest, ref)
     rec.isolated = isolated(form, ref)
+    if feed is not None:
+        rec.batch = feed.batch
     return rec
+
+
+@dataclass(frozen=True)
+class Load:
+    """What a run feeds the runner besides its model: `inputs` and `reference` (None: the
+    model's example and eager's outputs; `serve.batch_files` makes them for a batch size),
+    `warmup` untimed forwards before the timed ones, `threads`."""
+
+    inputs: Path | None = None
+    reference: Path | None = None
+    batch: int | None = None
+    warmup: int = 0
+    threads: int = 1
 
 
 def step_places(form: Form, manifest: Manifest, ref: ModelRef) -> list[tuple[Path, str]]:
@@ -127,12 +145,15 @@ def _run(
     on_progress: Callable[[Progress], None] | None,
     cancel: threading.Event | None,
     ref: ModelRef,
+    feed: Load,
 ) -> RunRecord:
     out = paths.outputs_path(form.key, ref.slug)
+    if feed.inputs is not None:  # a batch's outputs stay out of the Diff view's file
+        out = feed.inputs.with_name(f"{form.key}.safetensors")
     out.parent.mkdir(parents=True, exist_ok=True)
     out.unlink(missing_ok=True)
     m = measure(
-        form.run_command(out, repeat, ref),
+        form.run_command(out, repeat, ref, warmup=feed.warmup, threads=feed.threads, inputs=feed.inputs),
         n=n,
         warmup=warmup,
         timeout_s=timeout_s,
@@ -141,8 +162,8 @@ def _run(
         on_progress=on_progress,
         cancel=cancel,
     )
-    rec = evaluate(form, m, ref, n=n, warmup=warmup)
-    if form.variant and rec.status == RunStatus.OK and rec.stage_status is not None:
+    rec = evaluate(form, m, ref, n=n, warmup=warmup, outputs=out, reference=feed.reference)
+    if feed.inputs is None and form.variant and rec.status == RunStatus.OK and rec.stage_status is not None:
         try:  # the example inputs alone judged it in evaluate: now the whole accuracy set
             rec.accuracy = accuracy.evaluate(form, ref, out, timeout_s=timeout_s, cancel=cancel)
         except (ValueError, OSError) as e:  # AccuracyError, a damaged sample or outputs file
@@ -171,11 +192,45 @@ def _judge_variant(rec: RunRecord) -> None:
         rec.error = f"outside its accuracy budget: {rec.accuracy.reason}"
 
 
+def _numbers(v: object) -> list[float]:
+    if not isinstance(v, list):
+        return []
+    ok = all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in v)
+    return [float(x) for x in v] if ok else []
+
+
+def timed_forwards(lines: list[dict[str, Any]]) -> tuple[Forwards | None, Threads | None]:
+    """The counted runs' timed forwards (each runner line's `forward_ms`, pooled) and their
+    threads: asked and reported (the last line's), CPU over wall summed over the runs."""
+    runs = [t for t in (_numbers(o.get("forward_ms")) for o in lines) if t]
+    warmup = lines[-1].get("warmup") if lines else None
+    forwards = Forwards.of(runs, warmup if isinstance(warmup, int) else 0) if runs else None
+    asked = lines[-1].get("threads") if lines else None
+    if not isinstance(asked, dict) or not isinstance(asked.get("requested"), int):
+        return forwards, None
+    reported = asked.get("reported")
+    cpu = _numbers([o.get("cpu_ms") for o in lines])
+    loop = _numbers([o.get("loop_ms") for o in lines])
+    threads = Threads(asked["requested"], reported if isinstance(reported, int) else None)
+    if cpu and loop and len(cpu) == len(loop) == len(lines) and sum(loop) > 0:
+        threads.cpu_ms, threads.loop_ms = sum(cpu), sum(loop)
+        threads.busy = round(sum(cpu) / sum(loop), 3)
+    return forwards, threads
+
+
 def evaluate(
-    form: Form, m: Measurement, ref: ModelRef, *, n: int, warmup: int, outputs: Path | None = None
+    form: Form,
+    m: Measurement,
+    ref: ModelRef,
+    *,
+    n: int,
+    warmup: int,
+    outputs: Path | None = None,
+    reference: Path | None = None,
 ) -> RunRecord:
     """Turn a measurement into a record: numbers, the runner's stages, the per-output diffs of
-    the outputs file the run wrote (`outputs`, default the model's outputs/<form>.safetensors)."""
+    the outputs file the run wrote (`outputs`, default the model's outputs/<form>.safetensors)
+    against `reference` (default eager's outputs of the example)."""
     s = m.summary()
     ok, failed, skipped = StageStatus.OK, StageStatus.FAILED, StageStatus.SKIPPED
     stage_status = {"export": ok, "build": ok, "run": failed, "numerics": skipped}
@@ -218,10 +273,11 @@ def evaluate(
         rec.modules_added = line.get("modules_added")
         rec.modules_added_torch = line.get("modules_added_torch")
         rec.modules_added_total = line.get("modules_added_total")
+    rec.forwards, rec.threads = timed_forwards(lines)
     atol, rtol = tolerance(ref)
     got = outputs or paths.outputs_path(form.key, ref.slug)
     try:
-        diffs = compare_files(got, paths.reference_path(ref.slug), atol, rtol)
+        diffs = compare_files(got, reference or paths.reference_path(ref.slug), atol, rtol)
     except (ShapeError, TensorFileError) as e:
         stage_status["numerics"] = failed
         rec.error = f"bad outputs: {e}"

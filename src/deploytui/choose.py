@@ -21,7 +21,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any, NamedTuple
 
 from deploytui import forms, units
@@ -64,6 +64,9 @@ class FormFacts:
     within_budget: bool | None = None  # a variant's stored run: within its accuracy budget
     top1: float | None = None  # a variant's least top-1 agreement with eager (class-score outputs)
     cosine: float | None = None  # a variant's least cosine similarity with eager
+    # `bench --batch` cells: per batch size (p99 s, items/s), the best over the thread counts run
+    serving: dict[int, tuple[float, float]] = field(default_factory=dict)
+    serving_refused: dict[int, str] = field(default_factory=dict)  # batch -> why no cell ran there
 
 
 # ---- figures: one reader each --------------------------------------------------------------
@@ -139,7 +142,23 @@ def _not_stored(what: str, why: str) -> Reader:
     return read
 
 
-SERVING = "no serving run is stored: deploytui has no serving benchmark yet"
+def _served(index: int, what: str) -> Reader:
+    """A serving figure at the limit's batch size (1 without one): the form's stored cells."""
+
+    def read(f: FormFacts, limit: Any) -> Reading:
+        batch = limit.batch if isinstance(limit, Batched) else 1
+        if (why := _built(f)) is not None:
+            return why
+        if batch in f.serving:
+            return Reading(f.serving[batch][index])
+        if batch in f.serving_refused:
+            return Reading(missing=f"batch {batch} refused: {f.serving_refused[batch]}", broken=True)
+        return Reading(
+            missing=f"not measured yet: {what} at batch {batch} (run deploytui bench {f.key} --batch {batch})"
+        )
+
+    return read
+
 
 
 def _judged(f: FormFacts) -> bool | None:
@@ -197,11 +216,9 @@ DIFF = Figure("max_abs_diff", "max|diff|", _ran(lambda f: f.max_abs_diff), _sig)
 WITHIN_TOL = Figure("within_tol", "tolerance", _ran(_judged), lambda v: "ok" if v else "✗")
 ISOLATED = Figure("isolated", "isolated", _isolated, _isolated_text)
 RUNS_HERE = Figure("runs", "runs here", _ran(lambda f: True), lambda v: "✓")
-# the figures issue 20 (serving) and issue 21 (int8 variants) will store: one line each to read them
-P99 = Figure("p99_s", "p99", _not_stored("p99 latency", SERVING), units.ms)
-THROUGHPUT = Figure(
-    "throughput_per_s", "throughput", _not_stored("throughput", SERVING), lambda v: f"{v:,.0f}/s", True
-)
+# the serving cells (`bench --batch`) and the variants' accuracy (int8): their stored runs
+P99 = Figure("p99_s", "p99", _served(0, "p99 latency"), units.ms)
+THROUGHPUT = Figure("throughput_per_s", "throughput", _served(1, "throughput"), lambda v: f"{v:,.0f}/s", True)
 ACCURACY_DROP = Figure("accuracy_drop", "accuracy drop", _drop, lambda v: f"{v * 100:.2g} %")
 FIGURES: tuple[Figure, ...] = (STARTUP, RSS, SHIP, ISOLATED, DIFF, P99, THROUGHPUT, ACCURACY_DROP)
 # what the answer shows of every form, in this order

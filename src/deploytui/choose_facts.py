@@ -1,5 +1,6 @@
 """The one place `choose` reads the stores: each form's `FormFacts` for a model, from its
-results.json (the stored runs), the manifests (what is built, the sizes the build recorded, the
+results.json (the stored runs), its serve.json (the serving cells: p99 and throughput per batch
+size), the manifests (what is built, the sizes the build recorded, the
 runtime facts its probe steps stored) and its ship.json (the isolated checks). Reads files, runs
 nothing; a damaged store is reported in the warnings and read as far as it goes.
 """
@@ -7,8 +8,9 @@ nothing; a damaged store is reported in the warnings and read as far as it goes.
 from __future__ import annotations
 
 import dataclasses
+from dataclasses import replace
 
-from deploytui import forms, manifest, paths, results
+from deploytui import forms, manifest, paths, results, serve_store
 from deploytui.choose import BUILD_FAILED, BUILT, NOT_APPLICABLE, NOT_BUILT, FormFacts
 from deploytui.manifest import Manifest
 from deploytui.models import ModelRef
@@ -23,11 +25,13 @@ def read(ref: ModelRef, store: results.ResultsStore | None = None) -> tuple[list
     store = store if store is not None else results.load(paths.results_path(ref.slug))
     view = manifest.load(slug=ref.slug)
     shipped = ship_store.load(paths.ship_path(ref.slug))
-    facts = [
-        _facts(i, form, ref, view, store.forms.get(form.key), shipped.forms.get(form.key))
-        for i, form in enumerate(forms.FORMS)
-    ]
-    return facts, [*store.dropped, *shipped.dropped]
+    served = serve_store.load(ref.slug)
+    facts = []
+    for i, form in enumerate(forms.FORMS):
+        ran, refused = serve_store.by_batch(served.forms, form.key)
+        fact = _facts(i, form, ref, view, store.forms.get(form.key), shipped.forms.get(form.key))
+        facts.append(replace(fact, serving=ran, serving_refused=refused))
+    return facts, [*store.dropped, *shipped.dropped, *served.dropped]
 
 
 def _facts(

@@ -137,13 +137,32 @@ def _check_counts(args: argparse.Namespace) -> str:
     return ""
 
 
+def _sizes(text: str | None, what: str, least: int) -> list[int]:
+    """`1,8,32` as whole numbers >= least (ValueError naming `what` otherwise)."""
+    if not text:
+        return []
+    try:
+        values = [int(v) for v in text.split(",")]
+    except ValueError:
+        values = []
+    if not values or any(v < least for v in values):
+        raise ValueError(f"{what} wants whole numbers >= {least} separated by commas, got {text!r}")
+    return list(dict.fromkeys(values))
+
+
 def cmd_bench(args: argparse.Namespace) -> int:
     import json
 
-    from deploytui import bench, forms, machine, paths, results, variants
+    from deploytui import bench, defaults, forms, machine, paths, results, variants
     from deploytui.manifest import load as load_manifest
     from deploytui.record import RunStatus
 
+    if args.batch or args.threads:
+        from deploytui.serve_cli import cmd_serve
+
+        return cmd_serve(args)
+    if args.repeat is None:
+        args.repeat = defaults.REPEAT
     if args.repeat < 0:
         print("error: need --repeat >= 0", file=sys.stderr)
         return 2
@@ -178,6 +197,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
             timeout_s=args.timeout,
             manifest=manifest,
             say=lambda line: print(line, file=sys.stderr, flush=True),
+            feed=bench.Load(warmup=args.forward_warmup) if args.forward_warmup else None,
         )
         if rec.status != RunStatus.UNAVAILABLE or form.key not in store.forms:  # keep an earlier one
             store.put(rec)
@@ -660,8 +680,30 @@ def build_parser() -> argparse.ArgumentParser:
     be.add_argument(
         "--repeat",
         type=int,
-        default=defaults.REPEAT,
-        help=f"steady-state forwards per run after the first (default {defaults.REPEAT})",
+        default=None,
+        help=f"timed forwards per run after the first (default {defaults.REPEAT}; "
+        f"{defaults.SERVE_REPEAT} with --batch/--threads)",
+    )
+    be.add_argument(
+        "--batch",
+        metavar="B1,B2",
+        help="serving figures at these batch sizes (the example's first item repeated along dim 0, "
+        "on each form's dynamic-batch export): p50/p90/p99 and items/s per cell, kept in serve.json",
+    )
+    be.add_argument(
+        "--threads",
+        metavar="T1,T2",
+        help="serving figures at these thread counts (each runtime's own knob), default 1",
+    )
+    be.add_argument(
+        "--forward-warmup",
+        type=int,
+        default=None,
+        help=f"untimed forwards before the timed ones (default 0; {defaults.SERVE_WARMUP} "
+        "with --batch/--threads)",
+    )
+    be.add_argument(
+        "--show", action="store_true", help="with --batch/--threads: print the stored cells, run nothing"
     )
     be.add_argument(
         "--no-build",

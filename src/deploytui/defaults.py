@@ -15,3 +15,5 @@ SWEEP_RUN_BUDGET_S = 10.0  # the sweep's counted runs per form and size: about t
 BUILD_TIMEOUT_S = 1800.0  # a build step (or a bundle's venv setup) still going after this is killed
 BUILD_MEMORY_LIMIT = 10 << 30  # the sweep kills a build step whose process tree passes this (10 GiB)
 CHILD_TIMEOUT_S = 120.0  # a model check (`models.describe`) still going after this is killed
+SERVE_REPEAT = 100  # `bench --batch/--threads`: timed forwards per cell (the runners' --repeat)
+SERVE_WARMUP = 5  # and untimed forwards before them (the runners' --warmup)

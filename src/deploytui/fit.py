@@ -1,6 +1,7 @@
 """The fit of a sweep: how each form's costs grow with the model's parameter count.
 
-Per form and measure (start-up, load, peak RSS, ship size) a least-squares line
+Per form and measure (start-up, load, peak RSS, ship size, steady forward: the p50 of the runner's
+timed forwards in the same runs) a least-squares line
 `cost = fixed + per_mparam · (parameters / 10⁶)` over the sizes where the form ran, with R²;
 the weight-copy ratio (peak RSS at the largest size − peak RSS at the smallest) ÷ the weights'
 bytes at the largest, i.e. how many copies of the weights the form holds at its peak; and the
@@ -18,10 +19,10 @@ from dataclasses import dataclass
 from deploytui.record import RunRecord
 from deploytui.sweep_store import Point
 
-MEASURES = ("startup", "load", "rss", "ship")
+MEASURES = ("startup", "load", "rss", "ship", "steady")
 MIN_POINTS = 3  # a line through two sizes fits their noise exactly: no line under three
 MIN_COPY_BYTES = 16 << 20  # the weight-copy ratio wants weights well above the RSS noise (~1 MiB)
-UNITS = {"startup": "s", "load": "s", "rss": "bytes", "ship": "bytes"}
+UNITS = {"startup": "s", "load": "s", "rss": "bytes", "ship": "bytes", "steady": "s"}
 
 
 @dataclass(frozen=True)
@@ -64,7 +65,8 @@ def measured(rec: RunRecord | None) -> bool:
 
 def cost(point: Point, form: str, measure: str) -> float | None:
     """One measure of one form at one point: median start-up (s), median load stage (s), median
-    peak RSS (bytes), ship size (bytes); None where the form did not run there."""
+    peak RSS (bytes), ship size (bytes), the p50 of its timed forwards (s; a record older than
+    them: its steady_forward stage); None where the form did not run there."""
     rec = point.records.get(form)
     if measure == "ship":
         size = point.ship_bytes.get(form)
@@ -75,6 +77,9 @@ def cost(point: Point, form: str, measure: str) -> float | None:
         return rec.wall.median if rec.wall else None
     if measure == "rss":
         return rec.rss.median if rec.rss else None
+    if measure == "steady":
+        steady = rec.forwards.p50_ms if rec.forwards else (rec.stages_ms or {}).get("steady_forward")
+        return steady / 1000 if steady is not None else None
     load = (rec.stages_ms or {}).get("load")
     return load / 1000 if load is not None else None
 

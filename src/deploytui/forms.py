@@ -11,7 +11,7 @@ interpreter), `{art}` (the artifacts root) and `{model}` (the model as `--model`
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from deploytui import paths
@@ -93,6 +93,8 @@ INSPECT_KINDS = (
 
 # forms that bench/measure_vs_hyperfine.py cross-checks by default (quick to run many times)
 CROSS_CHECK = ("onnxruntime", "burn-embed")
+# forms whose per-forward p50 bench/serve_fidelity.py checks against an anchor, in this order
+FIDELITY = (("torch-eager", "torch.utils.benchmark.Timer"), ("onnxruntime", "session.run loop"))
 
 
 MLP_ONLY = "not applicable: the hand-written burn Mlp is a twin of a1 and the mlp family only"
@@ -208,20 +210,22 @@ class Form:
             for a in self.argv
         ]
 
-    def run_command(self, outputs: Path | str, repeat: int, ref: ModelRef | None = None) -> list[str]:
-        """`command()` plus the runner protocol: the model's inputs file, where to write the
-        outputs, K steady-state forwards."""
+    def run_command(
+        self,
+        outputs: Path | str,
+        repeat: int,
+        ref: ModelRef | None = None,
+        *,
+        warmup: int = 0,
+        threads: int = 1,
+        inputs: Path | None = None,
+    ) -> list[str]:
+        """`command()` plus the runner protocol: the inputs file (the model's example unless
+        given), where to write the outputs, W warm-up and K timed forwards, T threads."""
         ref = ref or paths.model()
-        inputs = paths.artifacts_dir() / ref.slug / "inputs.safetensors"
-        return [
-            *self.command(ref),
-            "--inputs",
-            str(inputs),
-            "--outputs",
-            str(outputs),
-            "--repeat",
-            str(repeat),
-        ]
+        inputs = inputs or paths.artifacts_dir() / ref.slug / "inputs.safetensors"
+        protocol = ["--inputs", str(inputs), "--outputs", str(outputs), "--repeat", str(repeat)]
+        return [*self.command(ref), *protocol, "--warmup", str(warmup), "--threads", str(threads)]
 
     def executable_path(self, ref: ModelRef | None = None) -> Path | None:
         ref = ref or paths.model()
@@ -725,3 +729,49 @@ def get(key: str) -> Form:
         return BY_KEY[key]
     except KeyError:
         raise KeyError(f"unknown form {key!r}; known: {', '.join(BY_KEY)}") from None
+
+
+# `bench --batch` runs a form on its model files' dynamic-batch exports where the exporter makes
+# one (built on demand, torch_plan.DYNAMIC_EXPORTS): fixed file -> (dynamic file, its step). The
+# fixed-shape exports stay what every other figure (a1's page among them) is measured on.
+# TorchScript and eager run as they are; burn-onnx's code is generated from the fixed .onnx.
+DYNAMIC: dict[str, tuple[str, str]] = {
+    "{m}/{m}_export.pt2": ("{m}/{m}_export_dyn.pt2", "export-dyn-torch-export"),
+    "{m}/{m}_aoti.pt2": ("{m}/{m}_aoti_dyn.pt2", "export-dyn-aoti"),
+    "{m}/{m}.onnx": ("{m}/{m}_dyn.onnx", "export-dyn-onnx"),
+    "{m}/{m}.onnx.data": ("{m}/{m}_dyn.onnx.data", "export-dyn-onnx"),
+    "{m}/{m}.pte": ("{m}/{m}_dyn.pte", "export-dyn-executorch"),
+}
+# the fixed export step each dynamic one stands in for
+_FIXED_STEP = {
+    "export-dyn-torch-export": "export-torch-export",
+    "export-dyn-aoti": "export-aoti",
+    "export-dyn-onnx": "export-onnx",
+    "export-dyn-executorch": "export-executorch",
+}
+
+
+def for_batch(form: Form) -> Form:
+    """The form as `bench --batch` runs it: on the dynamic-batch exports of its model files where
+    there are some (its steps then name their export steps), else the form itself."""
+    swap = {
+        fixed: dyn
+        for fixed, (dyn, _) in DYNAMIC.items()
+        if fixed in (*form.model_files, *form.optional_files)
+    }
+    if not swap:
+        return form
+    steps = {_FIXED_STEP[step]: step for fixed, (_, step) in DYNAMIC.items() if fixed in swap}
+
+    def sub(text: str) -> str:
+        for fixed, dyn in swap.items():
+            text = text.replace(fixed, dyn)
+        return text
+
+    return replace(
+        form,
+        model_files=tuple(sub(f) for f in form.model_files),
+        optional_files=tuple(sub(f) for f in form.optional_files),
+        argv=tuple(sub(a) for a in form.argv),
+        steps=tuple(steps.get(s, s) for s in form.steps),
+    )

@@ -49,8 +49,11 @@ STAGES = ("export", "build", "run", "numerics")  # a form's way, in order
 
 @dataclass(frozen=True)
 class Stats:
-    """min / median / max / mean / stdev of a list of samples (run times, peak RSS): the one place
-    a median of runs is taken (`RunRecord.wall`, `.rss`; the measuring core's `Measurement`)."""
+    """min / median / max / mean / stdev / 90th and 99th percentiles of a list of samples (run
+    times, peak RSS, per-forward times): the one place a median or a percentile of samples is
+    taken (`RunRecord.wall`, `.rss`, `Forwards.of`; the measuring core's `Measurement`).
+    Percentiles are `statistics.quantiles(..., method="inclusive")`: linear between the sorted
+    samples, the 50th the median."""
 
     n: int
     min: float
@@ -58,6 +61,8 @@ class Stats:
     max: float
     mean: float
     stdev: float
+    p90: float = 0.0
+    p99: float = 0.0
 
     @classmethod
     def of(cls, values: Sequence[float]) -> Stats | None:
@@ -65,8 +70,18 @@ class Stats:
         if not values:
             return None
         stdev = statistics.stdev(values) if len(values) > 1 else 0.0
+        cuts = (
+            statistics.quantiles(values, n=100, method="inclusive") if len(values) > 1 else [values[0]] * 99
+        )
         return cls(
-            len(values), min(values), statistics.median(values), max(values), statistics.fmean(values), stdev
+            len(values),
+            min(values),
+            statistics.median(values),
+            max(values),
+            statistics.fmean(values),
+            stdev,
+            cuts[89],
+            cuts[98],
         )
 
 
@@ -308,6 +323,82 @@ def _samples(v: object) -> bool:
     return isinstance(v, list) and all(_num(x) and x >= 0 for x in v)
 
 
+MAX_SAMPLES = 1000  # the raw per-forward times a record keeps (the last run's, from its start)
+
+
+@dataclass
+class Forwards:
+    """The runner's timed forwards (the runner protocol's `forward_ms`), over every counted run:
+    after load, the first forward and `warmup` untimed ones, K forwards each timed alone."""
+
+    n: int = field(metadata=_doc("timed forwards in all (K per counted run)", _int))
+    warmup: int = field(metadata=_doc("untimed forwards before them in each run (`--warmup`)", _int))
+    p50_ms: float = field(metadata=_doc("median per-forward time, ms", _num))
+    p90_ms: float = field(metadata=_doc("90th percentile, ms (`statistics.quantiles`, inclusive)", _num))
+    p99_ms: float = field(metadata=_doc("99th percentile, ms", _num))
+    min_ms: float = field(metadata=_doc("fastest forward, ms", _num))
+    max_ms: float = field(metadata=_doc("slowest forward, ms", _num))
+    mean_ms: float = field(metadata=_doc("mean, ms", _num))
+    std_ms: float = field(metadata=_doc("sample standard deviation, ms", _num))
+    samples_ms: list[float] = field(
+        metadata=_doc(f"the last run's times in order, ms (at most {MAX_SAMPLES})", _samples)
+    )
+
+    @classmethod
+    def of(cls, runs: Sequence[Sequence[float]], warmup: int) -> Forwards | None:
+        """The stats of every run's times pooled (None without any)."""
+        st = Stats.of([x for run in runs for x in run])
+        if st is None:
+            return None
+        return cls(
+            st.n,
+            warmup,
+            st.median,
+            st.p90,
+            st.p99,
+            st.min,
+            st.max,
+            st.mean,
+            st.stdev,
+            list(runs[-1][:MAX_SAMPLES]),
+        )
+
+    @classmethod
+    def from_json(cls, data: object) -> Forwards:
+        values = read_fields(cls, data, "forwards")
+        if len(values) != len(dataclasses.fields(cls)):
+            raise RecordError("forwards", "field 'forwards' is malformed")
+        return cls(**values)
+
+
+@dataclass
+class Threads:
+    """`--threads` as the runtime took it: what was asked, what the runtime reports, and the
+    process's CPU time against the wall time over the timed forwards (measured: a runtime that
+    runs on more threads than one shows a `busy` above 1)."""
+
+    requested: int = field(metadata=_doc("`--threads` given to the runner", _int))
+    reported: int | None = field(
+        metadata=_doc("the thread count the runtime reports using (`null`: it reports none)", _int),
+        default=None,
+    )
+    cpu_ms: float | None = field(
+        metadata=_doc("the process's CPU time over the timed forwards, all counted runs, ms", _num),
+        default=None,
+    )
+    loop_ms: float | None = field(metadata=_doc("their wall time, ms", _num), default=None)
+    busy: float | None = field(
+        metadata=_doc("`cpu_ms / loop_ms`: how many threads were busy on average", _num), default=None
+    )
+
+    @classmethod
+    def from_json(cls, data: object) -> Threads:
+        values = read_fields(cls, data, "threads")
+        if "requested" not in values:
+            raise RecordError("threads", "field 'threads' is malformed")
+        return cls(**values)
+
+
 @dataclass
 class RunRecord:
     """Warm-up runs (not counted) then `n` counted runs of one command, each in a fresh process,
@@ -438,6 +529,28 @@ class RunRecord:
         ),
         default_factory=stamp,
     )
+    forwards: Forwards | None = field(
+        metadata=_doc(
+            "the per-forward times of the runner's timed forwards (below); `null` when none ran",
+            lambda v: isinstance(v, dict),  # and Forwards.from_json checks it
+        ),
+        default=None,
+    )
+    threads: Threads | None = field(
+        metadata=_doc(
+            "`--threads` asked, reported by the runtime, and measured (below); `null` when not run",
+            lambda v: isinstance(v, dict),  # and Threads.from_json checks it
+        ),
+        default=None,
+    )
+    batch: int | None = field(
+        metadata=_doc(
+            "the inputs' dim 0 when run at a batch size (`bench --batch`: the example's first item "
+            "repeated); `null`: the example as built",
+            _int,
+        ),
+        default=None,
+    )
     accuracy: Accuracy | None = field(
         metadata=_doc(
             "a lower-precision variant (int8): its accuracy against eager over the example inputs "
@@ -492,6 +605,10 @@ class RunRecord:
             values["outputs"] = [OutputDiff.from_json(o) for o in values["outputs"]]
         if "isolated" in values:
             values["isolated"] = Isolated.from_json(values["isolated"])
+        if "forwards" in values:
+            values["forwards"] = Forwards.from_json(values["forwards"])
+        if "threads" in values:
+            values["threads"] = Threads.from_json(values["threads"])
         if "accuracy" in values:
             values["accuracy"] = Accuracy.from_json(values["accuracy"])
         values["status"] = RunStatus(values["status"])
@@ -616,7 +733,7 @@ def json_schema() -> dict[str, Any]:
         **_object_schema(RunRecord),
         "$defs": {
             cls.__name__: _object_schema(cls)
-            for cls in (OutputDiff, Element, Isolated, Accuracy, OutputAccuracy)
+            for cls in (OutputDiff, Element, Isolated, Forwards, Threads, Accuracy, OutputAccuracy)
         },
     }
 
@@ -628,5 +745,5 @@ if __name__ == "__main__":  # python -m deploytui.record [--schema]: the tables 
     if sys.argv[1:] == ["--schema"]:
         print(json.dumps(json_schema(), indent=2, ensure_ascii=False))
     else:
-        tables = (RunRecord, OutputDiff, Isolated, Accuracy, OutputAccuracy)
+        tables = (RunRecord, OutputDiff, Isolated, Forwards, Threads, Accuracy, OutputAccuracy)
         print(*(field_table(t) for t in tables), sep="\n\n")

@@ -408,7 +408,44 @@ def markdown(store: Store, manifest: Manifest, scale: bool = True) -> str:
     if _is_a1(manifest):
         parts += _page_section(store, manifest)
     parts += choose_section(_is_a1(manifest))
+    parts += serve_section()
     return "\n\n".join(parts + (scale_section() if scale else [])) + "\n"
+
+
+def serve_section() -> list[str]:
+    """The model's serving cells (`bench --batch … --threads …`, artifacts/<model>/serve.json),
+    when there are some: the cells, the sizes each form accepts, the charts."""
+    from deploytui import plot, serve_store, serve_text
+
+    cells = serve_store.load(paths.model().slug).forms
+    if not cells:
+        return []
+    parts = [
+        "## Serving: latency percentiles and throughput per batch size and thread count",
+        "One fresh run per cell: W warm-up then K timed forwards, each timed alone; items/s = batch / "
+        "mean forward; busy = the process's CPU time / wall time over the timed forwards. At a batch "
+        "size the inputs are the example's first item repeated along dim 0 and the form runs on its "
+        "dynamic-batch export where it has one.",
+        _md_table(
+            serve_text.COLUMNS, [[scrub(c).replace("|", "\\|") for c in r] for _, r in serve_text.rows(cells)]
+        ),
+    ]
+    sizes = serve_text.accepted(cells)
+    if sizes:
+        parts.append(
+            _md_table(
+                ["form", "ran at batch", "refused batch"],
+                [
+                    [f, ", ".join(map(str, yes)) or "–", ", ".join(map(str, no)) or "–"]
+                    for f, (yes, no) in sizes.items()
+                ],
+            )
+        )
+    if serve_text.chart_lines(cells, "p50"):
+        for measure, title in serve_text.CHARTS:
+            parts.append(f"```\n{plot.plain(serve_text.chart(cells, measure, title)(100, 20))}\n```")
+        parts.append(f"`{serve_text.legend(cells)}`")
+    return parts
 
 
 def scale_section() -> list[str]:
@@ -741,10 +778,36 @@ def _cell(rec: Any) -> str:
     return f"✗ {rec.stage or rec.status}: `{words}`"
 
 
-def matrix(stores: dict[str, Store]) -> str:
-    """Every model measured here through every form (model text -> its store)."""
+Sizes = dict[str, tuple[list[int], list[int]]]  # form -> batch sizes it ran at, refused (serve_text)
+
+
+def _sizes(form: str, sizes: Sizes | None) -> str:
+    """` · batch ✓ 1, 8 ✗ 32` where `bench --batch` ran the form (nothing where it did not)."""
+    if not sizes or form not in sizes:
+        return ""
+    yes, no = sizes[form]
+    return (
+        " · batch"
+        + (f" ✓ {', '.join(map(str, yes))}" if yes else "")
+        + (f" ✗ {', '.join(map(str, no))}" if no else "")
+    )
+
+
+def matrix(stores: dict[str, Store], sizes: dict[str, Sizes] | None = None) -> str:
+    """Every model measured here through every form (model text -> its store), with the batch
+    sizes each form ran at and refused where `bench --batch` measured it (model text -> sizes)."""
+    sizes = sizes or {}
     header = ["form", *(f"`{scrub(text)}`" for text in stores)]
-    body = [[f.key, *(_cell(store.forms.get(f.key)) for store in stores.values())] for f in F.FORMS]
+    body = [
+        [
+            f.key,
+            *(
+                _cell(store.forms.get(f.key)) + _sizes(f.key, sizes.get(text))
+                for text, store in stores.items()
+            ),
+        ]
+        for f in F.FORMS
+    ]
     return (
         "\n\n".join(
             [
@@ -752,8 +815,9 @@ def matrix(stores: dict[str, Store]) -> str:
                 "# Every model through every form, as measured here",
                 "✓ = built, ran and matched eager within the model's tolerance; otherwise the stage that "
                 "stopped it and the tool's decisive line; n/a = the form cannot exist for the model "
-                "(the hand-written burn forms need the Mlp layout); – = not measured. Each model's own "
-                "figures are in its file beside this one.",
+                "(the hand-written burn forms need the Mlp layout); – = not measured. `batch ✓ 1, 8 ✗ 64`: "
+                "the batch sizes `bench --batch` ran the form at (on its dynamic-batch export where it "
+                "has one) and those it refused. Each model's own figures are in its file beside this one.",
                 _md_table(header, body),
             ]
         )
@@ -770,8 +834,11 @@ def write_results(folder: Path) -> list[Path]:
     from deploytui.models import parse
 
     folder.mkdir(parents=True, exist_ok=True)
+    from deploytui import serve_store, serve_text
+
     written: list[Path] = []
     stores: dict[str, Store] = {}
+    sizes: dict[str, Sizes] = {}
     shown = paths.model()
     try:
         for text, slug in manifest_file.built_models().items():
@@ -781,12 +848,13 @@ def write_results(folder: Path) -> list[Path]:
             if not store.forms:
                 continue
             stores[text] = store
+            sizes[text] = serve_text.accepted(serve_store.load(slug).forms)
             page = GENERATED + "\n\n" + markdown(store, manifest_file.load(slug=slug), scale=False)
             written.append(_write(folder / f"{slug}.md", page))
     finally:
         paths.set_model(shown)
     if stores:
-        written.append(_write(folder / "matrix.md", matrix(stores)))
+        written.append(_write(folder / "matrix.md", matrix(stores, sizes)))
     scale = scale_section()
     if scale:
         written.append(_write(folder / "scale.md", "\n\n".join([GENERATED, *scale]) + "\n"))

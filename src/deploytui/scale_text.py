@@ -44,6 +44,7 @@ def fit_rows(points: list[Point], forms: list[str]) -> tuple[list[str], list[lis
         "load",
         "peak RSS",
         "ship size",
+        "steady fwd",
         "copies",
         "x-over start",
         "x-over RSS",

@@ -4,7 +4,8 @@
 //! bundle's layout, like an `$ORIGIN` RUNPATH), else from `DEPLOYTUI_ORT_DYLIB` baked in at build
 //! time (the onnxruntime wheel's capi/libonnxruntime.so.*). Stages: `import` = loading the
 //! library and creating ONNX Runtime's environment, `load` = creating the session (reading and
-//! optimising the model), then the forwards. CPU, one thread (like the Python onnxruntime form).
+//! optimising the model), then the forwards. CPU, `--threads` intra-op threads (default 1, like
+//! the Python onnxruntime form), one inter-op; ONNX Runtime's C API reports no thread count.
 //! The inputs go to the graph's inputs by name; the outputs are written under the graph's names.
 
 use std::cell::RefCell;
@@ -187,7 +188,9 @@ fn main() {
     let load = || {
         let cannot = |e: String| format!("ONNX Runtime cannot load {path}: {e}");
         let b = Session::builder(&env).map_err(|e| cannot(err(e)))?;
-        let b = b.with_intra_threads(1).map_err(|e| cannot(err(e)))?;
+        let b = b
+            .with_intra_threads(cli.protocol.threads)
+            .map_err(|e| cannot(err(e)))?;
         let mut b = b.with_inter_threads(1).map_err(|e| cannot(err(e)))?;
         let session = b.commit_from_file(&path).map_err(|e| cannot(err(e)))?;
         Ok(RefCell::new(session))

@@ -380,6 +380,9 @@ mod tests {
             inputs: inputs.clone(),
             outputs: outputs.clone(),
             repeat: 3,
+            warmup: 1,
+            threads: 1,
+            threads_reported: None,
         };
         let line = run_protocol(
             &p,
@@ -391,15 +394,19 @@ mod tests {
             },
         )
         .unwrap();
-        assert_eq!(calls, 4);
+        assert_eq!(calls, 5);
         assert!(line.starts_with("{\"stages_ms\": {\"load\": "), "{line}");
-        assert!(line.ends_with(", \"outputs\": 1}"), "{line}");
-        assert!(!line.contains("null"));
+        assert!(line.contains(", \"outputs\": 1, \"warmup\": 1, "), "{line}");
+        assert!(line.ends_with("\"threads\": {\"requested\": 1, \"reported\": null}}"), "{line}");
         let back = std::fs::read(&outputs).unwrap();
         let st = SafeTensors::deserialize(&back).unwrap();
         assert_eq!(st.tensor("output_0").unwrap().shape(), &[2, 4]);
 
-        let p0 = Protocol { repeat: 0, ..p };
+        let p0 = Protocol {
+            repeat: 0,
+            warmup: 0,
+            ..p
+        };
         let line = run_protocol(&p0, || Ok(()), |_, _| Ok(vec![])).unwrap();
         assert!(line.contains("\"steady_forward\": null") && line.contains("\"outputs\": 0"));
         let failing = run_protocol(

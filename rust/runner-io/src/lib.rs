@@ -2,6 +2,7 @@
 //!
 //! ```text
 //! PROGRAM [MODEL_FILE] --inputs IN.safetensors --outputs OUT.safetensors [--repeat K]
+//!         [--warmup W] [--threads T]
 //! ```
 //!
 //! - IN holds the example inputs (F32 or I64; also accepted: F64, I32, U8, BOOL), any rank, named
@@ -9,14 +10,19 @@
 //!   entry `inputs` lists them in call order (comma-joined). Without it the names must be
 //!   `input_0`, `input_1`, ... with no gap. ONNX programs feed them to the graph's inputs by name,
 //!   burn's by that order.
-//! - The program loads the model (stage `load`), runs forward once (`first_forward`), then K more
-//!   times (default 10, K=0 allowed) and takes the median (`steady_forward`, null for K=0), in ms.
-//!   A forward stage includes turning the inputs into tensors and reading the outputs back.
+//! - The program loads the model (stage `load`), runs forward once (`first_forward`), W more times
+//!   untimed (`--warmup`, default 0), then K more times (default 10, K=0 allowed), each timed alone
+//!   with `Instant` (`forward_ms`, their median `steady_forward`, null for K=0), in ms; `cpu_ms`
+//!   and `loop_ms` are the process's CPU time and the wall time over those K. A forward stage
+//!   includes turning the inputs into tensors and reading the outputs back.
+//! - `--threads T` (default 1) is the program's to apply to its runtime as its crate allows; it
+//!   sets [`Protocol::threads_reported`] to what the runtime then reports (None: it reports none).
 //! - The last forward's outputs go to OUT under the model's names where the program knows them
 //!   (an ONNX graph's output names), else as `output_0`, `output_1`, ... in the model's output
 //!   order: float outputs as F32, int outputs as I64, bool outputs as BOOL.
 //! - stdout: one JSON line `{"stages_ms": {"load": .., "first_forward": .., "steady_forward": ..},
-//!   "outputs": N}`.
+//!   "outputs": N, "warmup": W, "forward_ms": [..], "cpu_ms": .., "loop_ms": .., "threads":
+//!   {"requested": T, "reported": ..}}`.
 //! - Any failure: one line `error: ...` on stderr, exit 1 (panics included, see [`quiet_panics`]).
 //!
 //! `--inputs` and `--outputs` are required (the legacy A1 mode without them is gone).
@@ -39,6 +45,8 @@ mod burn_io;
 pub use burn_io::*;
 
 pub const DEFAULT_REPEAT: usize = 10;
+/// `--repeat` and `--warmup` at most this: the line's raw times stay bounded.
+pub const MAX_REPEAT: usize = 10_000;
 
 // ---------------------------------------------------------------------------------------------
 // errors
@@ -88,12 +96,16 @@ pub enum ModelArg {
     Required(&'static str),
 }
 
-/// `--inputs/--outputs/--repeat` of the protocol.
+/// `--inputs/--outputs/--repeat/--warmup/--threads` of the protocol.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Protocol {
     pub inputs: PathBuf,
     pub outputs: PathBuf,
     pub repeat: usize,
+    pub warmup: usize,
+    pub threads: usize,
+    /// The threads the runtime reports using, once the program applied `threads` (None: unknown).
+    pub threads_reported: Option<usize>,
 }
 
 /// A parsed command line.
@@ -108,13 +120,16 @@ pub fn usage(prog: &str, model: ModelArg) -> String {
         ModelArg::None => String::new(),
         ModelArg::Required(name) => format!("{name} "),
     };
-    format!("usage: {prog} {m}--inputs IN.safetensors --outputs OUT.safetensors [--repeat K]")
+    format!(
+        "usage: {prog} {m}--inputs IN.safetensors --outputs OUT.safetensors [--repeat K] [--warmup W] [--threads T]"
+    )
 }
 
 /// Parses the arguments after the program name.
 pub fn parse_args(args: impl IntoIterator<Item = String>, model: ModelArg) -> Result<Cli, String> {
     let mut positional = Vec::new();
     let (mut inputs, mut outputs, mut repeat) = (None, None, None);
+    let (mut warmup, mut threads) = (None, None);
     let mut it = args.into_iter();
     while let Some(arg) = it.next() {
         let (flag, inline) = match arg.split_once('=') {
@@ -125,6 +140,8 @@ pub fn parse_args(args: impl IntoIterator<Item = String>, model: ModelArg) -> Re
             "--inputs" => &mut inputs,
             "--outputs" => &mut outputs,
             "--repeat" => &mut repeat,
+            "--warmup" => &mut warmup,
+            "--threads" => &mut threads,
             f if f.starts_with("--") => return Err(format!("unknown option {f}")),
             _ => {
                 positional.push(arg);
@@ -154,23 +171,29 @@ pub fn parse_args(args: impl IntoIterator<Item = String>, model: ModelArg) -> Re
         }
     };
     let protocol = match (inputs, outputs) {
-        (Some(i), Some(o)) => {
-            let repeat = match repeat {
-                None => DEFAULT_REPEAT,
-                Some(k) => k
-                    .parse::<usize>()
-                    .map_err(|_| format!("--repeat wants a count >= 0, got {k:?}"))?,
-            };
-            Protocol {
-                inputs: i.into(),
-                outputs: o.into(),
-                repeat,
-            }
-        }
+        (Some(i), Some(o)) => Protocol {
+            inputs: i.into(),
+            outputs: o.into(),
+            repeat: count("--repeat", repeat, DEFAULT_REPEAT, 0)?,
+            warmup: count("--warmup", warmup, 0, 0)?,
+            threads: count("--threads", threads, 1, 1)?,
+            threads_reported: None,
+        },
         (Some(_), None) | (None, None) => return Err("--outputs is required".into()),
         (None, Some(_)) => return Err("--inputs is required".into()),
     };
     Ok(Cli { model, protocol })
+}
+
+/// A count flag's value, from `least` to [`MAX_REPEAT`] (`default` when not given).
+fn count(flag: &str, value: Option<String>, default: usize, least: usize) -> Result<usize, String> {
+    let Some(text) = value else {
+        return Ok(default);
+    };
+    text.parse::<usize>()
+        .ok()
+        .filter(|k| (least..=MAX_REPEAT).contains(k))
+        .ok_or_else(|| format!("{flag} wants a whole number from {least} to {MAX_REPEAT}, got {text:?}"))
 }
 
 /// [`parse_args`] on this process's arguments; a usage error exits with one line.
@@ -327,6 +350,16 @@ pub struct Stages {
     pub steady_forward: Option<f64>,
 }
 
+/// What the timed forwards measured (see the crate doc): the W untimed ones' count, each of the
+/// K timed alone, the process's CPU time and the wall time over the K (None when K is 0).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Timing {
+    pub warmup: usize,
+    pub forward_ms: Vec<f64>,
+    pub cpu_ms: Option<f64>,
+    pub loop_ms: Option<f64>,
+}
+
 /// The median of the samples (mean of the two middle ones for an even count); None when empty.
 pub fn median(samples: &[f64]) -> Option<f64> {
     let mut s = samples.to_vec();
@@ -344,18 +377,30 @@ fn ms(x: f64) -> String {
     format!("{}", (x * 1e6).round() / 1e6)
 }
 
+fn opt<T>(x: Option<T>, f: impl Fn(T) -> String) -> String {
+    x.map_or("null".to_string(), f)
+}
+
 /// The stdout line of the protocol.
-pub fn report_json(stages: &Stages, outputs: usize) -> String {
-    let steady = stages.steady_forward.map_or("null".to_string(), ms);
+pub fn report_json(stages: &Stages, outputs: usize, timing: &Timing, protocol: &Protocol) -> String {
     let import = stages
         .import
         .map_or(String::new(), |x| format!("\"import\": {}, ", ms(x)));
+    let times: Vec<String> = timing.forward_ms.iter().map(|x| ms(*x)).collect();
     format!(
-        "{{\"stages_ms\": {{{import}\"load\": {}, \"first_forward\": {}, \"steady_forward\": {}}}, \"outputs\": {}}}",
+        "{{\"stages_ms\": {{{import}\"load\": {}, \"first_forward\": {}, \"steady_forward\": {}}}, \"outputs\": {}, \
+         \"warmup\": {}, \"forward_ms\": [{}], \"cpu_ms\": {}, \"loop_ms\": {}, \
+         \"threads\": {{\"requested\": {}, \"reported\": {}}}}}",
         ms(stages.load),
         ms(stages.first_forward),
-        steady,
-        outputs
+        opt(stages.steady_forward, ms),
+        outputs,
+        timing.warmup,
+        times.join(", "),
+        opt(timing.cpu_ms, ms),
+        opt(timing.loop_ms, ms),
+        protocol.threads,
+        opt(protocol.threads_reported, |n| n.to_string()),
     )
 }
 
@@ -364,9 +409,53 @@ pub fn elapsed_ms(t0: Instant) -> f64 {
     t0.elapsed().as_secs_f64() * 1e3
 }
 
-/// Reads the inputs (`decode`), then times `load`, the first `forward` and `repeat` more,
-/// writes the last outputs (`encode`) and returns the JSON line (with `import`, when given: the
-/// time the program took to load its runtime before).
+/// The CPU time this process has used so far (all its threads), ms.
+pub fn process_cpu_ms() -> f64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: clock_gettime writes one timespec, which `ts` is
+    unsafe { libc::clock_gettime(libc::CLOCK_PROCESS_CPUTIME_ID, &mut ts) };
+    ts.tv_sec as f64 * 1e3 + ts.tv_nsec as f64 / 1e6
+}
+
+/// After a first call (not timed here), `warmup` untimed calls of `forward`, then `repeat` more,
+/// each timed alone (its arguments, from `args`, made before the clock starts); the last call's
+/// result.
+pub fn timed_forwards<A, O>(
+    warmup: usize,
+    repeat: usize,
+    first: O,
+    mut args: impl FnMut() -> A,
+    mut forward: impl FnMut(A) -> Result<O, String>,
+) -> Result<(O, Timing), String> {
+    let mut out = first;
+    for _ in 0..warmup {
+        out = forward(args())?;
+    }
+    let mut timing = Timing {
+        warmup,
+        forward_ms: Vec::with_capacity(repeat),
+        ..Timing::default()
+    };
+    let (cpu0, wall0) = (process_cpu_ms(), Instant::now());
+    for _ in 0..repeat {
+        let a = args();
+        let t0 = Instant::now();
+        out = forward(a)?;
+        timing.forward_ms.push(elapsed_ms(t0));
+    }
+    if repeat > 0 {
+        timing.cpu_ms = Some(process_cpu_ms() - cpu0);
+        timing.loop_ms = Some(elapsed_ms(wall0));
+    }
+    Ok((out, timing))
+}
+
+/// Reads the inputs (`decode`), then times `load`, the first `forward`, `warmup` untimed and
+/// `repeat` timed more, writes the last outputs (`encode`) and returns the JSON line (with
+/// `import`, when given: the time the program took to load its runtime before).
 pub fn run_protocol_with<I: Clone, O, M>(
     protocol: &Protocol,
     import: Option<f64>,
@@ -382,25 +471,25 @@ pub fn run_protocol_with<I: Clone, O, M>(
     let load_ms = elapsed_ms(t0);
 
     let t0 = Instant::now();
-    let mut outputs = forward(&model, inputs.clone())?;
+    let first = forward(&model, inputs.clone())?;
     let first_ms = elapsed_ms(t0);
 
-    let mut samples = Vec::with_capacity(protocol.repeat);
-    for _ in 0..protocol.repeat {
-        let args = inputs.clone();
-        let t0 = Instant::now();
-        outputs = forward(&model, args)?;
-        samples.push(elapsed_ms(t0));
-    }
+    let (outputs, timing) = timed_forwards(
+        protocol.warmup,
+        protocol.repeat,
+        first,
+        || inputs.clone(),
+        |xs| forward(&model, xs),
+    )?;
     let n = outputs.len();
     write_atomic(&protocol.outputs, &encode(outputs)?)?;
     let stages = Stages {
         import,
         load: load_ms,
         first_forward: first_ms,
-        steady_forward: median(&samples),
+        steady_forward: median(&timing.forward_ms),
     };
-    Ok(report_json(&stages, n))
+    Ok(report_json(&stages, n, &timing, protocol))
 }
 
 /// [`run_protocol_with`] on raw tensors, for a `main`: prints the line, or exits with a
@@ -572,6 +661,9 @@ mod tests {
             inputs: inputs.clone(),
             outputs: outputs.clone(),
             repeat: 2,
+            warmup: 0,
+            threads: 1,
+            threads_reported: Some(1),
         };
         let mut calls = 0;
         let line = run_protocol_with(
@@ -591,7 +683,8 @@ mod tests {
             line.starts_with("{\"stages_ms\": {\"import\": 1.5, \"load\": "),
             "{line}"
         );
-        assert!(line.ends_with(", \"outputs\": 1}"), "{line}");
+        assert!(line.contains(", \"outputs\": 1, \"warmup\": 0, \"forward_ms\": ["), "{line}");
+        assert!(line.ends_with("{\"requested\": 1, \"reported\": 1}}"), "{line}");
         let back = std::fs::read(&outputs).unwrap();
         assert_eq!(
             SafeTensors::deserialize(&back)
@@ -620,6 +713,18 @@ mod tests {
         assert_eq!(median(&[]), None);
         assert_eq!(median(&[3.0, 1.0, 2.0]), Some(2.0));
         assert_eq!(median(&[4.0, 1.0, 2.0, 3.0]), Some(2.5));
+        let p = parse_args(
+            s(&["--inputs", "a", "--outputs", "b", "--threads", "2"]),
+            ModelArg::None,
+        )
+        .unwrap()
+        .protocol;
+        let timing = Timing {
+            warmup: 3,
+            forward_ms: vec![0.25, 0.5],
+            cpu_ms: Some(1.5),
+            loop_ms: Some(0.75),
+        };
         let line = report_json(
             &Stages {
                 import: None,
@@ -628,10 +733,58 @@ mod tests {
                 steady_forward: Some(0.25),
             },
             2,
+            &timing,
+            &p,
         );
         assert_eq!(
             line,
-            r#"{"stages_ms": {"load": 1.234568, "first_forward": 0.5, "steady_forward": 0.25}, "outputs": 2}"#
+            r#"{"stages_ms": {"load": 1.234568, "first_forward": 0.5, "steady_forward": 0.25}, "outputs": 2, "warmup": 3, "forward_ms": [0.25, 0.5], "cpu_ms": 1.5, "loop_ms": 0.75, "threads": {"requested": 2, "reported": null}}"#
         );
+    }
+
+    /// Each forward is timed alone: a forward that burns 5 ms of its thread's CPU reads 5 ms or
+    /// more (its arguments, made in 5 ms of sleep before each call, not counted), and the
+    /// process's CPU time over the loop is what the forwards burnt; one that sleeps reads its
+    /// sleep and almost no CPU. No bound on wall times: the machine may be shared and loaded.
+    #[test]
+    fn timing_against_a_known_spin_and_sleep() {
+        let thread_ms = || {
+            let mut ts = libc::timespec {
+                tv_sec: 0,
+                tv_nsec: 0,
+            };
+            // SAFETY: clock_gettime writes one timespec, which `ts` is
+            unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+            ts.tv_sec as f64 * 1e3 + ts.tv_nsec as f64 / 1e6
+        };
+        let spin = |ms: f64| {
+            let t0 = thread_ms();
+            while thread_ms() - t0 < ms {
+                std::hint::spin_loop();
+            }
+        };
+        let slow_args = || std::thread::sleep(std::time::Duration::from_millis(5));
+        let (_, t) = timed_forwards(2, 20, (), slow_args, |()| {
+            spin(5.0);
+            Ok(())
+        })
+        .unwrap();
+        assert_eq!((t.warmup, t.forward_ms.len()), (2, 20));
+        assert!(t.forward_ms.iter().all(|x| *x >= 5.0), "{:?}", t.forward_ms);
+        let cpu = t.cpu_ms.unwrap();
+        assert!((90.0..130.0).contains(&cpu), "20 x 5 ms burnt: {cpu}");
+        let sleeps = 20.0 * 5.0;
+        assert!(t.loop_ms.unwrap() >= t.forward_ms.iter().sum::<f64>() + sleeps);
+        let (_, t) = timed_forwards(0, 10, (), || (), |()| {
+            std::thread::sleep(std::time::Duration::from_millis(5));
+            Ok(())
+        })
+        .unwrap();
+        assert!(t.forward_ms.iter().all(|x| *x >= 5.0), "{:?}", t.forward_ms);
+        assert!(t.cpu_ms.unwrap() < 5.0, "{t:?}");
+        let err = parse_args(s(&["--inputs", "a", "--outputs", "b", "--threads", "0"]), ModelArg::None);
+        assert!(err.unwrap_err().contains("--threads wants a whole number from 1"));
+        let err = parse_args(s(&["--inputs", "a", "--outputs", "b", "--repeat", "10001"]), ModelArg::None);
+        assert!(err.is_err());
     }
 }

@@ -1,5 +1,5 @@
-//! tract-run: `tract-run MODEL.onnx --inputs IN --outputs OUT [--repeat K]` (the runner protocol,
-//! see runner-io). Loads the ONNX file with tract at run time (its external `.onnx.data` is read
+//! tract-run: `tract-run MODEL.onnx --inputs IN --outputs OUT [--repeat K] [--warmup W]
+//! [--threads T]` (the runner protocol, see runner-io; T > 1: a T-thread pool for matrix products). Loads the ONNX file with tract at run time (its external `.onnx.data` is read
 //! from beside it), fixes the inputs' shapes and types to those of IN, optimises and runs it.
 //! `tract-run --nodes MODEL.onnx --inputs IN` prints the optimised model's nodes instead (one
 //! per line, `NAME<TAB>OP<TAB>OUTPUT FACTS`), for the inspector. Each graph input takes the
@@ -56,7 +56,12 @@ fn graph_order(graph: &[String], names: &[String]) -> Result<Vec<usize>, String>
 /// The optimised model, each graph input typed and shaped like the input of its name; and where
 /// each graph input sits in `inputs`.
 fn optimised(path: &str, inputs: &[(String, RawTensor)]) -> Result<(TypedModel, Vec<usize>), String> {
+    // the inputs' facts are set from IN below and everything else is inferred from them: the
+    // graph's own shape annotations (a dynamic export's `batch,16,32,32`) would not unify with
+    // the concrete batch size
     let mut model = tract_onnx::onnx()
+        .with_ignore_value_info(true)
+        .with_ignore_output_shapes(true)
         .model_for_path(path)
         .map_err(|e| format!("tract cannot load {path}: {}", err(e)))?;
     let graph: Vec<String> = model
@@ -146,6 +151,22 @@ fn forward(m: &Loaded, inputs: Vec<RawTensor>) -> Result<Vec<(String, RawTensor)
         .collect()
 }
 
+/// `--threads`: tract runs its matrix products on the calling thread (T = 1) or, with
+/// tract-linalg's `multithread-mm`, on a T-thread rayon pool; the pool's own count is returned.
+fn apply_threads(threads: usize) -> usize {
+    use tract_linalg::multithread::{Executor, set_default_executor};
+    if threads <= 1 {
+        return 1;
+    }
+    let executor = Executor::multithread(threads);
+    let reported = match &executor {
+        Executor::MultiThread(pool) => pool.current_num_threads(),
+        _ => 1,
+    };
+    set_default_executor(executor);
+    reported
+}
+
 fn print_nodes(model: &TypedModel) {
     for node in model.eval_order().unwrap_or_else(|e| fail(err(e))) {
         let node = model.node(node);
@@ -172,9 +193,11 @@ fn main() {
             runner_io::usage("tract-run", ModelArg::Required("MODEL.onnx"))
         ))
     });
-    let path = cli.model.expect("required");
+    let path = cli.model.clone().expect("required");
+    let mut protocol = cli.protocol;
+    protocol.threads_reported = Some(apply_threads(protocol.threads));
     // the inputs' types and shapes fix the model's: read them before the timed load
-    let inputs = read_named_inputs(&cli.protocol.inputs).unwrap_or_else(|e| fail(e));
+    let inputs = read_named_inputs(&protocol.inputs).unwrap_or_else(|e| fail(e));
     if nodes {
         print_nodes(&optimised(&path, &inputs).unwrap_or_else(|e| fail(e)).0);
         return;
@@ -191,5 +214,5 @@ fn main() {
             outputs,
         })
     };
-    runner_io::raw_protocol_main(&cli.protocol, None, load, forward);
+    runner_io::raw_protocol_main(&protocol, None, load, forward);
 }

@@ -85,11 +85,13 @@ def tool_versions(ctx: BuildContext) -> dict[str, str]:
 
 def steps_for(ctx: BuildContext, chosen: Sequence[Form]) -> list[str] | None:
     """The plan's steps that `chosen` forms need (their own and what those need, in plan order);
-    None for every form (the whole plan)."""
-    after = {s.name: s.after for s in plan(ctx)}
-    if {f.key for f in chosen} == {f.key for f in FORMS}:
-        return None
+    None for every form as built (the whole plan, which leaves out the steps built on demand)."""
+    steps = plan(ctx)
+    after = {s.name: s.after for s in steps}
     needed = closure(("export-model", *(s for f in chosen for s in f.steps)), after)
+    on_demand = any(s.on_demand and s.name in needed for s in steps)
+    if {f.key for f in chosen} == {f.key for f in FORMS} and not on_demand:
+        return None
     return [name for name in after if name in needed]
 
 
@@ -151,6 +153,8 @@ def run_build(
         if unknown:
             raise ValueError(f"unknown step(s) {', '.join(unknown)}; known: {', '.join(sorted(known))}")
         steps = [s for s in steps if s.name in only]
+    else:
+        steps = [s for s in steps if not s.on_demand]
     total, workers = len(steps), max(1, jobs or default_jobs())
     index = {s.name: i for i, s in enumerate(steps, 1)}
     needs = _dependencies(steps)

@@ -46,6 +46,7 @@ class Step:
     timeout_s: float = 3600.0
     scope: str = "model"
     stage: str = "build"
+    on_demand: bool = False  # built only when named (`only`), not by a whole build
 
     def fingerprint(self) -> str:
         """Hash of the command, its environment and the content of every input."""

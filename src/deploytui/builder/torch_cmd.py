@@ -181,6 +181,100 @@ def export_executorch_int8(m: Any, out: Path, stem: str) -> dict[str, Any]:
     return variant_exports.export_executorch_int8(m, out, stem, _export(m))
 
 
+MAX_BATCH = 64  # the dynamic exports' batch dimension: 1 to this (ExecuTorch plans memory for it)
+
+
+def _batched(m: Any, batch: int) -> tuple[tuple[Any, ...], dict[str, Any]]:
+    """The example's args and kwargs with every tensor of rank >= 1 made of its first item
+    repeated `batch` times along dim 0 (what `bench --batch` feeds)."""
+    import torch
+    from torch.utils import _pytree as pytree
+
+    def rows(x: Any) -> Any:
+        if isinstance(x, torch.Tensor) and x.dim() >= 1:
+            return x[:1].repeat(batch, *([1] * (x.dim() - 1)))
+        return x
+
+    args, kwargs = pytree.tree_map(rows, (tuple(m.args), dict(m.kwargs)))
+    return args, kwargs
+
+
+def _dynamic_shapes(m: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    """dim 0 of every tensor input of rank >= 1 as one `Dim("batch", 1..MAX_BATCH)`, by the
+    names forward binds the inputs to (a tuple for positional-only models)."""
+    import inspect
+
+    import torch
+    from torch.utils import _pytree as pytree
+
+    batch = torch.export.Dim("batch", min=1, max=MAX_BATCH)
+
+    def spec(x: Any) -> Any:
+        return {0: batch} if isinstance(x, torch.Tensor) and x.dim() >= 1 else None
+
+    if not kwargs:
+        return tuple(pytree.tree_map(spec, a) for a in args)
+    bound = inspect.signature(m.module.forward).bind(*args, **kwargs)
+    return {name: pytree.tree_map(spec, v) for name, v in bound.arguments.items()}
+
+
+def _export_dynamic(m: Any) -> Any:
+    """torch.export with a dynamic batch dimension (traced at batch 2: a size of 1 would be
+    specialised); a model that fixes its batch (a reshape to a constant) fails here, in the
+    exporter's own words."""
+    import torch
+
+    args, kwargs = _batched(m, 2)
+    return torch.export.export(m.module, args, kwargs, dynamic_shapes=_dynamic_shapes(m, args, kwargs))
+
+
+def export_dyn_torch_export(m: Any, out: Path, stem: str) -> dict[str, Any]:
+    import torch
+
+    torch.export.save(_export_dynamic(m), str(out / f"{stem}_export_dyn.pt2"))
+    return {"max_batch": MAX_BATCH}
+
+
+def export_dyn_aoti(m: Any, out: Path, stem: str) -> dict[str, Any]:
+    import torch
+
+    torch._inductor.aoti_compile_and_package(
+        _export_dynamic(m), package_path=str(out / f"{stem}_aoti_dyn.pt2")
+    )
+    return {"max_batch": MAX_BATCH}
+
+
+def export_dyn_onnx(m: Any, out: Path, stem: str) -> dict[str, Any]:
+    """torch.onnx.export (dynamo) with the batch dimension dynamic: the graph's dim 0 is named."""
+    import torch
+
+    from deploytui.models.load import output_tensors
+
+    with torch.inference_mode():
+        names = list(output_tensors(m.module(*m.args, **m.kwargs)))
+    args, kwargs = _batched(m, 2)
+    torch.onnx.export(
+        m.module,
+        args,
+        str(out / f"{stem}_dyn.onnx"),
+        kwargs=kwargs,
+        input_names=list(m.inputs),
+        output_names=names,
+        dynamic_shapes=_dynamic_shapes(m, args, kwargs),
+    )
+    return {"max_batch": MAX_BATCH}
+
+
+def export_dyn_executorch(m: Any, out: Path, stem: str) -> dict[str, Any]:
+    from executorch.backends.xnnpack.partition.xnnpack_partitioner import XnnpackPartitioner
+    from executorch.exir import to_edge_transform_and_lower
+
+    edge = to_edge_transform_and_lower(_export_dynamic(m), partitioner=[XnnpackPartitioner()])
+    program = edge.to_executorch()
+    (out / f"{stem}_dyn.pte").write_bytes(program.buffer)
+    return {"max_batch": MAX_BATCH, "pte_bytes": len(program.buffer)}
+
+
 EXPORTS = {
     "model": export_model,
     "script": export_script,
@@ -190,6 +284,10 @@ EXPORTS = {
     "aoti-lean": export_aoti_lean,
     "onnx": export_onnx,
     "executorch": export_executorch,
+    "dyn-torch-export": export_dyn_torch_export,
+    "dyn-aoti": export_dyn_aoti,
+    "dyn-onnx": export_dyn_onnx,
+    "dyn-executorch": export_dyn_executorch,
     "openvino": variant_exports.export_openvino,
     "samples": variant_exports.export_samples,
     "onnx-int8": variant_exports.export_onnx_int8,

@@ -72,6 +72,13 @@ EXPORTS: tuple[tuple[str, str, tuple[str, ...], str], ...] = (
         "AOTInductor package of torchao's dynamic int8 (compiles C++, ~30 s cold)",
     ),
 )
+# the dynamic-batch exports (`bench --batch` runs them; built on demand: forms.for_batch)
+DYNAMIC_EXPORTS: tuple[tuple[str, str, tuple[str, ...], str], ...] = (
+    ("export-dyn-torch-export", "dyn-torch-export", ("{m}_export_dyn.pt2",), "torch.export, dynamic batch"),
+    ("export-dyn-aoti", "dyn-aoti", ("{m}_aoti_dyn.pt2",), "AOTInductor package, dynamic batch (~30 s)"),
+    ("export-dyn-onnx", "dyn-onnx", ("{m}_dyn.onnx",), "ONNX, dynamic batch axis"),
+    ("export-dyn-executorch", "dyn-executorch", ("{m}_dyn.pte",), "ExecuTorch .pte, dynamic batch"),
+)
 # steps an export needs besides export-model (the files it starts from)
 AFTER: dict[str, tuple[str, ...]] = {
     "export-onnx-int8": ("export-onnx",),
@@ -108,7 +115,8 @@ def steps(ctx: BuildContext) -> list[Step]:
         PKG / "builder" / "variant_exports.py",
         PKG / "builder" / "pte.py",
     )
-    needs_cc = {"aoti", "aoti-lean", "aoti-int8"}
+    dynamic = {name for name, *_ in DYNAMIC_EXPORTS}
+    needs_cc = {"aoti", "aoti-lean", "dyn-aoti", "aoti-int8"}
     return [
         Step(
             name=name,
@@ -128,6 +136,7 @@ def steps(ctx: BuildContext) -> list[Step]:
             env=ctx.torch_env(),
             stage="export",
             after=() if what == "model" else ("export-model", *AFTER.get(name, ())),
+            on_demand=name in dynamic,
         )
-        for name, what, outputs, title in EXPORTS
+        for name, what, outputs, title in (*EXPORTS, *DYNAMIC_EXPORTS)
     ]

@@ -1,7 +1,9 @@
 """Load a .pte with ExecuTorch's Python runtime in this fresh process and run its forwards.
 
 usage: python -m deploytui.runners.executorch_runner PATH --inputs IN --outputs OUT [--repeat K]
-(the runner protocol). `import` is executorch.runtime (and the torch it hands tensors through),
+       [--warmup W] [--threads T]
+(the runner protocol; --threads sizes ExecuTorch's threadpool, which XNNPACK runs on, and
+torch's). `import` is executorch.runtime (and the torch it hands tensors through),
 `load` reads the program and loads its `forward` method (XNNPACK delegates initialised there).
 A program takes its inputs as one flat list (torch.export's flattening of args, then kwargs: the
 inputs file's call order) and returns its outputs flat (output_0, output_1, ...).
@@ -14,9 +16,9 @@ import sys
 from typing import Any
 
 from deploytui.runners.protocol import Stages, emit_stages, fail, parse_args
-from deploytui.runners.torch_bundle import flat_outputs, forwards_to_file, read_inputs
+from deploytui.runners.torch_bundle import flat_outputs, forwards_to_file, read_inputs, torch_threads
 
-USAGE = "executorch_runner PATH --inputs IN --outputs OUT [--repeat K]"
+USAGE = "executorch_runner PATH --inputs IN --outputs OUT [--repeat K] [--warmup W] [--threads T]"
 
 
 def _method(path: str) -> Any:
@@ -32,10 +34,12 @@ def run_protocol(argv: list[str], stages: Stages) -> None:
     path = args.positional[0]
     if not os.path.isfile(path):
         fail(f"model file not found: {path}")
-    import torch
     from executorch import runtime  # noqa: F401  (timed as part of the import stage)
+    from executorch.extension.pybindings import portable_lib
 
-    torch.set_num_threads(1)
+    torch_threads(args, stages)
+    portable_lib._unsafe_reset_threadpool(args.threads)  # the pool XNNPACK's delegate runs on
+    stages.threads["reported"] = portable_lib._threadpool_get_thread_count()
     stages.mark("import")
     inputs = [t for _, t in read_inputs(args.inputs)]  # the flat call order the export saw
     before = set(sys.modules)

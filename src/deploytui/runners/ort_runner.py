@@ -1,6 +1,8 @@
-"""Load an .onnx with ONNX Runtime (CPU, one thread) in this fresh process and run its forwards.
+"""Load an .onnx with ONNX Runtime (CPU; --threads intra-op threads, default 1, one inter-op) in
+this fresh process and run its forwards.
 
 usage: python -m deploytui.runners.ort_runner PATH --inputs IN --outputs OUT [--repeat K]
+       [--warmup W] [--threads T]
 (the runner protocol; session creation is the load stage). The inputs are fed by name to the
 graph's inputs (the export names them as the inputs file does), the outputs written under the
 graph's output names (the export names them after the model's outputs).
@@ -15,20 +17,21 @@ from typing import Any
 from deploytui.runners.protocol import Stages, call_order, emit_stages, fail, parse_args, timed_forwards
 
 
-def _session(path: str) -> Any:
+def _session(path: str, threads: int) -> Any:
     import onnxruntime as ort
 
     so = ort.SessionOptions()
-    so.intra_op_num_threads = 1
+    so.intra_op_num_threads = threads
     so.inter_op_num_threads = 1
     so.log_severity_level = 3
     return ort.InferenceSession(path, so, providers=["CPUExecutionProvider"])
 
 
 def run_protocol(argv: list[str], stages: Stages) -> None:
-    args = parse_args(argv, "ort_runner PATH --inputs IN --outputs OUT [--repeat K]")
+    usage = "ort_runner PATH --inputs IN --outputs OUT [--repeat K] [--warmup W] [--threads T]"
+    args = parse_args(argv, usage)
     if len(args.positional) != 1:
-        fail("usage: ort_runner PATH --inputs IN --outputs OUT [--repeat K]", 2)
+        fail(f"usage: {usage}", 2)
     path = args.positional[0]
     if not os.path.isfile(path):
         fail(f"model file not found: {path}")
@@ -45,17 +48,19 @@ def run_protocol(argv: list[str], stages: Stages) -> None:
         fail(f"could not read inputs {args.inputs}: {type(e).__name__}: {e}")
     before = set(sys.modules)
     try:
-        session = _session(path)
+        session = _session(path, args.threads)
     except Exception as e:
         fail(f"could not load {path}: {type(e).__name__}: {e}")
     stages.mark("load")
+    reported = session.get_session_options().intra_op_num_threads
+    stages.threads = {"requested": args.threads, "reported": reported}
     added = set(sys.modules) - before
     names = [i.name for i in session.get_inputs()]
     if sorted(names) != sorted(inputs):
         fail(f"the model's inputs are {names}, the inputs file holds {list(inputs)}")
     outputs = [o.name for o in session.get_outputs()]
     try:
-        ys = timed_forwards(lambda: session.run(None, inputs), args.repeat, stages)
+        ys = timed_forwards(lambda: session.run(None, inputs), args.repeat, stages, args.warmup)
         save_file(dict(zip(outputs, ys, strict=True)), args.outputs)
     except Exception as e:
         fail(f"forward failed: {type(e).__name__}: {e}")

@@ -14,11 +14,17 @@ from typing import Any, NoReturn, TextIO
 
 
 class Stages:
-    """Wall-clock stages since process start of the runner module (time.perf_counter)."""
+    """Wall-clock stages since process start of the runner module (time.perf_counter), and the
+    timed forwards' own figures (`timed_forwards` fills them, `emit_stages` prints them)."""
 
     def __init__(self) -> None:
         self.t = time.perf_counter()
         self.ms: dict[str, float | None] = {}
+        self.forward_ms: list[float] = []  # each timed forward, in order
+        self.warmup = 0
+        self.cpu_ms: float | None = None  # the process's CPU time over the timed forwards
+        self.loop_ms: float | None = None  # their wall time, end to end
+        self.threads: dict[str, int | None] = {}  # {"requested": T, "reported": what the runtime says}
 
     def mark(self, name: str) -> None:
         now = time.perf_counter()
@@ -45,6 +51,7 @@ def fail(message: str, code: int = 1) -> NoReturn:
 # ---------------------------------------------------------------- the runner protocol
 #
 #   RUNNER [MODE] MODEL_FILE --inputs IN.safetensors --outputs OUT.safetensors [--repeat K]
+#          [--warmup W] [--threads T]
 #
 # Inputs are named: input_0, input_1, ... are passed positionally, any other name (a forward's
 # keyword, `attention_mask`) by keyword; the file's __metadata__ "inputs" lists them in call order
@@ -53,11 +60,19 @@ def fail(message: str, code: int = 1) -> NoReturn:
 # Outputs are named by their pytree path (`logits`, `0.1`, `output` for a bare tensor) where the
 # runtime knows it, else output_0, output_1, ... in the flattened order; numerics.compare_files
 # matches either against the reference's names. The last stdout line is {"stages_ms": {"load",
-# "first_forward", "steady_forward" (median of K more forwards, null when K is 0)}, "outputs": N};
-# Python runners add "import" and the module census.
+# "first_forward", "steady_forward" (median of K more forwards, null when K is 0)}, "outputs": N,
+# "warmup": W, "forward_ms": [K times], "cpu_ms", "loop_ms", "threads": {"requested", "reported"}};
+# Python runners add "import" and the module census. After the first forward, W untimed warm-up
+# forwards, then K forwards each timed alone with the monotonic clock (time.perf_counter,
+# std::chrono::steady_clock, std::time::Instant); cpu_ms / loop_ms: the process's CPU time and
+# the wall time over those K (null when K is 0). docs/runner-protocol.md has the definition.
 # Failures: one `error:` line on stderr, exit 1. C++ and Rust runners speak the same.
 
 DEFAULT_REPEAT = 10
+MAX_REPEAT = 10_000  # K and W at most this: the line's raw times stay bounded
+DEFAULT_THREADS = 1
+# the keys of every runner's line, in every language (Python runners add their module census)
+LINE_KEYS = ("stages_ms", "outputs", "warmup", "forward_ms", "cpu_ms", "loop_ms", "threads")
 
 INPUTS_KEY = "inputs"  # the inputs file's __metadata__ entry: the names in call order, comma-joined
 POSITIONAL = "input_"  # input_0, input_1, ...: passed positionally; any other name by keyword
@@ -91,15 +106,30 @@ class ProtocolArgs:
     outputs: str
     repeat: int
     model: str | None
+    warmup: int = 0
+    threads: int = DEFAULT_THREADS
+
+
+def _count(flags: dict[str, str], name: str, default: int, least: int) -> int:
+    """A whole-number flag between `least` and MAX_REPEAT, or the usage error."""
+    text = flags.get(name)
+    try:
+        value = int(text) if text is not None else default
+    except ValueError:
+        value = least - 1
+    if not least <= value <= MAX_REPEAT:
+        fail(f"--{name} must be a whole number from {least} to {MAX_REPEAT}, got {text!r}", 2)
+    return value
 
 
 def parse_args(argv: list[str], usage: str) -> ProtocolArgs:
-    """The protocol's flags (--inputs, --outputs, --repeat, --model) and the positional rest."""
+    """The protocol's flags (--inputs, --outputs, --repeat, --warmup, --threads, --model) and the
+    positional rest."""
     pos: list[str] = []
     flags: dict[str, str] = {}
     it = iter(argv)
     for a in it:
-        if a in ("--inputs", "--outputs", "--repeat", "--model"):
+        if a in ("--inputs", "--outputs", "--repeat", "--warmup", "--threads", "--model"):
             value = next(it, None)
             if value is None:
                 fail(f"{a} needs a value; usage: {usage}", 2)
@@ -110,25 +140,37 @@ def parse_args(argv: list[str], usage: str) -> ProtocolArgs:
             pos.append(a)
     if "inputs" not in flags or "outputs" not in flags:
         fail(f"--inputs and --outputs are required; usage: {usage}", 2)
-    try:
-        repeat = int(flags.get("repeat", DEFAULT_REPEAT))
-    except ValueError:
-        repeat = -1
-    if repeat < 0:
-        fail(f"--repeat must be a whole number >= 0, got {flags.get('repeat')!r}", 2)
-    return ProtocolArgs(pos, flags["inputs"], flags["outputs"], repeat, flags.get("model"))
+    return ProtocolArgs(
+        pos,
+        flags["inputs"],
+        flags["outputs"],
+        _count(flags, "repeat", DEFAULT_REPEAT, 0),
+        flags.get("model"),
+        _count(flags, "warmup", 0, 0),
+        _count(flags, "threads", DEFAULT_THREADS, 1),
+    )
 
 
-def timed_forwards(forward: Callable[[], Any], repeat: int, stages: Stages) -> Any:
-    """The first forward (stage first_forward), then `repeat` more: steady_forward is their median."""
+def timed_forwards(forward: Callable[[], Any], repeat: int, stages: Stages, warmup: int = 0) -> Any:
+    """The first forward (stage first_forward), `warmup` untimed ones, then `repeat` more, each
+    timed alone (perf_counter around the call): steady_forward is their median; the process's
+    CPU time and the wall time over the `repeat` go in cpu_ms and loop_ms."""
     result = forward()
     stages.mark("first_forward")
+    for _ in range(warmup):
+        result = forward()
     times = []
+    cpu0, wall0 = time.process_time(), time.perf_counter()
     for _ in range(repeat):
         t = time.perf_counter()
         result = forward()
         times.append((time.perf_counter() - t) * 1000)
+    if times:
+        stages.cpu_ms = round((time.process_time() - cpu0) * 1000, 4)
+        stages.loop_ms = round((time.perf_counter() - wall0) * 1000, 4)
     stages.ms["steady_forward"] = round(statistics.median(times), 4) if times else None
+    stages.forward_ms = [round(x, 6) for x in times]
+    stages.warmup = warmup
     stages.t = time.perf_counter()
     return result
 
@@ -146,7 +188,15 @@ def own_stdout() -> TextIO:
 def emit_stages(
     stages: Stages, n_outputs: int, modules_added: set[str] | None = None, out: TextIO | None = None
 ) -> None:
-    line: dict[str, Any] = {"stages_ms": stages.ms, "outputs": n_outputs}
+    line: dict[str, Any] = {
+        "stages_ms": stages.ms,
+        "outputs": n_outputs,
+        "warmup": stages.warmup,
+        "forward_ms": stages.forward_ms,
+        "cpu_ms": stages.cpu_ms,
+        "loop_ms": stages.loop_ms,
+        "threads": stages.threads,
+    }
     if modules_added is not None:
         line.update(
             modules_added=package_counts(modules_added),

@@ -5,7 +5,8 @@ py/model.json names, in the source copied beside it. What every Python runner of
 shares lives here too: the inputs in call order (positional and keyword), the outputs named by
 their pytree paths, the tied-weights load.
 
-usage: python torch_bundle.py MODE MODEL_FILE --inputs IN --outputs OUT [--repeat K]
+usage: python torch_bundle.py MODE MODEL_FILE --inputs IN --outputs OUT [--repeat K] [--warmup W]
+       [--threads T]
 MODE: eager (py/model.json's factory + the safetensors weights), jit (TorchScript), export
 (torch.export .pt2), aoti (AOTInductor .pt2).
 """
@@ -158,6 +159,14 @@ def flat_outputs(ys: Any) -> dict[str, Any]:
     return {f"output_{i}": y.detach().contiguous() for i, y in enumerate(tensors)}
 
 
+def torch_threads(args: ProtocolArgs, stages: Stages) -> None:
+    """--threads as torch's intra-op thread count; what torch then reports goes in the line."""
+    import torch
+
+    torch.set_num_threads(args.threads)
+    stages.threads = {"requested": args.threads, "reported": torch.get_num_threads()}
+
+
 def forwards_to_file(
     forward: Callable[[], Any],
     args: ProtocolArgs,
@@ -171,7 +180,7 @@ def forwards_to_file(
 
     try:
         with torch.inference_mode():
-            outputs = outputs_of(timed_forwards(forward, args.repeat, stages))
+            outputs = outputs_of(timed_forwards(forward, args.repeat, stages, args.warmup))
         save_file(outputs, args.outputs)
     except Exception as e:
         fail(f"forward failed: {type(e).__name__}: {e}")
@@ -185,9 +194,7 @@ def main(argv: list[str]) -> None:
     if len(args.positional) != 2 or args.positional[0] not in MODES:
         fail(f"usage: {usage}", 2)
     mode, path = args.positional
-    import torch
-
-    torch.set_num_threads(1)
+    torch_threads(args, stages)
     stages.mark("import")
     call, kwargs = split_inputs(read_inputs(args.inputs))
     try:

@@ -1,7 +1,7 @@
 """Load one PyTorch form in this fresh process and run its forwards (the runner protocol).
 
 usage: python -m deploytui.runners.torch_runner MODE PATH --inputs IN --outputs OUT [--repeat K]
-       [--model REF]
+       [--warmup W] [--threads T] [--model REF]
 MODE: eager (the model's source, REF, + its safetensors weights), jit (TorchScript),
 export (torch.export .pt2), aoti (AOTInductor .pt2), aoti-lean (AOTInductor .pt2 exported with
 link_libtorch=False).
@@ -13,7 +13,13 @@ import sys
 from typing import Any
 
 from deploytui.runners.protocol import Stages, emit_stages, fail, own_stdout, parse_args
-from deploytui.runners.torch_bundle import forwards_to_file, load_weights, read_inputs, split_inputs
+from deploytui.runners.torch_bundle import (
+    forwards_to_file,
+    load_weights,
+    read_inputs,
+    split_inputs,
+    torch_threads,
+)
 
 MODES = ("eager", "jit", "export", "aoti", "aoti-lean")
 
@@ -53,9 +59,7 @@ def run_protocol(argv: list[str], stages: Stages) -> None:
         fail("eager needs --model REF (the model's source builds the module the weights load into)", 2)
     if not os.path.isfile(path):
         fail(f"model file not found: {path}")
-    import torch
-
-    torch.set_num_threads(1)
+    torch_threads(args, stages)
     out = own_stdout()  # the model's own prints (eager runs its code) go to stderr
     stages.mark("import")
     call, kwargs = split_inputs(read_inputs(args.inputs))

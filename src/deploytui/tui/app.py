@@ -80,6 +80,13 @@ class DeployApp(App):
         Binding("c", "compare", "Compare", id="compare", tooltip="Compare — every form side by side"),
         Binding("s", "scale", "Scale", id="scale", tooltip="Scale — every form's costs across the mlp sizes"),
         Binding(
+            "v",
+            "serve",
+            "Serve",
+            id="serve",
+            tooltip="Serve — latency percentiles and throughput per batch size and thread count",
+        ),
+        Binding(
             "o",
             "choose",
             "Choose",
@@ -330,6 +337,14 @@ class DeployApp(App):
             self.pop_screen()
             return
         self.push_screen(ScaleScreen())
+
+    def action_serve(self) -> None:
+        from deploytui.tui.serve_screen import ServeScreen
+
+        if isinstance(self.screen, ServeScreen):
+            self.pop_screen()
+            return
+        self.push_screen(ServeScreen())
 
     def action_choose(self) -> None:
         from deploytui.tui.choose_screen import ChooseScreen

@@ -1,0 +1,112 @@
+"""The Serve screen (key v): the model's serving cells as `deploytui bench --batch … --threads …`
+stored them (artifacts/<model>/serve.json): per form, batch size and thread count, the latency
+percentiles of its timed forwards, its throughput, the threads its runtime reported and how many
+were busy, or the ✗ and the words that stopped the cell; the sizes each form accepts; log-log
+charts of p50 and of items/s against batch size. Nothing runs here: it redraws what is stored
+(`t` changes the order: form, p50, p99, items/s)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, VerticalScroll
+from textual.screen import Screen
+from textual.widgets import DataTable, Footer, Static
+
+from deploytui import serve_store, serve_text
+from deploytui.tui.widgets.chart import PlotextChart
+
+if TYPE_CHECKING:
+    from deploytui.tui.app import DeployApp
+
+HOW = "deploytui bench --model {m} --batch 1,8,32 --threads 1,2"
+
+
+class ServeScreen(Screen):
+    if TYPE_CHECKING:
+        app: DeployApp
+
+    DEFAULT_CSS = """
+    #serve-box { padding: 0 1; }
+    #serve-status { height: auto; }
+    #serve-charts { height: 18; }
+    #serve-charts PlotextChart { width: 1fr; height: 18; }
+    #serve-cells { height: auto; max-height: 30; }
+    #serve-sizes { height: auto; }
+    """
+    BINDINGS = [
+        Binding(
+            "t", "sort", "Sort", id="serve-sort", tooltip="Sort — the cells by form, p50, p99 or items/s"
+        ),
+        Binding("escape", "close", "Close", id="serve-close"),
+    ]
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.sort_by = serve_text.SORTS[0]
+
+    def compose(self) -> ComposeResult:
+        with VerticalScroll(id="serve-box"):
+            yield Static("", id="serve-status")
+            with Horizontal(id="serve-charts"):
+                yield PlotextChart("", id="serve-p50")
+                yield PlotextChart("", id="serve-items")
+            yield Static("", id="serve-legend")
+            yield DataTable(id="serve-cells", zebra_stripes=True, cursor_type="row")
+            yield Static("", id="serve-sizes")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.redraw()
+
+    def redraw(self) -> None:
+        ref = self.app.session.model
+        store = serve_store.load(ref.slug)
+        cells = store.forms
+        status = (
+            f"{len(cells)} cells stored for {ref.text} (artifacts/{ref.slug}/serve.json), "
+            f"sorted by {self.sort_by}: t changes it"
+        )
+        if not cells:
+            status = f"no serving cells for {ref.text} yet: `{HOW.format(m=ref.text)}` measures them"
+        if store.dropped:
+            status += "\n" + "\n".join(f"warning: {d}" for d in store.dropped)
+        self.query_one("#serve-status", Static).update(Text(status))
+        table = self.query_one("#serve-cells", DataTable)
+        table.clear(columns=True)
+        table.add_columns(*serve_text.COLUMNS)
+        for key, row in serve_text.rows(cells, self.sort_by):
+            table.add_row(*row, key=key)
+        stamp = tuple(sorted((k, r.measured_at or "") for k, r in cells.items()))
+        for widget, (measure, title) in (
+            ("#serve-p50", serve_text.CHARTS[0]),
+            ("#serve-items", serve_text.CHARTS[2]),
+        ):
+            lines = serve_text.chart_lines(cells, measure)
+            self.query_one(widget, PlotextChart).plot(
+                serve_text.chart(cells, measure, title) if lines else None,
+                empty="no batch sizes measured" if cells else "",
+                key=(measure, stamp),
+            )
+        self.query_one("#serve-legend", Static).update(Text(serve_text.legend(cells), style="dim"))
+        sizes = serve_text.accepted(cells)
+        self.query_one("#serve-sizes", Static).update(
+            Text(
+                "\n".join(
+                    f"{form}: accepts {', '.join(map(str, yes)) or '–'}"
+                    + (f"; refused {', '.join(map(str, no))}" if no else "")
+                    for form, (yes, no) in sizes.items()
+                )
+            )
+        )
+
+    def action_sort(self) -> None:
+        order = serve_text.SORTS
+        self.sort_by = order[(order.index(self.sort_by) + 1) % len(order)]
+        self.redraw()
+
+    def action_close(self) -> None:
+        self.dismiss()
