@@ -160,7 +160,6 @@ def _served(index: int, what: str) -> Reader:
     return read
 
 
-
 def _judged(f: FormFacts) -> bool | None:
     """Its outputs pass: a variant's within its accuracy budget, an fp32 form's within the
     model's tolerance."""
