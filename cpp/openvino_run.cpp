@@ -7,6 +7,7 @@
 // file does); outputs written under the IR's output names (the reference's), in their dtype.
 #include <openvino/c/openvino.h>
 
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <memory>
@@ -114,9 +115,10 @@ void run(const runner::Args& a, runner::StderrHold& hold) {
   check(ov_core_create(&core.p), "cannot start OpenVINO");
   Owned<ov_model_t, ov_model_free> model;
   check(ov_core_read_model(core.p, a.model.c_str(), nullptr, &model.p), "cannot load " + a.model);
+  const std::string threads = std::to_string(a.threads);  // --threads: the CPU plugin's own knob
   const ov_property_t props[] = {
       {ov_property_key_hint_inference_precision, "f32"},
-      {ov_property_key_inference_num_threads, "1"},
+      {ov_property_key_inference_num_threads, threads.c_str()},
       {ov_property_key_num_streams, "1"},
   };
   Owned<ov_compiled_model_t, ov_compiled_model_free> cm;
@@ -145,25 +147,25 @@ void run(const runner::Args& a, runner::StderrHold& hold) {
   for (const auto& x : in) check(ov_infer_request_set_tensor(req.p, x->name.c_str(), x->tensor.p), "input " + x->name);
 
   auto forward = [&]() { check(ov_infer_request_infer(req.p), "forward failed"); };
-  t0 = std::chrono::steady_clock::now();
-  forward();
-  const double first_ms = runner::ms_since(t0);
-  std::vector<double> steady;
-  for (int k = 0; k < a.repeat; ++k) {
-    t0 = std::chrono::steady_clock::now();
-    forward();
-    steady.push_back(runner::ms_since(t0));
-  }
+  const runner::Timing timing = runner::timed_forwards(a, forward);
   write_outputs(a.outputs, req.p, outputs);
   hold.release(true);
-  runner::print_stages(load_ms, first_ms, steady, outputs.size());
+  // the compiled model's own count of inference threads
+  char* got = nullptr;
+  int reported = -1;
+  if (ov_compiled_model_get_property(cm.p, ov_property_key_inference_num_threads, &got) == OK && got != nullptr) {
+    reported = std::atoi(got);
+    ov_free(got);
+  }
+  runner::print_stages(load_ms, timing, outputs.size(), a.threads, reported);
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
   const std::string usage =
-      "usage: cpp-openvino MODEL.xml --inputs IN.safetensors --outputs OUT.safetensors [--repeat K]";
+      "usage: cpp-openvino MODEL.xml --inputs IN.safetensors --outputs OUT.safetensors [--repeat K] [--warmup W] "
+      "[--threads T]";
   runner::Args a;
   try {
     a = runner::parse_args(argc, argv, usage);

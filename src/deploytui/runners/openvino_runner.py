@@ -2,9 +2,11 @@
 forwards.
 
 usage: python -m deploytui.runners.openvino_runner PATH.xml --inputs IN --outputs OUT [--repeat K]
+       [--warmup W] [--threads T]
 (the runner protocol; reading and compiling the model for the CPU is the load stage). The CPU
-plugin is asked for f32 inference precision (it would pick bf16 on a CPU that has it) and one
-thread, like every runner here. The export names the IR's inputs as the inputs file does and its
+plugin is asked for f32 inference precision (it would pick bf16 on a CPU that has it) and
+`--threads` inference threads (default 1, like every runner here); the compiled model's own
+count is reported. The export names the IR's inputs as the inputs file does and its
 outputs after the model's outputs: inputs are fed by name, outputs written under those names.
 Imports no more of this project than runners.protocol: it ships as itself.
 """
@@ -17,14 +19,14 @@ from typing import Any
 
 from deploytui.runners.protocol import Stages, call_order, emit_stages, fail, parse_args, timed_forwards
 
-USAGE = "openvino_runner PATH.xml --inputs IN --outputs OUT [--repeat K]"
-CONFIG = {"INFERENCE_PRECISION_HINT": "f32", "INFERENCE_NUM_THREADS": "1", "NUM_STREAMS": "1"}
+USAGE = "openvino_runner PATH.xml --inputs IN --outputs OUT [--repeat K] [--warmup W] [--threads T]"
+CONFIG = {"INFERENCE_PRECISION_HINT": "f32", "NUM_STREAMS": "1"}
 
 
-def _compiled(path: str) -> Any:
+def _compiled(path: str, threads: int) -> Any:
     import openvino as ov
 
-    return ov.Core().compile_model(path, "CPU", CONFIG)
+    return ov.Core().compile_model(path, "CPU", {**CONFIG, "INFERENCE_NUM_THREADS": str(threads)})
 
 
 def run_protocol(argv: list[str], stages: Stages) -> None:
@@ -48,7 +50,7 @@ def run_protocol(argv: list[str], stages: Stages) -> None:
         fail(f"could not read inputs {args.inputs}: {type(e).__name__}: {e}")
     before = set(sys.modules)
     try:
-        compiled = _compiled(path)
+        compiled = _compiled(path, args.threads)
     except Exception as e:
         fail(f"could not load {path}: {type(e).__name__}: {e}")
     stages.mark("load")
@@ -56,6 +58,8 @@ def run_protocol(argv: list[str], stages: Stages) -> None:
     names = [p.get_any_name() for p in compiled.inputs]
     if sorted(names) != sorted(inputs):
         fail(f"the model's inputs are {names}, the inputs file holds {list(inputs)}")
+    reported = compiled.get_property("INFERENCE_NUM_THREADS")
+    stages.threads = {"requested": args.threads, "reported": reported if isinstance(reported, int) else None}
     request = compiled.create_infer_request()
     outputs = [p.get_any_name() for p in compiled.outputs]
 
@@ -64,7 +68,7 @@ def run_protocol(argv: list[str], stages: Stages) -> None:
         return [result[p].copy() for p in compiled.outputs]
 
     try:
-        ys = timed_forwards(forward, args.repeat, stages)
+        ys = timed_forwards(forward, args.repeat, stages, args.warmup)
         save_file(dict(zip(outputs, ys, strict=True)), args.outputs)
     except Exception as e:
         fail(f"forward failed: {type(e).__name__}: {e}")
