@@ -129,9 +129,9 @@ def test_compiled_bundle_of_convnet_runs_isolated_or_says_why(built_convnet, che
         assert fact.compressed_bytes is None  # no bundle made
     elif key == "burn-onnx-file":
         assert not fact.passed and RELOCATION_PANIC in fact.reason, fact.reason
-    else:
+    else:  # a variant (int8) passed by its accuracy budget, not eager's 1e-4
         assert fact.passed, fact.reason
-        assert fact.max_abs_diff <= 1e-4 and fact.startup_median_s > 0
+        assert fact.startup_median_s > 0 and (form.variant or fact.max_abs_diff <= 1e-4)
 
 
 def test_cpp_aoti_brings_the_cuda_stack(checked):
