@@ -56,12 +56,13 @@ FAILS = {
 # int8 variants that run but miss their accuracy budget, as measured here: NNCF's static int8
 # calibrated on 9 inputs of these tiny fixture models (cosine 0.89 and 0.98 < 0.99); and
 # data_dependent's IR, traced through one branch, which the accuracy set takes the other way
-# (cosine 0.55: the fp32 openvino form matches eager on the example input only)
+# (cosine 0.55: the fp32 openvino form matches eager on the example input only); and
+# ExecuTorch's XNNPACK int8 of int_input (cosine 0.983, the same in Python and C++, run after run)
 OUTSIDE_BUDGET = {
     (name, key)
     for name in ("two_outputs", "int_input", "data_dependent")
     for key in ("openvino-int8", "openvino-native-int8")
-}
+} | {("int_input", "executorch-int8"), ("int_input", "cpp-executorch-int8")}
 MLP_ONLY = {f.key for f in forms.FORMS if f.mlp_only}
 
 pytestmark = pytest.mark.slow
