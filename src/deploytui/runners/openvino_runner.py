@@ -8,7 +8,8 @@ plugin is asked for f32 inference precision (it would pick bf16 on a CPU that ha
 `--threads` inference threads (default 1, like every runner here); the compiled model's own
 count is reported. The export names the IR's inputs as the inputs file does and its
 outputs after the model's outputs: inputs are fed by name, outputs written under those names.
-Imports no more of this project than runners.protocol: it ships as itself.
+Imports no more of this project than runners.protocol and runners.numpy_inputs: it ships as
+itself (with the two beside it).
 """
 
 from __future__ import annotations
@@ -17,7 +18,8 @@ import os
 import sys
 from typing import Any
 
-from deploytui.runners.protocol import Stages, call_order, emit_stages, fail, parse_args, timed_forwards
+from deploytui.runners.numpy_inputs import numpy_inputs
+from deploytui.runners.protocol import Stages, emit_stages, fail, parse_args, timed_forwards
 
 USAGE = "openvino_runner PATH.xml --inputs IN --outputs OUT [--repeat K] [--warmup W] [--threads T]"
 CONFIG = {"INFERENCE_PRECISION_HINT": "f32", "NUM_STREAMS": "1"}
@@ -39,15 +41,10 @@ def run_protocol(argv: list[str], stages: Stages) -> None:
     # OpenVINO's converter reports usage unless its telemetry package cannot be imported
     sys.modules.setdefault("openvino_telemetry", None)  # type: ignore[arg-type]
     import openvino  # noqa: F401  (timed as part of the import stage)
-    from safetensors import safe_open
     from safetensors.numpy import save_file
 
     stages.mark("import")
-    try:
-        with safe_open(args.inputs, framework="np") as f:
-            inputs = {name: f.get_tensor(name) for name in call_order(list(f.keys()), f.metadata())}
-    except Exception as e:  # a damaged or missing inputs file: one line
-        fail(f"could not read inputs {args.inputs}: {type(e).__name__}: {e}")
+    inputs = numpy_inputs(args.inputs)
     before = set(sys.modules)
     try:
         compiled = _compiled(path, args.threads)

@@ -14,7 +14,8 @@ import os
 import sys
 from typing import Any
 
-from deploytui.runners.protocol import Stages, call_order, emit_stages, fail, parse_args, timed_forwards
+from deploytui.runners.numpy_inputs import numpy_inputs
+from deploytui.runners.protocol import Stages, emit_stages, fail, parse_args, timed_forwards
 
 
 def _session(path: str, threads: int) -> Any:
@@ -37,15 +38,10 @@ def run_protocol(argv: list[str], stages: Stages) -> None:
         fail(f"model file not found: {path}")
     os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
     import onnxruntime  # noqa: F401  (timed as part of the import stage)
-    from safetensors import safe_open
     from safetensors.numpy import save_file
 
     stages.mark("import")
-    try:
-        with safe_open(args.inputs, framework="np") as f:
-            inputs = {name: f.get_tensor(name) for name in call_order(list(f.keys()), f.metadata())}
-    except Exception as e:  # a damaged or missing inputs file: one line
-        fail(f"could not read inputs {args.inputs}: {type(e).__name__}: {e}")
+    inputs = numpy_inputs(args.inputs)
     before = set(sys.modules)
     try:
         session = _session(path, args.threads)
