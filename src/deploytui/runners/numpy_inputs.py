@@ -1,6 +1,6 @@
 """The inputs file as numpy arrays by name, in call order, for the runners of runtimes fed by name
-(ONNX Runtime, OpenVINO): a damaged or missing file fails with one line. Apart from protocol.py,
-which the app reads (through deploytui.defaults) and which therefore imports nothing heavy."""
+(ONNX Runtime, OpenVINO): a damaged or missing file fails with one line. Kept apart from
+protocol.py, which the app reads through the defaults module: that one loads nothing heavy."""
 
 from __future__ import annotations
 
