@@ -8,7 +8,7 @@ plugin is asked for f32 inference precision (it would pick bf16 on a CPU that ha
 `--threads` inference threads (default 1, like every runner here); the compiled model's own
 count is reported. The export names the IR's inputs as the inputs file does and its
 outputs after the model's outputs: inputs are fed by name, outputs written under those names.
-Imports no more of this project than runners.protocol and runners.numpy_inputs: it ships as
+Imports no more of this project than runners.protocol and runners.named_io: it ships as
 itself (with the two beside it).
 """
 
@@ -18,8 +18,8 @@ import os
 import sys
 from typing import Any
 
-from deploytui.runners.numpy_inputs import numpy_inputs
-from deploytui.runners.protocol import Stages, emit_stages, fail, parse_args, timed_forwards
+from deploytui.runners.named_io import numpy_inputs, run_and_save
+from deploytui.runners.protocol import Stages, fail, parse_args
 
 USAGE = "openvino_runner PATH.xml --inputs IN --outputs OUT [--repeat K] [--warmup W] [--threads T]"
 CONFIG = {"INFERENCE_PRECISION_HINT": "f32", "NUM_STREAMS": "1"}
@@ -41,7 +41,6 @@ def run_protocol(argv: list[str], stages: Stages) -> None:
     # OpenVINO's converter reports usage unless its telemetry package cannot be imported
     sys.modules.setdefault("openvino_telemetry", None)  # type: ignore[arg-type]
     import openvino  # noqa: F401  (timed as part of the import stage)
-    from safetensors.numpy import save_file
 
     stages.mark("import")
     inputs = numpy_inputs(args.inputs)
@@ -64,12 +63,7 @@ def run_protocol(argv: list[str], stages: Stages) -> None:
         result = request.infer(inputs)
         return [result[p].copy() for p in compiled.outputs]
 
-    try:
-        ys = timed_forwards(forward, args.repeat, stages, args.warmup)
-        save_file(dict(zip(outputs, ys, strict=True)), args.outputs)
-    except Exception as e:
-        fail(f"forward failed: {type(e).__name__}: {e}")
-    emit_stages(stages, len(ys), added)
+    run_and_save(forward, outputs, args, stages, added)
 
 
 def main(argv: list[str]) -> None:

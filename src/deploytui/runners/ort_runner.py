@@ -14,8 +14,8 @@ import os
 import sys
 from typing import Any
 
-from deploytui.runners.numpy_inputs import numpy_inputs
-from deploytui.runners.protocol import Stages, emit_stages, fail, parse_args, timed_forwards
+from deploytui.runners.named_io import numpy_inputs, run_and_save
+from deploytui.runners.protocol import Stages, fail, parse_args
 
 
 def _session(path: str, threads: int) -> Any:
@@ -38,7 +38,6 @@ def run_protocol(argv: list[str], stages: Stages) -> None:
         fail(f"model file not found: {path}")
     os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
     import onnxruntime  # noqa: F401  (timed as part of the import stage)
-    from safetensors.numpy import save_file
 
     stages.mark("import")
     inputs = numpy_inputs(args.inputs)
@@ -55,12 +54,7 @@ def run_protocol(argv: list[str], stages: Stages) -> None:
     if sorted(names) != sorted(inputs):
         fail(f"the model's inputs are {names}, the inputs file holds {list(inputs)}")
     outputs = [o.name for o in session.get_outputs()]
-    try:
-        ys = timed_forwards(lambda: session.run(None, inputs), args.repeat, stages, args.warmup)
-        save_file(dict(zip(outputs, ys, strict=True)), args.outputs)
-    except Exception as e:
-        fail(f"forward failed: {type(e).__name__}: {e}")
-    emit_stages(stages, len(ys), added)
+    run_and_save(lambda: session.run(None, inputs), outputs, args, stages, added)
 
 
 def main(argv: list[str]) -> None:
