@@ -132,16 +132,6 @@ def _isolated(f: FormFacts, _limit: Any) -> Reading:
     return Reading(f.isolated)
 
 
-def _not_stored(what: str, why: str) -> Reader:
-    """A figure no store of deploytui holds yet: honest about it, for every form."""
-
-    def read(_f: FormFacts, limit: Any) -> Reading:
-        at = f" at batch {limit.batch}" if isinstance(limit, Batched) else ""
-        return Reading(missing=f"not measured yet: {what}{at} ({why})")
-
-    return read
-
-
 def _served(index: int, what: str) -> Reader:
     """A serving figure at the limit's batch size (1 without one): the form's stored cells."""
 

@@ -732,22 +732,16 @@ def get(key: str) -> Form:
 
 
 # `bench --batch` runs a form on its model files' dynamic-batch exports where the exporter makes
-# one (built on demand, torch_plan.DYNAMIC_EXPORTS): fixed file -> (dynamic file, its step). The
-# fixed-shape exports stay what every other figure (a1's page among them) is measured on.
+# one (built on demand, torch_plan.DYNAMIC_EXPORTS): fixed file -> (dynamic file, its step, the
+# fixed export step it stands in for). The fixed-shape exports stay what every other figure (a1's
+# page among them) is measured on.
 # TorchScript and eager run as they are; burn-onnx's code is generated from the fixed .onnx.
-DYNAMIC: dict[str, tuple[str, str]] = {
-    "{m}/{m}_export.pt2": ("{m}/{m}_export_dyn.pt2", "export-dyn-torch-export"),
-    "{m}/{m}_aoti.pt2": ("{m}/{m}_aoti_dyn.pt2", "export-dyn-aoti"),
-    "{m}/{m}.onnx": ("{m}/{m}_dyn.onnx", "export-dyn-onnx"),
-    "{m}/{m}.onnx.data": ("{m}/{m}_dyn.onnx.data", "export-dyn-onnx"),
-    "{m}/{m}.pte": ("{m}/{m}_dyn.pte", "export-dyn-executorch"),
-}
-# the fixed export step each dynamic one stands in for
-_FIXED_STEP = {
-    "export-dyn-torch-export": "export-torch-export",
-    "export-dyn-aoti": "export-aoti",
-    "export-dyn-onnx": "export-onnx",
-    "export-dyn-executorch": "export-executorch",
+DYNAMIC: dict[str, tuple[str, str, str]] = {
+    "{m}/{m}_export.pt2": ("{m}/{m}_export_dyn.pt2", "export-dyn-torch-export", "export-torch-export"),
+    "{m}/{m}_aoti.pt2": ("{m}/{m}_aoti_dyn.pt2", "export-dyn-aoti", "export-aoti"),
+    "{m}/{m}.onnx": ("{m}/{m}_dyn.onnx", "export-dyn-onnx", "export-onnx"),
+    "{m}/{m}.onnx.data": ("{m}/{m}_dyn.onnx.data", "export-dyn-onnx", "export-onnx"),
+    "{m}/{m}.pte": ("{m}/{m}_dyn.pte", "export-dyn-executorch", "export-executorch"),
 }
 
 
@@ -756,12 +750,12 @@ def for_batch(form: Form) -> Form:
     there are some (its steps then name their export steps), else the form itself."""
     swap = {
         fixed: dyn
-        for fixed, (dyn, _) in DYNAMIC.items()
+        for fixed, (dyn, _, _) in DYNAMIC.items()
         if fixed in (*form.model_files, *form.optional_files)
     }
     if not swap:
         return form
-    steps = {_FIXED_STEP[step]: step for fixed, (_, step) in DYNAMIC.items() if fixed in swap}
+    steps = {fixed_step: step for fixed, (_, step, fixed_step) in DYNAMIC.items() if fixed in swap}
 
     def sub(text: str) -> str:
         for fixed, dyn in swap.items():
