@@ -67,6 +67,19 @@ def descendants() -> list[psutil.Process]:
     return [p for p in psutil.Process().children(recursive=True) if p.is_running()]
 
 
+def running_with(marker: str) -> list[psutil.Process]:
+    """This process's live descendants whose command line holds `marker`; one that exits or
+    is a zombie while it is read is not running."""
+    found = []
+    for p in descendants():
+        try:
+            if p.status() != psutil.STATUS_ZOMBIE and marker in " ".join(p.cmdline()):
+                found.append(p)
+        except psutil.Error:
+            continue
+    return found
+
+
 def test_navigation_arrows_and_jk(art):
     async def body(app, pilot):
         assert app.main.current == "torch-eager"
@@ -134,14 +147,14 @@ def test_cancel_kills_the_child_and_keeps_the_old_result(art, quick_inspect, mon
     async def body(app, pilot):
         app.main.query_one("#forms").select_key(FAKE_KEY)
         await pilot.press("r")
-        await wait_for(pilot, lambda: any("fake_runner" in " ".join(p.cmdline()) for p in descendants()))
+        await wait_for(pilot, lambda: running_with("fake_runner"))
         await pilot.press("x")
         await wait_for(pilot, lambda: app.job == "", timeout=10)
         assert app.store.forms[FAKE_KEY].wall_s == FIXED_RESULTS["burn-embed"]["wall_s"]
 
     with_pilot(body, runs=2, warmup=0)
     time.sleep(0.2)
-    assert not [p for p in descendants() if "fake_runner" in " ".join(p.cmdline())]
+    assert not running_with("fake_runner")
 
 
 def test_quit_mid_run_leaves_no_child(art, quick_inspect, monkeypatch):
@@ -150,17 +163,15 @@ def test_quit_mid_run_leaves_no_child(art, quick_inspect, monkeypatch):
     async def body(app, pilot):
         app.main.query_one("#forms").select_key(FAKE_KEY)
         await pilot.press("r")
-        await wait_for(pilot, lambda: any("fake_runner" in " ".join(p.cmdline()) for p in descendants()))
+        await wait_for(pilot, lambda: running_with("fake_runner"))
         await pilot.press("q")
 
     t0 = time.monotonic()
     with_pilot(body, runs=2, warmup=0)
     deadline = time.monotonic() + 5
-    while [
-        p for p in descendants() if "fake_runner" in " ".join(p.cmdline())
-    ] and time.monotonic() < deadline:
+    while running_with("fake_runner") and time.monotonic() < deadline:
         time.sleep(0.05)
-    assert not [p for p in descendants() if "fake_runner" in " ".join(p.cmdline())]
+    assert not running_with("fake_runner")
     assert time.monotonic() - t0 < 20
 
 
@@ -535,7 +546,7 @@ def test_export_waits_for_the_measurement_in_flight(art, quick_inspect, monkeypa
 
     def write(store, manifest, fmt="md", path=None):
         seen["stored"] = FAKE_KEY in store.forms  # the run ended, and was stored, before
-        seen["children"] = [p for p in descendants() if "fake_runner" in " ".join(p.cmdline())]
+        seen["children"] = running_with("fake_runner")
         return real(store, manifest, fmt, out)
 
     monkeypatch.setattr(report, "write_report", write)
@@ -544,7 +555,7 @@ def test_export_waits_for_the_measurement_in_flight(art, quick_inspect, monkeypa
         app.main.query_one("#forms").select_key(FAKE_KEY)
         await pilot.pause()
         await pilot.press("r")
-        await wait_for(pilot, lambda: any("fake_runner" in " ".join(p.cmdline()) for p in descendants()))
+        await wait_for(pilot, lambda: running_with("fake_runner"))
         await pilot.press("e")
         assert any("Export queued" in (n.title or "") for n in app._notifications)
         assert not seen

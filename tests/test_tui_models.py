@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from test_tui import descendants, wait_for, with_pilot
+from test_tui import running_with, wait_for, with_pilot
 from tui_support import make_artifacts
 
 HERE = Path(__file__).resolve().parent
@@ -196,7 +196,7 @@ def test_a_fresh_clone_opens_at_once_and_quitting_mid_build_leaves_nothing_runni
     monkeypatch.setattr(builder, "plan", slow_plan)
 
     def steps_running():
-        return [p for p in descendants() if "deploytui-test-step" in " ".join(p.cmdline())]
+        return running_with("deploytui-test-step")
 
     async def body(app, pilot):
         assert "a1 · not built yet" in header(app)
