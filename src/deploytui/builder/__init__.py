@@ -293,7 +293,7 @@ def _run_step(
     # The fingerprint holds no tool (neither its path nor its version), so it can be taken without
     # the tool; and a missing tool cannot have changed anything the step made. So the tool is
     # required only when the step has to run: a built step stays up to date without it.
-    fingerprint = step.fingerprint()
+    fingerprint = step.fingerprint(ctx.art)
     stale = _stale_reason(ctx, step, manifest, fingerprint)
     missing = [t for t in step.needs if shutil.which(t) is None]
     blank = StepRecord(StepStatus.FAILED)
