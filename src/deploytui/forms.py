@@ -17,6 +17,7 @@ from pathlib import Path
 from deploytui import paths
 from deploytui.models import LIBRARY_KINDS, ModelRef, has_mlp_layout
 from deploytui.precision import FP32, INT8, INT8_BUDGET, Budget
+from deploytui.workspace import Workspace
 
 PY_TORCH = "python-torch"
 PY_ORT = "python-onnxruntime"
@@ -135,13 +136,12 @@ class Inspect:
         if self.kind not in INSPECT_KINDS:
             raise ValueError(f"unknown inspector kind {self.kind!r}; known: {', '.join(INSPECT_KINDS)}")
 
-    def rel(self, ref: ModelRef | None = None) -> str:
-        ref = ref or paths.model()
+    def rel(self, ref: ModelRef) -> str:
         return model_source(ref) if self.kind == MODEL_SOURCE else _subst(self.path, ref)
 
-    def file(self, ref: ModelRef | None = None) -> Path:
-        base = paths.ROOT if self.kind == MODEL_SOURCE else paths.artifacts_dir()
-        return base / self.rel(ref)
+    def file(self, ws: Workspace) -> Path:
+        base = paths.ROOT if self.kind == MODEL_SOURCE else ws.artifacts
+        return base / self.rel(ws.model)
 
 
 @dataclass(frozen=True)
@@ -194,14 +194,12 @@ class Form:
         """Its runtime is a Python interpreter with packages (a Python runtime of the registry)."""
         return self.runtime in RUNTIME_DISTRIBUTIONS
 
-    def applies(self, ref: ModelRef | None = None) -> str:
+    def applies(self, ref: ModelRef) -> str:
         """ "" when the form can exist for the model, else why not (not an error)."""
-        ref = ref or paths.model()
         return MLP_ONLY if self.mlp_only and not has_mlp_layout(ref) else ""
 
-    def command(self, ref: ModelRef | None = None) -> list[str]:
-        ref = ref or paths.model()
-        art = str(paths.artifacts_dir())
+    def command(self, ws: Workspace) -> list[str]:
+        ref, art = ws.model, str(ws.artifacts)
         return [
             _subst(a, ref)
             .replace("{python}", paths.python())
@@ -214,7 +212,7 @@ class Form:
         self,
         outputs: Path | str,
         repeat: int,
-        ref: ModelRef | None = None,
+        ws: Workspace,
         *,
         warmup: int = 0,
         threads: int = 1,
@@ -222,27 +220,24 @@ class Form:
     ) -> list[str]:
         """`command()` plus the runner protocol: the inputs file (the model's example unless
         given), where to write the outputs, W warm-up and K timed forwards, T threads."""
-        ref = ref or paths.model()
-        inputs = inputs or paths.artifacts_dir() / ref.slug / "inputs.safetensors"
+        inputs = inputs or ws.inputs_path
         protocol = ["--inputs", str(inputs), "--outputs", str(outputs), "--repeat", str(repeat)]
-        return [*self.command(ref), *protocol, "--warmup", str(warmup), "--threads", str(threads)]
+        return [*self.command(ws), *protocol, "--warmup", str(warmup), "--threads", str(threads)]
 
-    def executable_path(self, ref: ModelRef | None = None) -> Path | None:
-        ref = ref or paths.model()
-        return paths.artifacts_dir() / _subst(self.executable, ref) if self.executable else None
+    def executable_path(self, ws: Workspace) -> Path | None:
+        return ws.artifacts / _subst(self.executable, ws.model) if self.executable else None
 
-    def ship_files(self, ref: ModelRef | None = None) -> tuple[str, ...]:
+    def ship_files(self, ws: Workspace) -> tuple[str, ...]:
         """What must be copied to the target machine (model files + program), relative to the
         artifacts root."""
-        ref = ref or paths.model()
+        ref, art = ws.model, ws.artifacts
         files = [*self.model_files, *((self.executable,) if self.executable else ())]
         found = [_subst(f, ref) for f in files]
-        art = paths.artifacts_dir()
         found += [o for o in (_subst(f, ref) for f in self.optional_files) if (art / o).exists()]
         return tuple(found)
 
-    def ship_paths(self, ref: ModelRef | None = None) -> list[Path]:
-        return [paths.artifacts_dir() / f for f in self.ship_files(ref)]
+    def ship_paths(self, ws: Workspace) -> list[Path]:
+        return [ws.artifacts / f for f in self.ship_files(ws)]
 
     @property
     def probe_step(self) -> str:
