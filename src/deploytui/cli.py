@@ -48,7 +48,6 @@ def build_progress(verbose: bool, quiet_up_to_date: bool = False, out: TextIO | 
 
 def cmd_build(args: argparse.Namespace) -> int:
     from deploytui.builder import run_build
-
     from deploytui.builder.context import BuildContext
 
     try:
@@ -667,7 +666,8 @@ def place_opts(q: argparse.ArgumentParser, default: Any) -> None:
         type=Path,
         default=default,
         metavar="DIR",
-        help="where `ship` puts bundles (default: $DEPLOYTUI_BUNDLES, else bundles/ beside the default artifacts)",
+        help="where `ship` puts bundles (default: $DEPLOYTUI_BUNDLES, else bundles/ beside the default "
+        "artifacts folder)",
     )
 
 

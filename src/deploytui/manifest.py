@@ -204,10 +204,11 @@ def built_models(art: Path) -> dict[str, str]:
 MODEL_INFO = "model.json"  # written by the export-model step: class, params, inputs, outputs
 
 
-def model_info(ws: Workspace) -> dict[str, Any] | None:
-    """What the build recorded about the model itself (`model.json`), or None before it ran."""
+def model_info(folder: Path) -> dict[str, Any] | None:
+    """What the build recorded about the model itself (`model.json` in its folder,
+    `Workspace.model_dir`), or None before it ran."""
     try:
-        data = jsonio.read(ws.model_dir / MODEL_INFO)
+        data = jsonio.read(folder / MODEL_INFO)
     except (OSError, ValueError):
         return None
     return data if isinstance(data, dict) else None
@@ -249,9 +250,7 @@ def _root(steps: dict[str, StepRecord], name: str) -> tuple[str, StepRecord | No
     return name, rec
 
 
-def way(
-    form: Form, manifest: Manifest, ref: ModelRef
-) -> tuple[dict[str, StageStatus], str, str, str]:
+def way(form: Form, manifest: Manifest, ref: ModelRef) -> tuple[dict[str, StageStatus], str, str, str]:
     """The form's way through its build stages: ({export: .., build: ..}, the first failing
     stage or "", the full log of the step that failed (relative to the artifacts root) or "",
     and that step's decisive line, `failed: step NAME: REASON`, or "")."""

@@ -132,7 +132,7 @@ def rows(ws: Workspace, store: Store, manifest: Manifest) -> list[dict[str, Any]
     """One flat row per form that has a result, in registry order."""
     out = []
     shipped = ship_store.load(ws.ship_path).forms
-    info = model_info(ws)
+    info = model_info(ws.model_dir)
     for form in F.FORMS:
         rec = store.forms.get(form.key)
         if rec is None:

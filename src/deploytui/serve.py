@@ -24,9 +24,9 @@ from deploytui import tensorfile
 from deploytui.bench import Load, bench_form
 from deploytui.forms import Form, for_batch
 from deploytui.manifest import Manifest
-from deploytui.workspace import Workspace
 from deploytui.record import RunRecord
 from deploytui.serve_store import key
+from deploytui.workspace import Workspace
 
 
 def example_batch(inputs: Path) -> int | None:

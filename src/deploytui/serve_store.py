@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from deploytui.workspace import Workspace
 from deploytui.record import RecordError, RunRecord
 from deploytui.store import FormStore, FormTable
+from deploytui.workspace import Workspace
 
 
 def key(form: str, batch: int | None, threads: int) -> str:

@@ -47,7 +47,10 @@ class Workspace:
 
     @classmethod
     def at(
-        cls, model: ModelRef | None = None, artifacts: Path | str | None = None, bundles: Path | str | None = None
+        cls,
+        model: ModelRef | None = None,
+        artifacts: Path | str | None = None,
+        bundles: Path | str | None = None,
     ) -> Workspace:
         """A workspace for `model` (default a1) under `artifacts` and `bundles` (default: the
         checkout's artifacts/ and bundles/, else the user's data folder's)."""
@@ -68,9 +71,8 @@ class Workspace:
     ) -> Workspace:
         """`at`, the folders not given taken from DEPLOYTUI_ARTIFACTS / DEPLOYTUI_BUNDLES: read
         here only, at an entry point (the CLI, a bench script), never by library code."""
-        return cls.at(
-            model, artifacts or environ.get(ARTIFACTS_ENV) or None, bundles or environ.get(BUNDLES_ENV) or None
-        )
+        artifacts = artifacts or environ.get(ARTIFACTS_ENV) or None
+        return cls.at(model, artifacts, bundles or environ.get(BUNDLES_ENV) or None)
 
     def for_model(self, model: ModelRef) -> Workspace:
         """The same folders, another model."""

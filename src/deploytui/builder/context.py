@@ -32,7 +32,7 @@ class BuildContext:
     @classmethod
     def of(cls, ws: Workspace) -> BuildContext:
         """The build of the workspace's model, into its artifacts folder."""
-        return cls(root=paths.ROOT, art=ws.artifacts, cache=paths.cache_dir(), python=paths.python(), model=ws.model)
+        return cls(paths.ROOT, ws.artifacts, paths.cache_dir(), paths.python(), ws.model)
 
     @property
     def ws(self) -> Workspace:

@@ -378,6 +378,7 @@ def aoti_so_sections(pt2: Path) -> list[Section]:
 
 # ------------------------------------------------------------------ assembly
 
+
 @dataclass(frozen=True)
 class Placed:
     """A form's `Inspect` entry in a workspace: what a section builder gets (`file()` is the
