@@ -11,6 +11,10 @@ import pytest
 from deploytui import forms, paths
 from deploytui.forms import Form, Inspect
 from deploytui.inspectors import form_view
+from deploytui.models import parse
+from deploytui.workspace import Workspace
+
+A1 = Workspace.at(parse("a1"), "/art")  # a place: nothing here reads the files
 
 
 def test_every_form_has_exactly_one_program_and_known_inspectors():
@@ -18,12 +22,12 @@ def test_every_form_has_exactly_one_program_and_known_inspectors():
         assert (form.executable is None) != (form.runner is None), form.key
         if form.compiled:
             assert form.executable.startswith(("shared/bin/", "{m}/bin/")), form.key
-            assert form.executable.replace("{m}", "a1") in form.ship_files()
+            assert form.executable.replace("{m}", "a1") in form.ship_files(A1)
             assert any(i.kind == forms.ELF_LINKAGE and i.path == form.executable for i in form.inspect)
         else:
             assert form.runner.startswith("deploytui.runners.") and form.runner in form.argv
             assert form.runtime in forms.RUNTIME_DISTRIBUTIONS
-            assert form.ship_files()[: len(form.model_files)] == tuple(
+            assert form.ship_files(A1)[: len(form.model_files)] == tuple(
                 f.replace("{m}", "a1") for f in form.model_files
             )
         assert form.runtime in forms.RUNTIME_TITLES
@@ -45,10 +49,8 @@ def test_inspected_files_are_where_they_say():
     for form in forms.FORMS:
         for i in form.inspect:
             if i.kind == forms.MODEL_SOURCE:
-                assert i.file().is_file(), (form.key, i.path)
-            assert i.file().is_relative_to(
-                paths.ROOT if i.kind == forms.MODEL_SOURCE else paths.artifacts_dir()
-            )
+                assert i.file(A1).is_file(), (form.key, i.path)
+            assert i.file(A1).is_relative_to(paths.ROOT if i.kind == forms.MODEL_SOURCE else A1.artifacts)
 
 
 def test_no_code_outside_the_registry_names_a_form():
@@ -69,9 +71,7 @@ def test_no_code_outside_the_registry_names_a_form():
 
 
 def test_forms_are_templated_per_model_and_the_burn_twins_apply_to_the_mlp_layout_only():
-    from deploytui.models import parse
-
-    conv, mlp = parse("convnet"), parse("mlp:depth=3")
+    conv, mlp = A1.for_model(parse("convnet")), parse("mlp:depth=3")
     eager = forms.get("torch-eager")
     assert eager.command(conv)[-2:] == ["--model", "convnet"]
     assert eager.ship_files(conv) == ("convnet/convnet.safetensors",)
@@ -80,7 +80,7 @@ def test_forms_are_templated_per_model_and_the_burn_twins_apply_to_the_mlp_layou
     run = cpp.run_command("/tmp/o.safetensors", 3, conv)
     assert run[-10:] == [
         "--inputs",
-        str(paths.artifacts_dir() / "convnet" / "inputs.safetensors"),
+        "/art/convnet/inputs.safetensors",
         "--outputs",
         "/tmp/o.safetensors",
         "--repeat",
@@ -91,7 +91,7 @@ def test_forms_are_templated_per_model_and_the_burn_twins_apply_to_the_mlp_layou
         "1",
     ]
     run = cpp.run_command("/tmp/o.safetensors", 3, conv, warmup=2, threads=4, inputs=Path("/tmp/b8.st"))
-    assert run[-11:-9] == [str(paths.artifacts_dir() / "convnet" / "convnet_aoti.pt2"), "--inputs"]
+    assert run[-11:-9] == ["/art/convnet/convnet_aoti.pt2", "--inputs"]
     assert run[-9:] == [
         "/tmp/b8.st",
         "--outputs",
@@ -104,7 +104,7 @@ def test_forms_are_templated_per_model_and_the_burn_twins_apply_to_the_mlp_layou
         "4",
     ]
     for key in ("burn-file", "burn-embed", "burn-st"):
-        assert forms.get(key).applies(conv) == forms.MLP_ONLY
+        assert forms.get(key).applies(conv.model) == forms.MLP_ONLY
         assert forms.get(key).applies(mlp) == ""
         assert forms.get(key).applies(parse("a1")) == ""
-    assert not [f.key for f in forms.FORMS if not f.mlp_only and f.applies(conv)]
+    assert not [f.key for f in forms.FORMS if not f.mlp_only and f.applies(conv.model)]

@@ -12,6 +12,7 @@ from deploytui.builder import steps_for
 from deploytui.builder.context import BuildContext
 from deploytui.models import parse
 from deploytui.record import Forwards, RunRecord, RunStatus, Threads
+from deploytui.workspace import Workspace
 
 
 def test_batch_files_repeat_the_first_item_along_dim_0(tmp_path):
@@ -36,7 +37,7 @@ def test_batch_files_repeat_the_first_item_along_dim_0(tmp_path):
 
 
 def test_a_batch_runs_the_dynamic_exports_where_the_exporter_makes_one():
-    conv = parse("convnet")
+    conv = Workspace.at(parse("convnet"))
     todo = serve.cells([forms.get("cpp-aoti"), forms.get("torchscript-script")], [1, 8], [1, 2])
     assert [c.key for c in todo][:4] == [
         "cpp-aoti@b1@t1",
@@ -55,7 +56,7 @@ def test_a_batch_runs_the_dynamic_exports_where_the_exporter_makes_one():
 
 
 def test_dynamic_exports_are_built_on_demand_only():
-    ctx = BuildContext.default()
+    ctx = BuildContext.of(Workspace.at(parse("a1")))
     assert steps_for(ctx, list(forms.FORMS)) is None  # a whole build: no dynamic export
     wanted = steps_for(ctx, [forms.for_batch(f) for f in forms.FORMS])
     assert wanted is not None
