@@ -36,7 +36,7 @@ def test_what_ships_checks_each_file_against_the_build_and_names_the_baked_bpk(b
     assert baked[0].endswith("/out/model/a1.bpk") and "not shipped" in baked[3] and baked[1] != "missing"
 
 
-def test_what_ships_flags_a_file_changed_since_the_build(artifacts_copy):
+def test_what_ships_flags_a_file_changed_since_the_build(artifacts_copy, copy_ws):
     (artifacts_copy / "a1" / "a1_export.pt2").write_bytes(b"PK\x03\x04 not the package any more")
-    row = form_view.ships(forms.get("torch-export"), manifest.load(A1), A1).rows[0]
+    row = form_view.ships(forms.get("torch-export"), manifest.load(copy_ws), copy_ws).rows[0]
     assert row[0] == "a1/a1_export.pt2" and row[3].startswith("CHANGED since the build")
