@@ -12,9 +12,9 @@ from typing import Any, ClassVar
 from deploytui.models import parse
 from deploytui.record import RecordError, RunRecord
 from deploytui.store import Store
+from deploytui.workspace import SWEEP as NAME
 
 VERSION = 1
-NAME = "sweep.json"
 F32 = 4
 
 

@@ -22,6 +22,7 @@ from deploytui.models import ModelRef, parse
 PACKAGE = Path(__file__).resolve().parent
 CHECKOUT = PACKAGE.parents[1]  # the source checkout when run from one (src/deploytui/ in it)
 SHARED = "shared"  # artifacts/shared/: the model-independent programs, built once for every model
+SWEEP = "sweep.json"  # artifacts/sweep.json: the sweep's points, across models
 ARTIFACTS_ENV = "DEPLOYTUI_ARTIFACTS"
 BUNDLES_ENV = "DEPLOYTUI_BUNDLES"
 
@@ -125,7 +126,7 @@ class Workspace:
     @property
     def sweep_path(self) -> Path:
         """The sweep's points, across models (`deploytui sweep`)."""
-        return self.artifacts / "sweep.json"
+        return self.artifacts / SWEEP
 
     @property
     def bundles_dir(self) -> Path:
