@@ -108,3 +108,13 @@ def test_forms_are_templated_per_model_and_the_burn_twins_apply_to_the_mlp_layou
         assert forms.get(key).applies(mlp) == ""
         assert forms.get(key).applies(parse("a1")) == ""
     assert not [f.key for f in forms.FORMS if not f.mlp_only and f.applies(conv.model)]
+
+
+def test_a_probe_names_every_file_a_form_may_ship_built_or_not():
+    """A probe step's inputs hold the optional files too (an .onnx's external data, written by
+    the export): a fresh build's second run finds the probe up to date."""
+    tract = forms.get("tract")
+    assert "a1/a1.onnx.data" not in tract.ship_files(A1)  # nothing under /art: not there
+    assert tract.all_files(A1) == (*tract.ship_files(A1), "a1/a1.onnx.data")
+    eager = forms.get("torch-eager")
+    assert eager.all_files(A1) == eager.ship_files(A1)

@@ -239,6 +239,14 @@ class Form:
     def ship_paths(self, ws: Workspace) -> list[Path]:
         return [ws.artifacts / f for f in self.ship_files(ws)]
 
+    def all_files(self, ws: Workspace) -> tuple[str, ...]:
+        """`ship_files` with every optional file, whether the build wrote it or not (a probe
+        step's inputs: one not there yet is hashed as missing, so the plan does not change
+        once the build writes it)."""
+        shipped = self.ship_files(ws)
+        optional = (_subst(f, ws.model) for f in self.optional_files)
+        return (*shipped, *(o for o in optional if o not in shipped))
+
     @property
     def probe_step(self) -> str:
         """The build step that records this form's runtime facts in the manifest: one per Python
