@@ -24,6 +24,11 @@ CARGO := MAKEFLAGS= cargo
 GROUPS := $(PYTHON) tools/cargo_groups.py
 RUST_LOG := artifacts/shared/logs/rust-deps.log
 CHECK_TESTS := -m "not build and not slow"
+# pytest runs on two workers (pytest-xdist): most tests wait on one child process at a time,
+# so one worker left a core idle. Each file stays on one worker, except the cases marked
+# `spread` (tests/conftest.py). PYTEST_WORKERS=0 runs in one process.
+PYTEST_WORKERS ?= 2
+PYTEST := $(VENV)/bin/pytest -n $(PYTEST_WORKERS) --dist loadgroup
 
 .PHONY: run test check setup compile build rust-deps wheelhouse lint-python test-rust test-python \
 	test-quick clean
@@ -82,11 +87,11 @@ lint-python: setup
 	$(VENV)/bin/mypy
 
 test-python: build wheelhouse
-	$(VENV)/bin/pytest
+	$(PYTEST) --durations=25
 
 # the tests that need no build (unit tests, snapshot tests on stored data, fuzzers on fixtures)
 test-quick: setup
-	$(VENV)/bin/pytest -q $(CHECK_TESTS)
+	$(PYTEST) -q $(CHECK_TESTS)
 
 check: lint-python test-quick
 

@@ -19,10 +19,17 @@ from workspaces import A1
 BUILD_FIXTURE = "built_artifacts"
 
 
+@pytest.hookimpl(tryfirst=True)  # before xdist reads the groups
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark the build's users `build`; and for `make test`'s two xdist workers (`--dist
+    loadgroup`), keep each file on one worker (its module fixtures are made once, its tests run
+    in order) except the cases marked `spread`: the long per-model tests, independent of each
+    other, that would otherwise leave one worker with all of them."""
     for item in items:
         if BUILD_FIXTURE in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.build)
+        if item.get_closest_marker("spread") is None:
+            item.add_marker(pytest.mark.xdist_group(item.path.name))
 
 
 @pytest.fixture(scope="session")

@@ -84,6 +84,7 @@ def _passes_or_stops_in_the_tools_words(name: str, key: str, rec) -> None:
         assert rec.stage is None and set(rec.stage_status.values()) == {"ok"}, where
 
 
+@pytest.mark.spread
 @pytest.mark.parametrize(
     "name", ["resnet18", "mobilenet_v3_small", "timm_test_vit", "bert", "gpt2", "t5", "lstm"]
 )

@@ -88,6 +88,7 @@ def built_model(built_artifacts):
     return build
 
 
+@pytest.mark.spread
 @pytest.mark.parametrize("name", list(MODELS))
 def test_every_form_works_or_says_why_at_its_stage(built_model, name):
     ws = built(MODELS[name])
