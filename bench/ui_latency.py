@@ -237,7 +237,7 @@ def main() -> int:
                     detail_key(tmux.screen("bench:app")) == order[0]
                     and any("Artifact" in ln for ln in tmux.screen("bench:app"))
                 ),
-                60,
+                120,
                 "the app to show its tabs",
             )
             time.sleep(1.0)

@@ -60,6 +60,7 @@ def test_bench_script_runs_in_quick_mode(script, artifacts_copy, tmp_path):
         check=False,
     )
     assert res.returncode in (0, 1), res.stdout[-3000:] + res.stderr[-3000:]  # 1: a goal missed
+    assert res.stdout.strip(), res.stderr[-3000:]  # SystemExit("why") is rc 1 too: show why
     if script == "measure_vs_hyperfine.py":
         assert "burn-embed" in res.stdout and "ratio" in res.stdout, res.stdout
         return
