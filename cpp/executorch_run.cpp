@@ -12,7 +12,6 @@
 #include <executorch/runtime/platform/runtime.h>
 
 #include <cstring>
-#include <fstream>
 
 #include "protocol.h"
 
@@ -133,19 +132,5 @@ void run(const runner::Args& a, runner::StderrHold& hold) {
 int main(int argc, char** argv) {
   const std::string usage =
       "usage: cpp-executorch MODEL.pte --inputs IN.safetensors --outputs OUT.safetensors [--repeat K] [--warmup W] [--threads T]";
-  runner::Args a;
-  try {
-    a = runner::parse_args(argc, argv, usage);
-  } catch (const runner::UsageError& e) {
-    return runner::fail(e.what());
-  }
-  if (!std::ifstream(a.model).good()) return runner::fail("cannot open model file: " + a.model);
-  runner::StderrHold hold;  // ExecuTorch logs to stderr: one line per problem, replayed as warnings
-  try {
-    run(a, hold);
-    return 0;
-  } catch (const std::exception& e) {
-    hold.release(false);
-    return runner::fail(e.what());
-  }
+  return runner::held_main(argc, argv, usage, run);
 }

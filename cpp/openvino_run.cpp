@@ -9,7 +9,6 @@
 
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
 #include <memory>
 
 #include "protocol.h"
@@ -166,19 +165,5 @@ int main(int argc, char** argv) {
   const std::string usage =
       "usage: cpp-openvino MODEL.xml --inputs IN.safetensors --outputs OUT.safetensors [--repeat K] [--warmup W] "
       "[--threads T]";
-  runner::Args a;
-  try {
-    a = runner::parse_args(argc, argv, usage);
-  } catch (const runner::UsageError& e) {
-    return runner::fail(e.what());
-  }
-  if (!std::ifstream(a.model).good()) return runner::fail("cannot open model file: " + a.model);
-  runner::StderrHold hold;  // OpenVINO may log to stderr: replayed as warnings after a good run
-  try {
-    run(a, hold);
-    return 0;
-  } catch (const std::exception& e) {
-    hold.release(false);
-    return runner::fail(e.what());
-  }
+  return runner::held_main(argc, argv, usage, run);
 }

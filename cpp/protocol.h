@@ -11,6 +11,7 @@
 #include <charconv>
 #include <chrono>
 #include <cstdio>
+#include <fstream>
 #include <map>
 #include <optional>
 #include <stdexcept>
@@ -318,6 +319,29 @@ inline void print_stages(double load_ms, const Timing& t, size_t outputs, int th
       load_ms, t.first_ms, steady.c_str(), outputs, t.warmup, times.c_str(), json_ms(t.cpu_ms).c_str(),
       json_ms(t.loop_ms).c_str(), threads_requested, reported.c_str());
   std::fflush(stdout);
+}
+
+// main() of a runner on a runtime's C API (OpenVINO, ExecuTorch): parse the arguments, check the
+// model file opens, hold back what the runtime logs to stderr (replayed as warnings after a good
+// run: `run` releases it), and turn any exception into one `error:` line and exit 1.
+// `run(args, hold)` does the rest of the protocol.
+template <typename Run>
+int held_main(int argc, char** argv, const std::string& usage, Run&& run) {
+  Args a;
+  try {
+    a = parse_args(argc, argv, usage);
+  } catch (const UsageError& e) {
+    return fail(e.what());
+  }
+  if (!std::ifstream(a.model).good()) return fail("cannot open model file: " + a.model);
+  StderrHold hold;
+  try {
+    run(a, hold);
+    return 0;
+  } catch (const std::exception& e) {
+    hold.release(false);
+    return fail(e.what());
+  }
 }
 
 }  // namespace runner
