@@ -17,8 +17,8 @@ import pytest
 
 from cpp_support import A1_CASES, built_loaders, private_tmp_env, run_program
 from deploytui import a1
-from deploytui.builder import cpp_plan as cpp_build
 from deploytui.builder.context import BuildContext
+from deploytui.families.common import cpp as cpp_build
 from deploytui.models import parse
 
 TOL = 1e-6
@@ -138,7 +138,7 @@ def test_step_definition():
     assert ctx.bin == Path("/a/shared/bin")
     assert step.outputs == (ctx.bin / "cpp-torchscript", ctx.bin / "cpp-aoti")
     assert "g++" in step.needs
-    assert step.argv[:3] == ("/py", "-m", "deploytui.builder.cpp_cmd")
+    assert step.argv[:3] == ("/py", "-m", "deploytui.families.common.cpp_cmd")
     assert Path("/r/cpp/aoti_run.cpp") in step.inputs
     assert Path("/r/cpp/safetensors.h") in step.inputs
     assert any(p.name == "version.py" for p in step.inputs)

@@ -9,7 +9,8 @@ from typing import ClassVar
 import pytest
 
 from deploytui import accuracy, forms, tensorfile, variants
-from deploytui.inspectors import InspectError, openvino_ir
+from deploytui.families.openvino import openvino_ir
+from deploytui.inspectors import InspectError
 from deploytui.numerics import OUTPUTS_KEY
 from deploytui.precision import FP32, Budget, OutputTally, class_scores, cosine, top1_matches
 from deploytui.record import RunRecord, RunStatus
@@ -137,7 +138,8 @@ def test_openvino_and_nncf_telemetry_is_off_in_our_processes():
     import sys
 
     code = (
-        "from deploytui.builder.variant_exports import no_openvino_telemetry; no_openvino_telemetry(); "
+        "from deploytui.families.common.variant_exports import no_openvino_telemetry; "
+        "no_openvino_telemetry(); "
         "import openvino.tools.ovc.telemetry_utils as ovc; import nncf.telemetry.wrapper as w; "
         "print(ovc.tm.__name__, isinstance(w.telemetry, w.NNCFTelemetryStub))"
     )
@@ -150,7 +152,7 @@ def test_openvino_and_nncf_telemetry_is_off_in_our_processes():
 def test_drawn_samples_are_like_the_examples_and_fixed():
     import torch
 
-    from deploytui.builder.variant_exports import draw_samples
+    from deploytui.families.common.variant_exports import draw_samples
 
     class M:
         inputs: ClassVar = {

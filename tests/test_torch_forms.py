@@ -64,7 +64,7 @@ def test_aoti_lean_package_loads_in_python_with_rtld_global(built_artifacts, tmp
         [
             bench.paths.python(),
             "-m",
-            "deploytui.runners.torch_runner",
+            "deploytui.families.torch.torch_runner",
             "aoti-lean",
             str(built_artifacts / "a1" / "a1_aoti_lean.pt2"),
             "--inputs",
@@ -101,7 +101,7 @@ def test_runner_reports_missing_model_in_one_line(tmp_path):
         [
             bench.paths.python(),
             "-m",
-            "deploytui.runners.torch_runner",
+            "deploytui.families.torch.torch_runner",
             "jit",
             str(tmp_path / "no.pt"),
             "--inputs",

@@ -37,10 +37,11 @@ from deploytui.ship.store import ShipCheck
 # what each Python runner ships as: a module that imports no more of deploytui than
 # runners.protocol (copied beside it as plain modules, `ship.pysource`)
 RUNNER_SCRIPTS = {
-    "deploytui.runners.torch_runner": "deploytui.runners.torch_bundle",  # no model seam: py/model.json
-    "deploytui.runners.ort_runner": "deploytui.runners.ort_runner",  # itself
-    "deploytui.runners.executorch_runner": "deploytui.runners.executorch_runner",  # + torch_bundle
-    "deploytui.runners.openvino_runner": "deploytui.runners.openvino_runner",  # itself
+    "deploytui.families.torch.torch_runner": "deploytui.runners.torch_bundle",  # no model seam: py/model.json
+    "deploytui.families.onnxruntime.ort_runner": "deploytui.families.onnxruntime.ort_runner",  # itself
+    # + torch_bundle
+    "deploytui.families.executorch.executorch_runner": "deploytui.families.executorch.executorch_runner",
+    "deploytui.families.openvino.openvino_runner": "deploytui.families.openvino.openvino_runner",  # itself
 }
 PY_DIR = "py"  # a Python bundle's modules: the runner, protocol.py, the model's source, model.json
 

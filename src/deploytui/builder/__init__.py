@@ -39,9 +39,9 @@ from deploytui.procs import tool_version
 from deploytui.store import Store
 
 FAMILY_MODULES = (
-    "deploytui.builder.torch_plan",
-    "deploytui.builder.cpp_plan",
-    "deploytui.builder.rust_plan",
+    "deploytui.families.common.exports",
+    "deploytui.families.common.cpp",
+    "deploytui.families.common.cargo",
     "deploytui.builder.probe_plan",  # last: each probe step runs after its form's steps
 )
 

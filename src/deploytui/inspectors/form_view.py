@@ -18,9 +18,10 @@ from pathlib import Path
 
 from deploytui import forms as F
 from deploytui import paths
+from deploytui.families.openvino import openvino_ir
 from deploytui.forms import Form, Inspect
 from deploytui.hashing import sha256_file
-from deploytui.inspectors import InspectError, archive, onnx_graph, openvino_ir, safetensors_header
+from deploytui.inspectors import InspectError, archive, onnx_graph, safetensors_header
 from deploytui.manifest import Manifest, runtime_facts
 from deploytui.ship import store as ship_store
 from deploytui.units import human

@@ -111,9 +111,9 @@ def _model_inputs(ctx: BuildContext) -> tuple[Path, ...]:
 def steps(ctx: BuildContext) -> list[Step]:
     inputs = (
         *_model_inputs(ctx),
-        PKG / "builder" / "torch_cmd.py",
-        PKG / "builder" / "variant_exports.py",
-        PKG / "builder" / "pte.py",
+        PKG / "families" / "common" / "export_cmd.py",
+        PKG / "families" / "common" / "variant_exports.py",
+        PKG / "families" / "executorch" / "pte.py",
     )
     dynamic = {name for name, *_ in DYNAMIC_EXPORTS}
     needs_cc = {"aoti", "aoti-lean", "dyn-aoti", "aoti-int8"}
@@ -124,7 +124,7 @@ def steps(ctx: BuildContext) -> list[Step]:
             argv=(
                 ctx.python,
                 "-m",
-                "deploytui.builder.torch_cmd",
+                "deploytui.families.common.export_cmd",
                 what,
                 str(ctx.mdir),
                 "--model",

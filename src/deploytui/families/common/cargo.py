@@ -44,7 +44,7 @@ def _argv(ctx: BuildContext, name: str, out: Path, stem: str | None) -> tuple[st
     argv: tuple[str, ...] = (
         ctx.python,
         "-m",
-        "deploytui.builder.rust_cmd",
+        "deploytui.families.common.cargo_cmd",
         name,
         "--out",
         str(out),

@@ -25,7 +25,7 @@ def steps(ctx: BuildContext) -> list[Step]:
             argv=(
                 ctx.python,
                 "-m",
-                "deploytui.builder.cpp_cmd",
+                "deploytui.families.common.cpp_cmd",
                 "--src",
                 str(src),
                 "--torch",
@@ -77,7 +77,7 @@ def _wheel_step(ctx: BuildContext, program: str, what: str, flag: str, wheel: Pa
         argv=(
             ctx.python,
             "-m",
-            "deploytui.builder.cpp_cmd",
+            "deploytui.families.common.cpp_cmd",
             "--src",
             str(src),
             flag,
