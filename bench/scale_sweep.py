@@ -20,7 +20,8 @@ import statistics
 import subprocess
 import sys
 
-from deploytui import fit, forms, paths, sweep, sweep_store
+from deploytui import fit, paths, sweep, sweep_store
+from deploytui.families import registry
 from deploytui.measure import measure
 
 
@@ -46,7 +47,7 @@ def main() -> int:
     ap.add_argument("--quick", action="store_true", help="2 small sizes, the first form, 2 runs (the tests')")
     args = ap.parse_args()
     if args.quick:
-        first = forms.FORMS[0].key  # torch-eager: the export-model step only
+        first = registry.FORMS[0].key  # torch-eager: the export-model step only
         args.sizes, args.forms, args.n = args.sizes or "1e2,1e3", args.forms or first, args.n or 2
     if not args.skip_sweep:
         cmd = [sys.executable, "-m", "deploytui", "sweep"]
@@ -70,7 +71,7 @@ def main() -> int:
         else {"fixed_s": ref_line.fixed, "per_mparam_s": ref_line.per_mparam},
         "forms": {},
     }
-    keys = args.forms.split(",") if args.forms else [k.key for k in forms.FORMS]
+    keys = args.forms.split(",") if args.forms else [k.key for k in registry.FORMS]
     for f in fit.fit_all(points, keys):
         line = f.lines["startup"]
         rss = f.lines["rss"]

@@ -20,7 +20,8 @@ import sys
 import time
 from typing import Any
 
-from deploytui import bench, defaults, forms, paths
+from deploytui import bench, defaults, paths
+from deploytui.families import registry
 from deploytui.models import parse
 
 TARGET = 0.05
@@ -28,7 +29,11 @@ TARGET = 0.05
 
 def ours(key: str, repeat: int) -> float:
     rec = bench.bench_form(
-        forms.get(key), n=1, warmup=0, repeat=repeat, feed=bench.Load(warmup=defaults.SERVE_WARMUP, threads=1)
+        registry.get(key),
+        n=1,
+        warmup=0,
+        repeat=repeat,
+        feed=bench.Load(warmup=defaults.SERVE_WARMUP, threads=1),
     )
     if rec.forwards is None:
         sys.exit(f"{key}: no timed forwards ({rec.status}: {rec.error})")
@@ -105,7 +110,7 @@ def main() -> int:
     paths.set_model(parse(args.model))
     result: dict[str, Any] = {"model": args.model, "rounds": args.rounds, "repeat": args.repeat}
     missed = False
-    for (key, anchor_name), make in zip(forms.FIDELITY, (torch_anchor, ort_anchor), strict=True):
+    for (key, anchor_name), make in zip(registry.FIDELITY, (torch_anchor, ort_anchor), strict=True):
         anchor = make(args.repeat)
         mine, theirs = [], []
         for _ in range(args.rounds):

@@ -9,6 +9,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from deploytui.families.burn import sections as burn_sections
 from deploytui.inspectors import InspectError, archive, elf, form_view, onnx_graph, safetensors_header
 
 FUZZ = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -87,7 +88,7 @@ def test_onnx_inspector(built_artifacts, edits):
 @given(edits=mutations())
 def test_capture_inspector(built_artifacts, edits):
     only_inspect_error(
-        form_view.capture_section, mutated_copy(built_artifacts / "a1" / "capture.json", edits)
+        burn_sections.capture_section, mutated_copy(built_artifacts / "a1" / "capture.json", edits)
     )
 
 

@@ -9,6 +9,7 @@ from typing import ClassVar
 import pytest
 
 from deploytui import accuracy, forms, tensorfile, variants
+from deploytui.families import registry
 from deploytui.families.openvino import openvino_ir
 from deploytui.inspectors import InspectError
 from deploytui.numerics import OUTPUTS_KEY
@@ -59,7 +60,7 @@ def _write(path, values: dict[str, list[float]]) -> None:
 
 
 def test_accuracy_tallies_files_by_the_references_names(tmp_path):
-    form = forms.get("onnxruntime-int8")
+    form = registry.get("onnxruntime-int8")
     want, got = tmp_path / "want.safetensors", tmp_path / "got.safetensors"
     _write(want, {"logits": [0.0, 1.0, 0.5], "extra": [2.0, 2.0]})
     _write(got, {"logits": [0.0, 0.9, 0.5], "extra": [2.0, 2.0]})
@@ -77,10 +78,10 @@ def test_accuracy_tallies_files_by_the_references_names(tmp_path):
 
 
 def test_variants_are_registry_data_with_a_measured_parent():
-    vs = [f for f in forms.FORMS if f.variant]
+    vs = [f for f in registry.FORMS if f.variant]
     assert {f.key for f in vs} >= {"onnxruntime-int8", "onnxruntime-native-int8", "tract-int8"}
     for f in vs:
-        parent = forms.get(f.parent)
+        parent = registry.get(f.parent)
         assert parent.precision == FP32 and parent.family == f.family and parent.runtime == f.runtime
         assert f.budget is not None and "export-samples" in f.steps
     with pytest.raises(ValueError, match="variant"):

@@ -19,7 +19,8 @@ from pathlib import Path
 
 import pytest
 
-from deploytui import bench, forms, manifest, paths
+from deploytui import bench, manifest, paths
+from deploytui.families import registry
 from deploytui.models import parse
 from real_models import models, write_hf
 
@@ -55,7 +56,7 @@ def built_real(built_artifacts, corpus):
     def build(name: str, keys: tuple[str, ...]) -> dict:
         if (name, keys) not in done:
             ctx = BuildContext.default(parse(corpus[name]))
-            run_build(ctx, only=steps_for(ctx, [forms.get(k) for k in keys]))
+            run_build(ctx, only=steps_for(ctx, [registry.get(k) for k in keys]))
             done[(name, keys)] = manifest.load(slug=ctx.slug)
         return done[(name, keys)]
 
@@ -66,7 +67,7 @@ def _records(built_real, corpus, name: str, keys: tuple[str, ...]) -> dict:
     ref = parse(corpus[name])
     m = built_real(name, keys)
     return {
-        k: bench.bench_form(forms.get(k), n=1, warmup=0, repeat=1, timeout_s=600, manifest=m, ref=ref)
+        k: bench.bench_form(registry.get(k), n=1, warmup=0, repeat=1, timeout_s=600, manifest=m, ref=ref)
         for k in keys
     }
 

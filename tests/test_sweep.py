@@ -11,7 +11,8 @@ import threading
 
 import pytest
 
-from deploytui import fit, forms, scale_text, sweep, sweep_store
+from deploytui import fit, scale_text, sweep, sweep_store
+from deploytui.families import registry
 from deploytui.record import RunRecord
 
 QUICK = ["torch-eager", "onnxruntime"]  # forms whose build is only torch exports: no shared programs
@@ -137,7 +138,7 @@ def test_small_sweep_resumes_and_shows_a_failing_point(tmp_path, monkeypatch):
     resumed; then a third size whose build passes the memory limit: failed in place."""
     monkeypatch.setenv("DEPLOYTUI_ARTIFACTS", str(tmp_path / "art"))
     monkeypatch.setenv("DEPLOYTUI_CACHE", str(tmp_path / "cache"))
-    chosen = [forms.get(k) for k in QUICK]
+    chosen = [registry.get(k) for k in QUICK]
     refs = sweep.parse_sizes("1e2,1e3")
     cancel = threading.Event()
     events: list[sweep.SweepEvent] = []

@@ -2,7 +2,8 @@
 
 import pytest
 
-from deploytui import bench, forms, runenv
+from deploytui import bench, runenv
+from deploytui.families import registry
 
 PYTHON_FORMS = [
     "torch-eager",
@@ -17,7 +18,7 @@ PYTHON_FORMS = [
 @pytest.mark.slow
 @pytest.mark.parametrize("key", PYTHON_FORMS)
 def test_python_form_runs_and_matches_eager(built_artifacts, key):
-    rec = bench.bench_form(forms.get(key), n=2, warmup=0, timeout_s=300)
+    rec = bench.bench_form(registry.get(key), n=2, warmup=0, timeout_s=300)
     assert rec.status == "ok", (rec.error, rec.stderr_tail)
     assert rec.within_tol is True
     if key != "onnxruntime":
@@ -30,7 +31,7 @@ def test_python_form_runs_and_matches_eager(built_artifacts, key):
 
 @pytest.mark.slow
 def test_torch_export_load_imports_sympy(built_artifacts):
-    rec = bench.bench_form(forms.get("torch-export"), n=1, warmup=0, timeout_s=300)
+    rec = bench.bench_form(registry.get("torch-export"), n=1, warmup=0, timeout_s=300)
     assert rec.modules_added.get("sympy", 0) > 100, rec.modules_added
     torch_own = rec.modules_added_torch
     assert sum(torch_own.values()) == rec.modules_added["torch"], torch_own
@@ -64,7 +65,7 @@ def test_aoti_lean_package_loads_in_python_with_rtld_global(built_artifacts, tmp
         [
             bench.paths.python(),
             "-m",
-            "deploytui.families.torch.torch_runner",
+            "deploytui.families.pytorch.torch_runner",
             "aoti-lean",
             str(built_artifacts / "a1" / "a1_aoti_lean.pt2"),
             "--inputs",
@@ -101,7 +102,7 @@ def test_runner_reports_missing_model_in_one_line(tmp_path):
         [
             bench.paths.python(),
             "-m",
-            "deploytui.families.torch.torch_runner",
+            "deploytui.families.pytorch.torch_runner",
             "jit",
             str(tmp_path / "no.pt"),
             "--inputs",

@@ -12,6 +12,7 @@ from dataclasses import replace
 
 from deploytui import forms, manifest, paths, results, serve_store
 from deploytui.choose import BUILD_FAILED, BUILT, NOT_APPLICABLE, NOT_BUILT, FormFacts
+from deploytui.families import registry
 from deploytui.manifest import Manifest
 from deploytui.models import ModelRef
 from deploytui.record import RunRecord
@@ -27,7 +28,7 @@ def read(ref: ModelRef, store: results.ResultsStore | None = None) -> tuple[list
     shipped = ship_store.load(paths.ship_path(ref.slug))
     served = serve_store.load(ref.slug)
     facts = []
-    for i, form in enumerate(forms.FORMS):
+    for i, form in enumerate(registry.FORMS):
         ran, refused = serve_store.by_batch(served.forms, form.key)
         fact = _facts(i, form, ref, view, store.forms.get(form.key), shipped.forms.get(form.key))
         facts.append(replace(fact, serving=ran, serving_refused=refused))

@@ -19,6 +19,7 @@ from typing import Any
 
 from deploytui import a1_page, choose, choose_facts, choose_text, machine, paths, plot, record, variants
 from deploytui import forms as F
+from deploytui.families import registry
 from deploytui.manifest import Manifest, model_info, runtime_facts
 from deploytui.models import ModelRef
 from deploytui.precision import FP32
@@ -133,7 +134,7 @@ def rows(store: Store, manifest: Manifest) -> list[dict[str, Any]]:
     out = []
     shipped = ship_store.load(paths.ship_path()).forms
     info = model_info()
-    for form in F.FORMS:
+    for form in registry.FORMS:
         rec = store.forms.get(form.key)
         if rec is None:
             continue
@@ -162,7 +163,7 @@ def rows(store: Store, manifest: Manifest) -> list[dict[str, Any]]:
                 or "–",
                 "ship_bytes": ship_bytes(form),
                 **weight_fields(form, info),
-                "runtime": F.RUNTIME_TITLES[form.runtime],
+                "runtime": registry.RUNTIME_TITLES[form.runtime],
                 **runtime_fields(form, manifest),
                 **isolated_fields(shipped.get(form.key)),
                 "max_abs_diff": rec.max_abs_diff,
@@ -193,7 +194,7 @@ def rows(store: Store, manifest: Manifest) -> list[dict[str, Any]]:
 
 
 def _size_of(key: str) -> int | None:
-    return ship_bytes(F.get(key))
+    return ship_bytes(registry.get(key))
 
 
 def _worst(rec: Any) -> str | None:
@@ -456,7 +457,7 @@ def scale_section() -> list[str]:
     points = sweep_store.load().ordered()
     if not points:
         return []
-    keys = [f.key for f in F.FORMS]
+    keys = [f.key for f in registry.FORMS]
     parts = [
         f"## Scale: the mlp family from {scale_text.params_text(points[0].params)} "
         f"to {scale_text.params_text(points[-1].params)} parameters",
@@ -529,7 +530,7 @@ def choose_section(beside_page: bool) -> list[str]:
         "its constraints, ranked by start-up, with their figures; ship = model files + program + "
         "runtime. A figure not measured yet is named, never guessed.",
     ]
-    advice = {a.situation: a for a in a1_page.ADVICE}
+    advice = {a.situation: a for a in registry.ADVICE}
     for situation in choose.SITUATIONS:
         answer = choose.choose(facts, situation.request(), ref.text)
         parts += [
@@ -579,7 +580,7 @@ def _scrubbed(value: Any) -> Any:
 
 def _beside_page(advice: a1_page.Advice, answer: choose.Answer, by_key: dict[str, Any]) -> list[str]:
     judged = [choose.pick_verdict(advice.forms, answer)] + [
-        choose.judge(c, by_key) for c in a1_page.CLAIMS if c.situation == advice.situation
+        choose.judge(c, by_key) for c in registry.CLAIMS if c.situation == advice.situation
     ]
     return [
         f"The page ({a1_page.MACHINE}): {advice.says} ({advice.original})",
@@ -609,13 +610,13 @@ def page_rows(store: Store, manifest: Manifest) -> list[dict[str, str]]:
             "page": f.page,
             "ours": _ours(f, store, manifest),
         }
-        for f in a1_page.FIGURES
+        for f in registry.FIGURES
     ]
 
 
 def _ours(fig: a1_page.Figure, store: Store, manifest: Manifest) -> str:
     kind, _, arg = fig.ours.partition(":")
-    form = F.get(fig.form)
+    form = registry.get(fig.form)
     if kind == "file":
         art = manifest.artifacts.get(arg)
         return _bytes(art.size) if art else f"{NOT_MEASURED}: not built (run deploytui build)"
@@ -806,7 +807,7 @@ def matrix(stores: dict[str, Store], sizes: dict[str, Sizes] | None = None) -> s
                 for text, store in stores.items()
             ),
         ]
-        for f in F.FORMS
+        for f in registry.FORMS
     ]
     return (
         "\n\n".join(

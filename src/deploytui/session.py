@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from deploytui import defaults, forms, manifest, paths, results, sweep_store
+from deploytui.families import registry
 from deploytui.models import ZOO, ModelRef, inputs_text
 
 if TYPE_CHECKING:
@@ -239,7 +240,7 @@ class ModelState:
     def read(cls, ref: ModelRef) -> ModelState:
         view = manifest.load(slug=ref.slug)
         status = {}
-        for f in forms.FORMS:
+        for f in registry.FORMS:
             try:
                 status[f.key] = manifest.availability(f, view, ref)
             except Exception as e:  # never die on a strange manifest
@@ -258,7 +259,7 @@ class Session:
         self.store = results.load()
         self.manifest = manifest.Manifest()
         self.status: dict[str, str] = {}  # form key → why it cannot run ("" = it can)
-        self.current: str = forms.FORMS[0].key  # the highlighted form
+        self.current: str = registry.FORMS[0].key  # the highlighted form
         self.live: LiveRun | None = None
         self.lane = JobLane()
         self.sections: dict[str, list[Any]] = {}  # inspector sections, per form
@@ -308,7 +309,7 @@ class Session:
     def form_state(self, key: str) -> str:
         """The form in the build of the model shown: BUILDING, WAITING, BUILT or ""."""
         progress = self.progress
-        return progress.state(forms.get(key)) if progress else ""
+        return progress.state(registry.get(key)) if progress else ""
 
     def known_models(self) -> list[tuple[str, str]]:
         """(`--model` text, one line about it) for the zoo and every model built here."""
@@ -333,7 +334,7 @@ class Session:
         return LiveRun(form, total, self.settings.warmup)
 
     def runnable(self) -> list[str]:
-        return [f.key for f in forms.FORMS if not self.status.get(f.key)]
+        return [f.key for f in registry.FORMS if not self.status.get(f.key)]
 
     @property
     def job(self) -> str:

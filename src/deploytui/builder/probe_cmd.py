@@ -21,10 +21,10 @@ from typing import Any
 
 
 def probe_runtime(runtime: str) -> dict[str, Any]:
-    from deploytui import forms
+    from deploytui.families import registry
     from deploytui.inspectors import python_runtime
 
-    dists = python_runtime.closure(forms.RUNTIME_DISTRIBUTIONS[runtime])
+    dists = python_runtime.closure(registry.RUNTIME_DISTRIBUTIONS[runtime])
     return {
         "probe": "distributions",
         "runtime": runtime,
@@ -37,13 +37,13 @@ def probe_form(key: str, art: Path, model_text: str | None = None) -> dict[str, 
     os.environ["DEPLOYTUI_ARTIFACTS"] = str(art)  # form.command() and ship_paths() resolve here
     import tempfile
 
-    from deploytui import forms
+    from deploytui.families import registry
     from deploytui.hashing import file_record
     from deploytui.inspectors import InspectError, elf
     from deploytui.models import parse
     from deploytui.runenv import runner_env
 
-    form = forms.get(key)
+    form = registry.get(key)
     ref = parse(model_text)
     files = {str(p.relative_to(art)): file_record(p) for p in form.ship_paths(ref)}
     # in this step's process group: the build kills the group (program included) on cancel/timeout

@@ -14,6 +14,7 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static
 
 from deploytui import forms, paths, units, variants
+from deploytui.families import registry
 from deploytui.manifest import Manifest, runtime_facts
 from deploytui.record import RunRecord
 from deploytui.ship import store as ship_store
@@ -115,7 +116,7 @@ def accuracy_cells(
         )
     if rec is None:
         return [accuracy, Cell(None, "–", "grey50")]
-    r = variants.ratios(rec, form.parent, parent, lambda key: ship_size(forms.get(key), manifest))
+    r = variants.ratios(rec, form.parent, parent, lambda key: ship_size(registry.get(key), manifest))
     text = " ".join(f"{v:.2f}×" if v is not None else "–" for v in r.values())
     return [accuracy, Cell(r["steady"], text if any(v is not None for v in r.values()) else "–", right=True)]
 
@@ -147,7 +148,7 @@ def row_cells(
     extra = accuracy_cells(form, rec, parent, manifest)
     return [
         Cell(form.key, form.key, "bold" if not why else "grey62"),
-        Cell(form.runtime, forms.RUNTIME_TITLES.get(form.runtime, form.runtime).split(" and ")[0]),
+        Cell(form.runtime, registry.RUNTIME_TITLES.get(form.runtime, form.runtime).split(" and ")[0]),
         Cell(ships, ships),
         Cell(size, units.short_size(size), right=True),
         Cell(runtime, units.short_size(runtime) if runtime is not None else "–", right=True),
@@ -209,7 +210,7 @@ class CompareScreen(Screen):
         if ship.dropped:
             self.notify("; ".join(ship.dropped), title="ship.json damaged", severity="warning", timeout=15)
         shipped = ship.forms
-        for f in forms.FORMS:
+        for f in registry.FORMS:
             table.add_row(
                 *row_cells(
                     f,
@@ -224,7 +225,7 @@ class CompareScreen(Screen):
         table.focus()
         measured = [
             (f.key, app.session.store.forms[f.key])
-            for f in forms.FORMS
+            for f in registry.FORMS
             if fmt.ok_runs(app.session.store.forms.get(f.key))
         ]
         if measured:

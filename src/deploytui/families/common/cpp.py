@@ -1,75 +1,23 @@
-"""Build steps for the C++ forms: libtorch (cpp-torchscript, cpp-aoti, cpp-aoti-lean),
-ExecuTorch (cpp-executorch) and OpenVINO (openvino-native: cpp-openvino on the wheel's C API).
-
-`cpp-build` compiles the two libtorch programs in cpp/ against the installed torch wheel's
-include/ and lib/ (see cpp/README.md for the route and why); `cpp-executorch-build` compiles
-executorch_run.cpp against the executorch wheel's headers and shared libraries. The models they
-load are exported by the torch export steps; these steps need only a C++ compiler and the wheel.
+"""The C++ programs' build step several families share: one program in cpp/ compiled by cpp_cmd
+against a wheel's headers and libraries (`<program>-build`: ExecuTorch's, OpenVINO's; libtorch's
+two programs have their own step, families/libtorch/plan.py). The models they load are exported
+by the export steps; these steps need only a C++ compiler and the wheel.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from deploytui.builder.context import BuildContext, package_dir
+from deploytui.builder.context import BuildContext
 from deploytui.builder.steps import Step
+from deploytui.families.common.programs import at
 
 
-def steps(ctx: BuildContext) -> list[Step]:
-    t, et, ov = package_dir("torch"), package_dir("executorch"), package_dir("openvino")
-    src = ctx.root / "cpp"
-    return [
-        Step(
-            name="cpp-build",
-            title="C++: compile cpp-torchscript and cpp-aoti against the wheel's libtorch",
-            argv=(
-                ctx.python,
-                "-m",
-                "deploytui.families.common.cpp_cmd",
-                "--src",
-                str(src),
-                "--torch",
-                str(t),
-                "--out",
-                str(ctx.bin),
-            ),
-            inputs=(
-                src / "torchscript_run.cpp",
-                src / "aoti_run.cpp",
-                src / "common.h",
-                src / "protocol.h",
-                src / "safetensors.h",
-                t / "version.py",  # wheel version + git hash
-                t / "include" / "torch" / "csrc" / "api" / "include" / "torch" / "version.h",
-            ),
-            outputs=(ctx.bin / "cpp-torchscript", ctx.bin / "cpp-aoti"),
-            scope="shared",
-            needs=("g++",),
-            cwd=ctx.root,
-            timeout_s=1800.0,
-        ),
-        _wheel_step(
-            ctx,
-            "cpp-executorch",
-            "ExecuTorch's C++ runtime (no libtorch)",
-            "--executorch",
-            et,
-            "executorch_run.cpp",
-        ),
-        _wheel_step(
-            ctx,
-            "cpp-openvino",
-            "the openvino wheel's C API (no Python)",
-            "--openvino",
-            ov,
-            "openvino_run.cpp",
-        ),
-    ]
-
-
-def _wheel_step(ctx: BuildContext, program: str, what: str, flag: str, wheel: Path, source: str) -> Step:
+def wheel_step(ctx: BuildContext, executable: str, what: str, flag: str, wheel: Path, source: str) -> Step:
     """One program compiled against a wheel's headers and libraries (`<program>-build`); stale when
-    its source or the wheel's files change."""
+    its source or the wheel's files change. `executable` is the program's path as its forms
+    declare it (shared/bin/<program>)."""
+    program = Path(executable).name
     src = ctx.root / "cpp"
     return Step(
         name=f"{program}-build",
@@ -91,7 +39,7 @@ def _wheel_step(ctx: BuildContext, program: str, what: str, flag: str, wheel: Pa
             src / "safetensors.h",
             *wheel.parent.glob(f"{wheel.name}-*.dist-info/RECORD"),  # the wheel's files and their hashes
         ),
-        outputs=(ctx.bin / program,),
+        outputs=(at(ctx, executable),),
         scope="shared",
         needs=("g++",),
         cwd=ctx.root,

@@ -1,90 +1,32 @@
-"""The PyTorch and ONNX exports of the model, one step (and one process) each."""
+"""The exports of the model (each family declares its own), one step (and one process) each."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
 from deploytui.builder.context import BuildContext
 from deploytui.builder.steps import Step
 from deploytui.models import LIBRARY_KINDS
-from deploytui.precision import SAMPLES
 
-PKG = Path(__file__).resolve().parents[1]
+PKG = Path(__file__).resolve().parents[2]
 
-# step name, export name, outputs (relative to the model's folder; {m} = slug), title
-EXPORTS: tuple[tuple[str, str, tuple[str, ...], str], ...] = (
-    (
-        "export-model",
-        "model",
-        ("{m}.safetensors", "inputs.safetensors", "reference.safetensors", "model.json"),
-        "weights, example inputs, eager's outputs",
-    ),
-    ("export-script", "script", ("{m}_script.pt",), "TorchScript (script)"),
-    ("export-trace", "trace", ("{m}_trace.pt",), "TorchScript (trace)"),
-    ("export-torch-export", "torch-export", ("{m}_export.pt2", "{m}_export_graph.py"), "torch.export .pt2"),
-    ("export-aoti", "aoti", ("{m}_aoti.pt2",), "AOTInductor package (compiles C++, ~30 s cold)"),
-    (
-        "export-aoti-lean",
-        "aoti-lean",
-        ("{m}_aoti_lean.pt2",),
-        "AOTInductor package, link_libtorch=False (~20 s cold)",
-    ),
-    ("export-onnx", "onnx", ("{m}.onnx",), "ONNX (torch.onnx.export, dynamo exporter)"),
-    (
-        "export-executorch",
-        "executorch",
-        ("{m}.pte", "{m}_delegation.json"),
-        "ExecuTorch .pte, XNNPACK partitioner (~15 s: imports executorch)",
-    ),
-    (
-        "export-openvino",
-        "openvino",
-        ("{m}_openvino.xml", "{m}_openvino.bin"),
-        "OpenVINO IR, fp32 (openvino.convert_model, compress_to_fp16=False)",
-    ),
-    (
-        "export-samples",
-        "samples",
-        (
-            *(f"accuracy/inputs_{k}.safetensors" for k in range(SAMPLES)),
-            *(f"accuracy/reference_{k}.safetensors" for k in range(SAMPLES)),
-            "calibration.safetensors",
-        ),
-        "fixed-seed inputs drawn like the example: the accuracy set, the calibration set",
-    ),
-    ("export-onnx-int8", "onnx-int8", ("{m}_int8.onnx",), "ONNX dynamic int8 (quantize_dynamic, QInt8)"),
-    (
-        "export-executorch-int8",
-        "executorch-int8",
-        ("{m}_int8.pte", "{m}_int8_delegation.json"),
-        "ExecuTorch .pte, XNNPACK int8 (PT2E XNNPACKQuantizer, calibrated)",
-    ),
-    (
-        "export-openvino-int8",
-        "openvino-int8",
-        ("{m}_openvino_int8.xml", "{m}_openvino_int8.bin"),
-        "OpenVINO IR, int8 (NNCF post-training quantisation, calibrated)",
-    ),
-    (
-        "export-aoti-int8",
-        "aoti-int8",
-        ("{m}_aoti_int8.pt2",),
-        "AOTInductor package of torchao's dynamic int8 (compiles C++, ~30 s cold)",
-    ),
-)
-# the dynamic-batch exports (`bench --batch` runs them; built on demand: forms.for_batch)
-DYNAMIC_EXPORTS: tuple[tuple[str, str, tuple[str, ...], str], ...] = (
-    ("export-dyn-torch-export", "dyn-torch-export", ("{m}_export_dyn.pt2",), "torch.export, dynamic batch"),
-    ("export-dyn-aoti", "dyn-aoti", ("{m}_aoti_dyn.pt2",), "AOTInductor package, dynamic batch (~30 s)"),
-    ("export-dyn-onnx", "dyn-onnx", ("{m}_dyn.onnx",), "ONNX, dynamic batch axis"),
-    ("export-dyn-executorch", "dyn-executorch", ("{m}_dyn.pte",), "ExecuTorch .pte, dynamic batch"),
-)
-# steps an export needs besides export-model (the files it starts from)
-AFTER: dict[str, tuple[str, ...]] = {
-    "export-onnx-int8": ("export-onnx",),
-    "export-executorch-int8": ("export-samples",),
-    "export-openvino-int8": ("export-openvino", "export-samples"),
-}
+
+@dataclass(frozen=True)
+class Export:
+    """One export of the model, run as `python -m deploytui.families.common.export_cmd WHAT`:
+    its step name, the export's name in export_cmd, what it writes (relative to the model's
+    folder; {m} = slug), its title, the steps it needs besides export-model (the files it starts
+    from), whether it compiles C++ (g++), and whether it is built only on demand (`bench --batch`'s
+    dynamic-batch exports, forms.for_batch)."""
+
+    step: str
+    what: str
+    outputs: tuple[str, ...]
+    title: str
+    after: tuple[str, ...] = ()
+    compiles: bool = False
+    on_demand: bool = False
 
 
 def _model_inputs(ctx: BuildContext) -> tuple[Path, ...]:
@@ -108,35 +50,34 @@ def _model_inputs(ctx: BuildContext) -> tuple[Path, ...]:
     return (PKG / "models" / "zoo.py", *seam)
 
 
-def steps(ctx: BuildContext) -> list[Step]:
+def steps_of(ctx: BuildContext, exports: tuple[Export, ...]) -> list[Step]:
+    """One step per export, each run in its own process by export_cmd."""
     inputs = (
         *_model_inputs(ctx),
         PKG / "families" / "common" / "export_cmd.py",
         PKG / "families" / "common" / "variant_exports.py",
         PKG / "families" / "executorch" / "pte.py",
     )
-    dynamic = {name for name, *_ in DYNAMIC_EXPORTS}
-    needs_cc = {"aoti", "aoti-lean", "dyn-aoti", "aoti-int8"}
     return [
         Step(
-            name=name,
-            title=title,
+            name=e.step,
+            title=e.title,
             argv=(
                 ctx.python,
                 "-m",
                 "deploytui.families.common.export_cmd",
-                what,
+                e.what,
                 str(ctx.mdir),
                 "--model",
                 ctx.model.text,
             ),
             inputs=inputs,
-            outputs=tuple(ctx.mdir / o.replace("{m}", ctx.slug) for o in outputs),
-            needs=("g++",) if what in needs_cc else (),
+            outputs=tuple(ctx.mdir / o.replace("{m}", ctx.slug) for o in e.outputs),
+            needs=("g++",) if e.compiles else (),
             env=ctx.torch_env(),
             stage="export",
-            after=() if what == "model" else ("export-model", *AFTER.get(name, ())),
-            on_demand=name in dynamic,
+            after=() if e.what == "model" else ("export-model", *e.after),
+            on_demand=e.on_demand,
         )
-        for name, what, outputs, title in (*EXPORTS, *DYNAMIC_EXPORTS)
+        for e in exports
     ]
