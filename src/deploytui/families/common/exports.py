@@ -18,7 +18,7 @@ class Export:
     its step name, the export's name in export_cmd, what it writes (relative to the model's
     folder; {m} = slug), its title, the steps it needs besides export-model (the files it starts
     from), whether it compiles C++ (g++), and whether it is built only on demand (`bench --batch`'s
-    dynamic-batch exports, forms.for_batch)."""
+    dynamic-batch exports, registry.for_batch)."""
 
     step: str
     what: str

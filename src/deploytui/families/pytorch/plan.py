@@ -51,7 +51,7 @@ EXPORTS = (
         "AOTInductor package of torchao's dynamic int8 (compiles C++, ~30 s cold)",
         compiles=True,
     ),
-    # the dynamic-batch exports (`bench --batch` runs them; built on demand: forms.for_batch)
+    # the dynamic-batch exports (`bench --batch` runs them; built on demand: registry.for_batch)
     Export(
         "export-dyn-torch-export",
         "dyn-torch-export",
