@@ -28,26 +28,14 @@ NO_RUNTIME = "none"  # a compiled program that loads no runtime library (the fam
 ZIP_MEMBERS = "zip-members"  # Artifact: members of a .pt / .pt2 ZIP archive
 SAFETENSORS_HEADER = "safetensors-header"  # Artifact: the tensors in a safetensors header
 MODEL_SOURCE = "model-source"  # Code: a source file of this project that defines the model
-TORCHSCRIPT_CODE = "torchscript-code"  # Code: the Python code TorchScript stored in its archive
-EXPORT_CODE = "export-code"  # Code: torch.export's graph_module.code, as the build wrote it
-AOTI_SOURCE = "aoti-source"  # Code: the C++ AOTInductor generated, inside the .pt2
-GENERATED_RUST = "generated-rust"  # Code: the Rust burn-onnx generated from the model's .onnx
-EXPORT_GRAPH = "export-graph"  # Graph: the ATen graph torch.export recorded
 ONNX_GRAPH = "onnx-graph"  # Graph: the ONNX graph (read in a subprocess)
 ELF_LINKAGE = "elf-linkage"  # Symbols: `ldd` of the compiled program
-AOTI_SYMBOLS = "aoti-symbols"  # Symbols: `nm -u -D` and `ldd` of the .so inside an AOTI package
 INSPECT_KINDS = (
     ZIP_MEMBERS,
     SAFETENSORS_HEADER,
     MODEL_SOURCE,
-    TORCHSCRIPT_CODE,
-    EXPORT_CODE,
-    AOTI_SOURCE,
-    GENERATED_RUST,
-    EXPORT_GRAPH,
     ONNX_GRAPH,
     ELF_LINKAGE,
-    AOTI_SYMBOLS,
 )
 
 MLP_ONLY = "not applicable: the hand-written burn Mlp is a twin of a1 and the mlp family only"

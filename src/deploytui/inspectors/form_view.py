@@ -12,7 +12,6 @@ from __future__ import annotations
 import functools
 import importlib
 import json
-import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
@@ -22,7 +21,7 @@ from deploytui.families import registry
 from deploytui.forms import Form, Inspect
 from deploytui.hashing import sha256_file
 from deploytui.inspectors import InspectError, archive, onnx_graph, safetensors_header
-from deploytui.inspectors.section import Builder, Section, one
+from deploytui.inspectors.section import Builder, Section, code_file, one
 from deploytui.manifest import Manifest, runtime_facts
 from deploytui.ship import store as ship_store
 from deploytui.units import human
@@ -194,34 +193,6 @@ def build_notes(form: Form, manifest: Manifest) -> Section:
 # ------------------------------------------------------------------ Code
 
 
-def code_file(tab: str, path: Path, language: str | None, title: str | None = None) -> Section:
-    if not path.exists():
-        raise InspectError(f"{path.name} is missing ({path}): run `deploytui build`")
-    text = path.read_text(errors="replace")
-    return Section(tab, title or path.name, "code", text=text, language=language)
-
-
-def zip_code(
-    path: Path, suffixes: tuple[str, ...], language: str, limit: int = 3, under: str = ""
-) -> list[Section]:
-    """Source members of an archive: names ending in one of `suffixes` (and containing `under`)."""
-    out: list[Section] = []
-    for m in archive.members(path):
-        if m.name.endswith(suffixes) and under in m.name and len(out) < limit:
-            out.append(
-                Section(
-                    "Code",
-                    f"{path.name}: {m.name}",
-                    "code",
-                    text=archive.read_text(path, m.name),
-                    language=language,
-                )
-            )
-    if not out:
-        raise InspectError(f"{path.name} holds no {'/'.join(suffixes)} source")
-    return out
-
-
 # ------------------------------------------------------------------ Graph
 
 
@@ -264,41 +235,6 @@ def ldd_section(path: Path) -> Section:
     )
 
 
-def nm_section(path: Path, title: str | None = None) -> Section:
-    from deploytui.inspectors import elf
-
-    sym = elf.undefined_symbols(path)
-    text = (
-        f"{len(sym.aoti)} undefined aoti_torch_* symbols (provided by the libtorch loaded in the process):\n"
-        + "\n".join(f"  {s}" for s in sym.aoti)
-        + f"\n\n{len(sym.other)} other undefined symbols:\n"
-        + "\n".join(f"  {s}" for s in sym.other)
-    )
-    return Section("Symbols", title or f"nm -u -D {path.name}", "text", text=text)
-
-
-def aoti_so_sections(pt2: Path) -> list[Section]:
-    from deploytui.inspectors import elf
-
-    out = []
-    with tempfile.TemporaryDirectory(prefix="deploytui-aoti-") as tmp:
-        for so in elf.aoti_shared_object(pt2, tmp):
-            out.append(nm_section(so, f"nm -u -D {pt2.name}: {so.name} ({human(so.stat().st_size)})"))
-            rep = elf.ldd(so)
-            rows = [[lib.name, lib.path or "not found", human(lib.size)] for lib in rep.libraries]
-            rows += [[name, "not found (resolved from the loading process)", ""] for name in rep.not_found]
-            out.append(
-                Section(
-                    "Symbols",
-                    f"ldd {pt2.name}: {so.name}",
-                    "table",
-                    columns=["needs", "resolves to", "size"],
-                    rows=rows,
-                )
-            )
-    return out
-
-
 # ------------------------------------------------------------------ assembly
 
 
@@ -317,52 +253,12 @@ BUILDERS: dict[str, tuple[str, str, Callable[[Inspect], str], Builder]] = {
         one(lambda i: safetensors_table(i.file())),
     ),
     F.MODEL_SOURCE: ("Code", "code", lambda i: "model source", one(_source)),
-    F.TORCHSCRIPT_CODE: (
-        "Code",
-        "text",
-        lambda i: i.file().name,
-        lambda i: zip_code(i.file(), (".py",), "python", under="/code/__torch__/"),
-    ),
-    F.EXPORT_CODE: (
-        "Code",
-        "code",
-        lambda i: "graph",
-        one(lambda i: code_file("Code", i.file(), "python", i.title or "torch.export graph_module.code")),
-    ),
-    F.AOTI_SOURCE: (
-        "Code",
-        "text",
-        lambda i: i.file().name,
-        lambda i: zip_code(i.file(), (".wrapper.cpp", ".kernel.cpp"), "cpp", 2),
-    ),
-    F.GENERATED_RUST: (
-        "Code",
-        "code",
-        lambda i: "a1.rs",
-        one(lambda i: code_file("Code", i.file(), "rust", i.title or None)),
-    ),
-    F.EXPORT_GRAPH: (
-        "Graph",
-        "code",
-        lambda i: "torch.export graph",
-        one(
-            lambda i: code_file(
-                "Graph", i.file(), "python", i.title or "the ATen graph torch.export recorded"
-            )
-        ),
-    ),
     F.ONNX_GRAPH: ("Graph", "table", lambda i: "ONNX graph", one(lambda i: onnx_section(i.file()))),
     F.ELF_LINKAGE: (
         "Symbols",
         "table",
         lambda i: f"ldd {i.file().name}",
         one(lambda i: ldd_section(i.file())),
-    ),
-    F.AOTI_SYMBOLS: (
-        "Symbols",
-        "text",
-        lambda i: f"{i.file().name} .so",
-        lambda i: aoti_so_sections(i.file()),
     ),
 }
 # the registered families' own kinds (`Family.sections`: a module with its BUILDERS)

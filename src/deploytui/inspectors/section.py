@@ -1,12 +1,15 @@
-"""A view-model section (what one inspector shows in one tab), and the shape of a section
-builder: the core's (inspectors/form_view.py BUILDERS) and each family's (its `sections` module)."""
+"""A view-model section (what one inspector shows in one tab), the shape of a section builder
+(the core's, inspectors/form_view.py BUILDERS, and each family's, its `sections` module), and the
+sections of source text several kinds show: a code file, the code members of an archive."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from deploytui.forms import Inspect
+from deploytui.inspectors import InspectError, archive
 
 
 @dataclass
@@ -28,3 +31,31 @@ Builders = dict[str, tuple[str, str, Callable[[Inspect], str], Builder]]
 
 def one(build: Callable[[Inspect], Section]) -> Builder:
     return lambda i: [build(i)]
+
+
+def code_file(tab: str, path: Path, language: str | None, title: str | None = None) -> Section:
+    if not path.exists():
+        raise InspectError(f"{path.name} is missing ({path}): run `deploytui build`")
+    text = path.read_text(errors="replace")
+    return Section(tab, title or path.name, "code", text=text, language=language)
+
+
+def zip_code(
+    path: Path, suffixes: tuple[str, ...], language: str, limit: int = 3, under: str = ""
+) -> list[Section]:
+    """Source members of an archive: names ending in one of `suffixes` (and containing `under`)."""
+    out: list[Section] = []
+    for m in archive.members(path):
+        if m.name.endswith(suffixes) and under in m.name and len(out) < limit:
+            out.append(
+                Section(
+                    "Code",
+                    f"{path.name}: {m.name}",
+                    "code",
+                    text=archive.read_text(path, m.name),
+                    language=language,
+                )
+            )
+    if not out:
+        raise InspectError(f"{path.name} holds no {'/'.join(suffixes)} source")
+    return out

@@ -4,9 +4,10 @@ into one program per model, its weights read from a .bpk or compiled in."""
 from __future__ import annotations
 
 from deploytui.a1_page import Claim, Figure
-from deploytui.forms import GENERATED_RUST, NO_RUNTIME, ONNX_GRAPH, Family, Form, Inspect, binary
+from deploytui.forms import NO_RUNTIME, ONNX_GRAPH, Family, Form, Inspect, binary
 
 GROUP = "ONNX"
+GENERATED_RUST = "generated-rust"  # Code: the Rust burn-onnx generated from the model's .onnx
 BURN_ONNX_FILE = "{m}/bin/burn-onnx-file"
 BURN_ONNX_EMBED = "{m}/bin/burn-onnx-embed"
 BURN_ONNX_BPK = "{m}/bin/burn-onnx-bpk"
@@ -118,4 +119,6 @@ FAMILY = Family(
     page_figures=PAGE_FIGURES,
     page_claims=PAGE_CLAIMS,
     page_advice=PAGE_ADVICE,
+    kinds=(GENERATED_RUST,),
+    sections="deploytui.families.burn_onnx.sections",
 )

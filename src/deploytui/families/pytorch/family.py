@@ -7,13 +7,8 @@ import dataclasses
 
 from deploytui.a1_page import MIB, Claim, Figure
 from deploytui.forms import (
-    AOTI_SOURCE,
-    AOTI_SYMBOLS,
-    EXPORT_CODE,
-    EXPORT_GRAPH,
     MODEL_SOURCE,
     SAFETENSORS_HEADER,
-    TORCHSCRIPT_CODE,
     ZIP_MEMBERS,
     Family,
     Form,
@@ -23,6 +18,11 @@ from deploytui.forms import (
 )
 
 RUNNER = "deploytui.families.pytorch.torch_runner"
+TORCHSCRIPT_CODE = "torchscript-code"  # Code: the Python code TorchScript stored in its archive
+EXPORT_CODE = "export-code"  # Code: torch.export's graph_module.code, as the build wrote it
+AOTI_SOURCE = "aoti-source"  # Code: the C++ AOTInductor generated, inside the .pt2
+EXPORT_GRAPH = "export-graph"  # Graph: the ATen graph torch.export recorded
+AOTI_SYMBOLS = "aoti-symbols"  # Symbols: `nm -u -D` and `ldd` of the .so inside an AOTI package
 PY_TORCH = "python-torch"
 GROUP = "PyTorch (Python)"
 AOTI_INT8_NOTE = (
@@ -225,4 +225,6 @@ FAMILY = Family(
     page_figures=PAGE_FIGURES,
     page_claims=PAGE_CLAIMS,
     page_advice=PAGE_ADVICE,
+    kinds=(TORCHSCRIPT_CODE, EXPORT_CODE, AOTI_SOURCE, EXPORT_GRAPH, AOTI_SYMBOLS),
+    sections="deploytui.families.pytorch.sections",
 )
