@@ -12,6 +12,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from deploytui.builder.context import BuildContext
+from deploytui.builder.steps import Step
+from deploytui.families.common.programs import at
 
 CARGO = ("cargo",)
 DRIVER = Path(__file__).resolve().parent / "cargo_cmd.py"
@@ -46,3 +48,21 @@ def onnx_sources(ctx: BuildContext) -> tuple[Path, ...]:
     """What the burn-onnx-gen steps read: its crate, the runner I/O crate and the model's .onnx."""
     rust, d, m = ctx.root / "rust", ctx.mdir, ctx.slug
     return (rust / "runner-io", rust / "burn-onnx-gen", d / f"{m}.onnx", d / f"{m}.onnx.data")
+
+
+def shared_program(
+    ctx: BuildContext, name: str, title: str, crate: str, executable: str, env: dict[str, str] | None = None
+) -> Step:
+    """A model-independent program of the workspace (its `crate`) built into shared/bin/ by
+    cargo_cmd's step `name`; `executable` is its path as the family's forms declare it."""
+    rust = ctx.root / "rust"
+    return Step(
+        name=name,
+        title=title,
+        argv=argv(ctx, name, ctx.shared, None),
+        inputs=(*workspace(ctx), rust / "runner-io", rust / crate),
+        outputs=(at(ctx, executable),),
+        needs=CARGO,
+        env=env or {},
+        scope="shared",
+    )

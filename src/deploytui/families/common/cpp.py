@@ -13,6 +13,21 @@ from deploytui.builder.steps import Step
 from deploytui.families.common.programs import at
 
 
+def argv(ctx: BuildContext, flag: str, wheel: Path) -> tuple[str, ...]:
+    """cpp_cmd compiling the programs of cpp/ that `flag` names against `wheel` into shared/bin/."""
+    return (
+        ctx.python,
+        "-m",
+        "deploytui.families.common.cpp_cmd",
+        "--src",
+        str(ctx.root / "cpp"),
+        flag,
+        str(wheel),
+        "--out",
+        str(ctx.bin),
+    )
+
+
 def wheel_step(ctx: BuildContext, executable: str, what: str, flag: str, wheel: Path, source: str) -> Step:
     """One program compiled against a wheel's headers and libraries (`<program>-build`); stale when
     its source or the wheel's files change. `executable` is the program's path as its forms
@@ -22,17 +37,7 @@ def wheel_step(ctx: BuildContext, executable: str, what: str, flag: str, wheel: 
     return Step(
         name=f"{program}-build",
         title=f"C++: compile {program} against {what}",
-        argv=(
-            ctx.python,
-            "-m",
-            "deploytui.families.common.cpp_cmd",
-            "--src",
-            str(src),
-            flag,
-            str(wheel),
-            "--out",
-            str(ctx.bin),
-        ),
+        argv=argv(ctx, flag, wheel),
         inputs=(
             src / source,
             src / "protocol.h",

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from deploytui.builder.context import BuildContext, package_dir
 from deploytui.builder.steps import Step
+from deploytui.families.common.cpp import argv
 from deploytui.families.common.programs import at
 from deploytui.families.libtorch.family import CPP_AOTI, CPP_TORCHSCRIPT
 
@@ -16,17 +17,7 @@ def steps(ctx: BuildContext) -> list[Step]:
         Step(
             name="cpp-build",
             title="C++: compile cpp-torchscript and cpp-aoti against the wheel's libtorch",
-            argv=(
-                ctx.python,
-                "-m",
-                "deploytui.families.common.cpp_cmd",
-                "--src",
-                str(src),
-                "--torch",
-                str(t),
-                "--out",
-                str(ctx.bin),
-            ),
+            argv=argv(ctx, "--torch", t),
             inputs=(
                 src / "torchscript_run.cpp",
                 src / "aoti_run.cpp",

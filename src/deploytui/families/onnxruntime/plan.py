@@ -8,9 +8,8 @@ from pathlib import Path
 
 from deploytui.builder.context import BuildContext, package_dir
 from deploytui.builder.steps import Step
-from deploytui.families.common.cargo import CARGO, argv, workspace
+from deploytui.families.common.cargo import shared_program
 from deploytui.families.common.exports import Export, steps_of
-from deploytui.families.common.programs import at
 from deploytui.families.onnxruntime.family import ORT_RUN
 
 EXPORTS = (
@@ -34,17 +33,14 @@ def ort_dylib() -> Path:
 
 
 def steps(ctx: BuildContext) -> list[Step]:
-    rust = ctx.root / "rust"
     return [
         *steps_of(ctx, EXPORTS),
-        Step(
-            name="ort-build",
-            title="ONNX Runtime: build ort-run (loads the wheel's libonnxruntime.so; shared)",
-            argv=argv(ctx, "ort-build", ctx.shared, None),
-            inputs=(*workspace(ctx), rust / "runner-io", rust / "ort-run"),
-            outputs=(at(ctx, ORT_RUN),),
-            needs=CARGO,
+        shared_program(
+            ctx,
+            "ort-build",
+            "ONNX Runtime: build ort-run (loads the wheel's libonnxruntime.so; shared)",
+            "ort-run",
+            ORT_RUN,
             env={"DEPLOYTUI_ORT_DYLIB": str(ort_dylib())},
-            scope="shared",
         ),
     ]

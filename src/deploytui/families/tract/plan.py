@@ -8,22 +8,20 @@ from __future__ import annotations
 
 from deploytui.builder.context import BuildContext
 from deploytui.builder.steps import Step
-from deploytui.families.common.cargo import CARGO, DRIVER, argv, workspace
+from deploytui.families.common.cargo import DRIVER, argv, shared_program
 from deploytui.families.common.programs import at
 from deploytui.families.tract.family import TRACT_RUN
 
 
 def steps(ctx: BuildContext) -> list[Step]:
-    rust, d, m = ctx.root / "rust", ctx.mdir, ctx.slug
+    d, m = ctx.mdir, ctx.slug
     return [
-        Step(
-            name="tract-build",
-            title="tract: build tract-run (loads any .onnx at run time; shared by every model)",
-            argv=argv(ctx, "tract-build", ctx.shared, None),
-            inputs=(*workspace(ctx), rust / "runner-io", rust / "tract-run"),
-            outputs=(at(ctx, TRACT_RUN),),
-            needs=CARGO,
-            scope="shared",
+        shared_program(
+            ctx,
+            "tract-build",
+            "tract: build tract-run (loads any .onnx at run time; shared by every model)",
+            "tract-run",
+            TRACT_RUN,
         ),
         Step(
             name="tract-optimise",
