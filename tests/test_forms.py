@@ -168,3 +168,15 @@ def test_forms_are_templated_per_model_and_the_burn_twins_apply_to_the_mlp_layou
         assert registry.get(key).applies(mlp) == ""
         assert registry.get(key).applies(parse("a1")) == ""
     assert not [f.key for f in registry.FORMS if not f.mlp_only and f.applies(conv)]
+
+
+def test_a_library_model_is_told_which_forms_ship_without_its_source():
+    from deploytui import shipping
+    from deploytui.models import parse
+    from deploytui.ship.bundler import ShipError
+
+    with pytest.raises(
+        ShipError, match=r"carries the graph \(torchscript-script, torchscript-trace, torch-export"
+    ):
+        shipping._model_source(parse("torchvision:resnet18"))
+    assert "torch-eager" not in shipping._graph_forms() and "onnxruntime" in shipping._graph_forms()

@@ -5,7 +5,7 @@ stores), its output an `Answer` that `deploytui choose`, the report's "How to ch
 app's Choose screen only render.
 
 A `Figure` is one named reader of a form's facts (start-up, ship size, …): a value, or why there
-is none ("not measured yet: run deploytui bench burn-st"). A `Rule` is one kind of constraint:
+is none ("not measured yet: run deploytui bench KEY"). A `Rule` is one kind of constraint:
 a figure, a comparison and its wording ("ship 438.0 MiB > 50.0 MiB"); a `Constraint` is a rule
 with the user's limit. A form qualifies when it meets every constraint of the `Request` (the
 user's, in their order, then "runs here" and, unless the user gave an accuracy budget, "within

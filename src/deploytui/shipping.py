@@ -54,12 +54,21 @@ def _bundle_path(rel: str, program: str | None) -> str:
     return f"{BIN_DIR}/{Path(rel).name}" if rel == program else f"{MODEL_DIR}/{Path(rel).name}"
 
 
+def _graph_forms() -> list[str]:
+    """The fp32 forms whose files carry the model's graph (they ship without its Python source)."""
+    return [
+        f.key
+        for f in registry.FORMS
+        if not f.variant and not any(i.kind == forms.MODEL_SOURCE for i in f.inspect)
+    ]
+
+
 def _model_source(ref: ModelRef) -> list[tuple[str, str]]:
     """The model's Python source as plain modules under py/, and py/model.json naming its factory."""
     if ref.kind in LIBRARY_KINDS:
         raise ShipError(
             f"{ref.kind}: models have no eager bundle yet (it would need {LIBRARY_PACKAGE[ref.kind]} in the "
-            "bundle's venv): ship a form that carries the graph (torch-export, onnxruntime, cpp-aoti, ...)"
+            f"bundle's venv): ship a form that carries the graph ({', '.join(_graph_forms()[:3])}, ...)"
         )
     if ref.kind == "file":
         module = Path(ref.target).stem
