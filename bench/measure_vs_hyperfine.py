@@ -22,6 +22,7 @@ import tempfile
 from deploytui import manifest, runenv
 from deploytui.families import registry
 from deploytui.measure import measure
+from deploytui.workspace import Workspace
 
 ROUNDS = 5  # core and hyperfine take turns, so drift on a shared machine hits both alike
 
@@ -72,6 +73,7 @@ def main() -> int:
         print(f"needs {', '.join(missing)} (Debian: apt-get install hyperfine time)", file=sys.stderr)
         return 2
     env = runenv.runner_env()
+    ws = Workspace.from_env()  # a1 in DEPLOYTUI_ARTIFACTS or the default folder
     print(
         f"{'form':<16} {'core median':>12} {'hyperfine':>12} {'ratio':>7}   {'core RSS':>10} "
         f"{'GNU time':>10} {'ratio':>7}"
@@ -79,11 +81,11 @@ def main() -> int:
     ok = True
     for key in args.forms:
         form = registry.get(key)
-        why = manifest.availability(form)
+        why = manifest.availability(form, ws)
         if why:
             print(f"{key:<16} skipped: {why}")
             continue
-        argv = form.command()
+        argv = form.command(ws)
         core_t, core_rss, hf_t = [], [], []
         per_round = max(1, args.n // ROUNDS)
         for _ in range(ROUNDS):

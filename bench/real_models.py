@@ -29,6 +29,7 @@ from deploytui.manifest import model_info
 from deploytui.models import parse
 from deploytui.report import scrub, weight_fields
 from deploytui.units import human, ms
+from deploytui.workspace import Workspace
 
 sys.path.insert(0, str(paths.ROOT / "tests"))
 import real_models  # the corpus lives with the tests that use it
@@ -51,19 +52,18 @@ def corpus_dir() -> Path:
     return paths.cache_dir() / "real-models"
 
 
-def run_model(name: str, text: str, n: int) -> dict[str, Any]:
+def run_model(name: str, text: str, n: int, base: Workspace) -> dict[str, Any]:
     """`deploytui bench --model TEXT --json`: its records, what the build recorded about the model
     and the weights each form ships (progress goes to this script's stderr)."""
     # the venv's `deploytui`, as a user types it (its interpreter is the one `make` builds with: a
     # build step's command holds the interpreter's path, so another spelling of it rebuilds all)
     argv = [str(Path(sys.executable).parent / "deploytui"), "bench", "--model", text, "--json", "-n", str(n)]
-    argv += ["--warmup", "1", "--repeat", "5", "--timeout", "600"]
+    argv += ["--warmup", "1", "--repeat", "5", "--timeout", "600", "--artifacts", str(base.artifacts)]
     t0 = time.perf_counter()
     res = subprocess.run(argv, stdout=subprocess.PIPE, text=True, cwd=paths.ROOT, check=False)
     doc = json.loads(res.stdout)
-    ref = parse(text)
-    info = model_info(ref.slug) or {}
-    paths.set_model(ref)
+    ws = base.for_model(parse(text))
+    info = model_info(ws.model_dir) or {}
     return {
         "model": text,
         "class": info.get("class"),
@@ -73,7 +73,7 @@ def run_model(name: str, text: str, n: int) -> dict[str, Any]:
         "outputs": [o.get("name") for o in info.get("outputs") or []],
         "wall_s": round(time.perf_counter() - t0, 1),
         "forms": doc["forms"],
-        "weights": {f.key: weight_fields(f, info, ref) for f in registry.FORMS},
+        "weights": {f.key: weight_fields(f, info, ws) for f in registry.FORMS},
         "measured_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
     }
 
@@ -201,6 +201,7 @@ def main() -> int:
         "--quick", action="store_true", help="--render from docs/results' JSON into --out (the suite's check)"
     )
     args = ap.parse_args()
+    base = Workspace.from_env()  # DEPLOYTUI_ARTIFACTS or the default folder, handed to each bench
     out = args.out
     out.mkdir(parents=True, exist_ok=True)
     if args.quick:
@@ -215,10 +216,10 @@ def main() -> int:
     if args.render:  # the weights each form ships, from the artifacts as built here (files' sizes only)
         corpus = real_models.models(corpus_dir())
         for name, m in data["models"].items():
-            ref = parse(corpus.get(name, ""))
-            info = model_info(ref.slug)
+            ws = base.for_model(parse(corpus.get(name, "")))
+            info = model_info(ws.model_dir)
             if info is not None:
-                m["weights"] = {f.key: weight_fields(f, info, ref) for f in registry.FORMS}
+                m["weights"] = {f.key: weight_fields(f, info, ws) for f in registry.FORMS}
         store.write_text(json.dumps(data, indent=1) + "\n")
     if not args.render:
         corpus_dir().mkdir(parents=True, exist_ok=True)
@@ -232,7 +233,7 @@ def main() -> int:
         for name in chosen:
             print(f"== {name}: deploytui bench --model {corpus[name]}", file=sys.stderr, flush=True)
             data = json.loads(store.read_text()) if store.is_file() else {"models": {}}  # another run's too
-            data["models"][name] = run_model(name, corpus[name], args.n)
+            data["models"][name] = run_model(name, corpus[name], args.n, base)
             m = machine.info()
             data.update(
                 generated_at=time.strftime("%Y-%m-%d %H:%M %Z"),

@@ -20,14 +20,15 @@ import statistics
 import subprocess
 import sys
 
-from deploytui import fit, paths, sweep, sweep_store
+from deploytui import fit, sweep, sweep_store
 from deploytui.families import registry
 from deploytui.measure import measure
+from deploytui.workspace import Workspace
 
 
-def reference(point: sweep_store.Point) -> float | None:
+def reference(point: sweep_store.Point, base: Workspace) -> float | None:
     """Median wall time of `cat` of the point's weights file (seconds), or None if not built."""
-    weights = paths.model_dir(point.slug) / f"{point.slug}.safetensors"
+    weights = base.artifacts / point.slug / f"{point.slug}.safetensors"
     if not weights.is_file():
         return None
     # measure() keeps a child's stdout in memory: cat must write to /dev/null itself, or
@@ -46,21 +47,22 @@ def main() -> int:
     ap.add_argument("--skip-sweep", action="store_true", help="use the stored points only")
     ap.add_argument("--quick", action="store_true", help="2 small sizes, the first form, 2 runs (the tests')")
     args = ap.parse_args()
+    base = Workspace.from_env()  # DEPLOYTUI_ARTIFACTS or the default folder, handed to the sweep
     if args.quick:
         first = registry.FORMS[0].key  # torch-eager: the export-model step only
         args.sizes, args.forms, args.n = args.sizes or "1e2,1e3", args.forms or first, args.n or 2
     if not args.skip_sweep:
-        cmd = [sys.executable, "-m", "deploytui", "sweep"]
+        cmd = [sys.executable, "-m", "deploytui", "sweep", "--artifacts", str(base.artifacts)]
         cmd += ["--sizes", args.sizes] if args.sizes else []
         cmd += ["--forms", args.forms] if args.forms else []
         cmd += ["-n", str(args.n)] if args.n else []
         cmd += ["--force"] if args.force else []
         subprocess.run(cmd, check=False)
-    points = sweep_store.load().ordered()
+    points = sweep_store.load(base.sweep_path).ordered()
     if args.sizes:
         wanted = {r.text for r in sweep.parse_sizes(args.sizes)}
         points = [p for p in points if p.model in wanted]
-    refs = [(p.params / 1e6, r) for p in points if (r := reference(p)) is not None]
+    refs = [(p.params / 1e6, r) for p in points if (r := reference(p, base)) is not None]
     ref_line = fit.least_squares([x for x, _ in refs], [y for _, y in refs])
     out: dict[str, object] = {
         "sizes": [p.params for p in points],

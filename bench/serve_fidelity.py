@@ -20,27 +20,23 @@ import sys
 import time
 from typing import Any
 
-from deploytui import bench, defaults, paths
+from deploytui import bench, defaults
 from deploytui.families import registry
 from deploytui.models import parse
+from deploytui.workspace import Workspace
 
 TARGET = 0.05
 
 
-def ours(key: str, repeat: int) -> float:
-    rec = bench.bench_form(
-        registry.get(key),
-        n=1,
-        warmup=0,
-        repeat=repeat,
-        feed=bench.Load(warmup=defaults.SERVE_WARMUP, threads=1),
-    )
+def ours(key: str, repeat: int, ws: Workspace) -> float:
+    feed = bench.Load(warmup=defaults.SERVE_WARMUP, threads=1)
+    rec = bench.bench_form(registry.get(key), n=1, warmup=0, repeat=repeat, ws=ws, feed=feed)
     if rec.forwards is None:
         sys.exit(f"{key}: no timed forwards ({rec.status}: {rec.error})")
     return rec.forwards.p50_ms
 
 
-def torch_anchor(repeat: int) -> Any:
+def torch_anchor(repeat: int, ws: Workspace) -> Any:
     """torch.utils.benchmark.Timer's median for one forward of the eager module, loaded as the
     eager runner loads it, in inference mode, one thread."""
     import torch
@@ -49,9 +45,8 @@ def torch_anchor(repeat: int) -> Any:
     from deploytui.models.load import load
     from deploytui.runners.torch_bundle import load_weights, read_inputs, split_inputs
 
-    ref = paths.model()
-    module = load_weights(load(ref).module, str(paths.model_dir(ref.slug) / f"{ref.slug}.safetensors"))
-    call, kwargs = split_inputs(read_inputs(str(paths.inputs_path(ref.slug))))
+    module = load_weights(load(ws.model).module, str(ws.model_dir / f"{ws.slug}.safetensors"))
+    call, kwargs = split_inputs(read_inputs(str(ws.inputs_path)))
     torch.set_num_threads(1)
     # in inference mode, as the runner's forwards: entered in the Timer's own setup (a mode
     # entered out here does not reach its statement: 3x slower on a1)
@@ -70,19 +65,18 @@ def torch_anchor(repeat: int) -> Any:
     return measure
 
 
-def ort_anchor(repeat: int) -> Any:
+def ort_anchor(repeat: int, ws: Workspace) -> Any:
     """A plain loop over session.run on the model's .onnx, each call timed, median."""
     import onnxruntime as ort
     from safetensors.numpy import load_file
 
-    ref = paths.model()
     so = ort.SessionOptions()
     so.intra_op_num_threads = 1
     so.inter_op_num_threads = 1
     session = ort.InferenceSession(
-        str(paths.model_dir(ref.slug) / f"{ref.slug}.onnx"), so, providers=["CPUExecutionProvider"]
+        str(ws.model_dir / f"{ws.slug}.onnx"), so, providers=["CPUExecutionProvider"]
     )
-    feed = load_file(str(paths.inputs_path(ref.slug)))
+    feed = load_file(str(ws.inputs_path))
     for _ in range(defaults.SERVE_WARMUP):
         session.run(None, feed)
 
@@ -107,14 +101,14 @@ def main() -> int:
     if args.quick:
         args.rounds, args.repeat = 2, 50
     args.model = args.model or ("a1" if args.quick else "convnet")
-    paths.set_model(parse(args.model))
+    ws = Workspace.from_env(parse(args.model))  # DEPLOYTUI_ARTIFACTS or the default folder
     result: dict[str, Any] = {"model": args.model, "rounds": args.rounds, "repeat": args.repeat}
     missed = False
     for (key, anchor_name), make in zip(registry.FIDELITY, (torch_anchor, ort_anchor), strict=True):
-        anchor = make(args.repeat)
+        anchor = make(args.repeat, ws)
         mine, theirs = [], []
         for _ in range(args.rounds):
-            mine.append(ours(key, args.repeat))
+            mine.append(ours(key, args.repeat, ws))
             theirs.append(anchor())
         a, b = statistics.median(mine), statistics.median(theirs)
         ratio = a / b

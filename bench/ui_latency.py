@@ -18,10 +18,10 @@ bench waits `--gap` seconds, a brisk user's pace. Prints JSON: median and p95 of
 line and settled pane), of the reference measured beside it, their ratios, and whether the goals
 hold (settled p95 < 50 ms idle, < 100 ms during a run).
 
-    .venv/bin/python bench/ui_latency.py [-n 40] [--gap 0.25] [--quick]
+    .venv/bin/python bench/ui_latency.py [-n 40] [--gap 0.25] [--quick] [--model REF]
 
 Needs tmux (Debian/Ubuntu: apt-get install tmux) and a built model (make build; the model is
-a1 unless DEPLOYTUI_MODEL names another).
+a1 unless --model names another; the artifacts folder is $DEPLOYTUI_ARTIFACTS or the checkout's).
 """
 
 from __future__ import annotations
@@ -30,6 +30,7 @@ import argparse
 import json
 import os
 import re
+import shlex
 import shutil
 import statistics
 import subprocess
@@ -94,12 +95,12 @@ def list_order() -> list[str]:
     return [f.key for fam in registry.GROUPS for f in registry.FORMS if f.family == fam]
 
 
-def model_slug() -> str:
-    """The model the app will show (DEPLOYTUI_MODEL, else a1): its folder's name."""
+def model_slug(text: str) -> str:
+    """The model the app will show: its folder's name."""
     sys.path.insert(0, str(ROOT / "src"))
     from deploytui.models import parse
 
-    return parse(os.environ.get("DEPLOYTUI_MODEL") or None).slug
+    return parse(text).slug
 
 
 def wait_for(pred, timeout: float, what: str) -> None:
@@ -208,6 +209,7 @@ def main() -> int:
     ap.add_argument("--gap", type=float, default=0.25, help="seconds between two key presses")
     ap.add_argument("--skip-run", action="store_true", help="the idle phase only")
     ap.add_argument("--quick", action="store_true", help="5 samples a phase, short waits (the test suite's)")
+    ap.add_argument("--model", default="a1", metavar="REF", help="the model the app shows (default a1)")
     args = ap.parse_args()
     if args.quick:
         args.n, args.gap = min(args.n, 5), 0.1
@@ -215,7 +217,7 @@ def main() -> int:
         raise SystemExit("tmux not found: install it (Debian/Ubuntu: apt-get install tmux)")
     exe = ROOT / ".venv" / "bin" / "deploytui"
     art = Path(os.environ.get("DEPLOYTUI_ARTIFACTS", ROOT / "artifacts")).resolve()
-    slug = model_slug()
+    slug = model_slug(args.model)
     if not exe.exists() or not (art / slug / "manifest.json").exists():
         raise SystemExit(f"build the project first: make build ({art / slug / 'manifest.json'} is missing)")
     order = list_order()
@@ -223,12 +225,11 @@ def main() -> int:
     tmux = Tmux(sock)
     with tempfile.TemporaryDirectory(prefix="deploytui-latency-") as tmp:
         mirror = mirror_artifacts(art, Path(tmp) / "artifacts", slug)
-        env = f"DEPLOYTUI_ARTIFACTS={mirror}"
         try:
             tmux(
                 *("start-server", ";", "set-option", "-g", "status", "off", ";"),
                 *("new-session", "-d", "-s", "bench", "-n", "app", "-x", str(COLS), "-y", str(ROWS)),
-                f"env {env} {exe}",
+                shlex.join([str(exe), "--model", args.model, "--artifacts", str(mirror)]),
             )
             tmux("new-window", "-d", "-t", "bench", "-n", "ref", "cat")
             wait_for(

@@ -12,7 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from deploytui import paths
+from deploytui.models import parse
+from deploytui.workspace import SHARED, Workspace
+from workspaces import A1
 
 BUILD_FIXTURE = "built_artifacts"
 
@@ -27,11 +29,18 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 def built_artifacts() -> Path:
     """Run the whole build once into the real artifacts folder (incremental: usually a no-op)."""
     from deploytui.builder import run_build
+    from deploytui.builder.context import BuildContext
 
-    manifest = run_build()
+    manifest = run_build(BuildContext.of(A1))
     failed = {n: manifest.steps[n].reason for n in manifest.failed_steps()}
     assert not failed, f"build steps failed: {failed}"
-    return paths.artifacts_dir()
+    return A1.artifacts
+
+
+@pytest.fixture
+def a1(built_artifacts: Path) -> Workspace:
+    """a1 in the real (built) artifacts folder."""
+    return A1
 
 
 @pytest.fixture(scope="session")
@@ -47,11 +56,19 @@ def eager() -> list[list[float]]:
 
 @pytest.fixture
 def artifacts_copy(built_artifacts: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A private copy of the built artifacts root (a1's folder and shared/), made current
-    through DEPLOYTUI_ARTIFACTS. Paths in it are the root's: `artifacts_copy / "a1" / ...`."""
+    """A private copy of the built artifacts root (a1's folder and shared/). Paths in it are the
+    root's: `artifacts_copy / "a1" / ...`; `copy_ws` is a1's workspace in it. The deploytui
+    processes a test starts get it through DEPLOYTUI_ARTIFACTS (set here for them: the test
+    process itself reads no such variable)."""
     dest = tmp_path / "artifacts"
     skip = shutil.ignore_patterns("results.json*", "outputs", "logs")
-    for part in (paths.SHARED, "a1"):
+    for part in (SHARED, "a1"):
         shutil.copytree(built_artifacts / part, dest / part, ignore=skip, symlinks=True)
     monkeypatch.setenv("DEPLOYTUI_ARTIFACTS", str(dest))
     return dest
+
+
+@pytest.fixture
+def copy_ws(artifacts_copy: Path) -> Workspace:
+    """a1 in the private copy of the artifacts (`artifacts_copy`)."""
+    return Workspace.at(parse("a1"), artifacts_copy, artifacts_copy.parent / "bundles")

@@ -6,11 +6,12 @@ import os
 from deploytui.builder import plan, run_build
 from deploytui.builder.context import BuildContext
 from deploytui.manifest import StepStatus
+from workspaces import A1, built
 
 
 def test_noop_build_skips_every_step(built_artifacts):
     events = []
-    run_build(on_event=events.append)
+    run_build(BuildContext.of(A1), on_event=events.append)
     ends = [e for e in events if e.kind == "end"]
     assert ends and all(e.status in ("up-to-date", "unavailable", "skipped") for e in ends), [
         (e.step, e.status, e.text) for e in ends
@@ -20,7 +21,7 @@ def test_noop_build_skips_every_step(built_artifacts):
 def test_plan_names_every_step_forms_depend_on():
     from deploytui.families.registry import FORMS
 
-    names = {s.name for s in plan(BuildContext.default())}
+    names = {s.name for s in plan(BuildContext.of(A1))}
     for form in FORMS:
         assert set(form.steps) <= names, (form.key, set(form.steps) - names)
 
@@ -28,17 +29,16 @@ def test_plan_names_every_step_forms_depend_on():
 def test_bench_builds_only_the_steps_its_forms_need():
     from deploytui.builder import steps_for
     from deploytui.families import registry
-    from deploytui.models import parse
 
-    ctx = BuildContext.default(parse("convnet"))
+    ctx = BuildContext.of(built("convnet"))
     assert steps_for(ctx, [registry.get("torch-eager")]) == ["export-model"]
     native = steps_for(ctx, [registry.get("onnxruntime-native")])
     assert native is not None and set(native) == {"export-model", "export-onnx", "ort-build"}
     assert steps_for(ctx, list(registry.FORMS)) is None  # every form: the whole plan
 
 
-def test_missing_toolchain_marks_steps_unavailable(artifacts_copy, monkeypatch):
-    ctx = BuildContext.default()
+def test_missing_toolchain_marks_steps_unavailable(artifacts_copy, copy_ws, monkeypatch):
+    ctx = BuildContext.of(copy_ws)
     assert ctx.art == artifacts_copy
     manifest = run_build(ctx, only=["cpp-build"], on_event=lambda e: None)
     assert manifest.steps["cpp-build"].status == StepStatus.OK  # copied state is up to date
@@ -58,20 +58,18 @@ def test_missing_toolchain_marks_steps_unavailable(artifacts_copy, monkeypatch):
     assert os.environ["PATH"] == str(bare)
 
 
-def up_to_date(art):
-    """Make the copied manifest current: the steps' commands name the artifacts folder, so the
-    fingerprints recorded for the real one differ from the copy's, whose content is the same."""
-    from deploytui import manifest as manifest_file
+def test_a_copied_artifacts_folder_is_up_to_date(artifacts_copy, copy_ws):
+    """The real build's folder copied elsewhere (`cp -a artifacts /tmp/x && deploytui --artifacts
+    /tmp/x build`): every step of the whole build finds itself up to date there (its
+    fingerprint names the artifacts folder $ART, not where it is)."""
+    events = []
+    run_build(BuildContext.of(copy_ws), on_event=events.append)
+    ends = [(e.step, e.status, e.text) for e in events if e.kind == "end"]
+    assert ends and all(status == "up-to-date" for _, status, _ in ends), ends
+    assert not [e.text for e in events if e.kind == "line"]  # nothing said stale
 
-    m = manifest_file.load(art, "a1")
-    for step in plan(BuildContext.default()):
-        if not step.on_demand:  # built only when a batch run asks (a whole build leaves them out)
-            m.steps[step.name].fingerprint = step.fingerprint()
-    manifest_file.write(art, "a1", m)
 
-
-def test_damaged_output_is_rebuilt_and_the_log_says_why(artifacts_copy):
-    up_to_date(artifacts_copy)
+def test_damaged_output_is_rebuilt_and_the_log_says_why(artifacts_copy, copy_ws):
     a1 = artifacts_copy / "a1"
     with open(a1 / "a1_export.pt2", "r+b") as f:
         f.truncate(1000)  # smaller: caught by the size check
@@ -81,7 +79,9 @@ def test_damaged_output_is_rebuilt_and_the_log_says_why(artifacts_copy):
     os.utime(script, ns=(script.stat().st_atime_ns, script.stat().st_mtime_ns + 10**9))  # touched only
     events = []
     manifest = run_build(
-        only=["export-model", "export-script", "export-torch-export"], on_event=events.append
+        BuildContext.of(copy_ws),
+        only=["export-model", "export-script", "export-torch-export"],
+        on_event=events.append,
     )
     ends = {e.step: e.status for e in events if e.kind == "end"}
     assert ends == {"export-model": "ok", "export-script": "up-to-date", "export-torch-export": "ok"}
@@ -94,11 +94,11 @@ def test_damaged_output_is_rebuilt_and_the_log_says_why(artifacts_copy):
     assert (a1 / "logs" / "export-model.log").read_text().startswith("$ ")
 
 
-def test_built_steps_stay_up_to_date_without_their_tools(artifacts_copy, monkeypatch):
+def test_built_steps_stay_up_to_date_without_their_tools(artifacts_copy, copy_ws, monkeypatch):
     from deploytui import manifest as manifest_file
     from deploytui.families import registry
 
-    up_to_date(artifacts_copy)
+    ctx = BuildContext.of(copy_ws)
     bare = artifacts_copy.parent / "bin-without-tools"
     bare.mkdir()
     monkeypatch.setenv("PATH", str(bare))  # no g++, no cargo
@@ -112,16 +112,16 @@ def test_built_steps_stay_up_to_date_without_their_tools(artifacts_copy, monkeyp
         "burn-capture",
     ]
     events = []
-    manifest = run_build(only=cc_and_cargo, on_event=events.append)
+    manifest = run_build(ctx, only=cc_and_cargo, on_event=events.append)
     assert {e.step: e.status for e in events if e.kind == "end"} == dict.fromkeys(cc_and_cargo, "up-to-date")
     for key in ("aoti-python", "cpp-aoti-lean", "burn-file", "burn-embed"):
-        assert manifest_file.availability(registry.get(key), manifest) == "", key
+        assert manifest_file.availability(registry.get(key), copy_ws, manifest) == "", key
     (artifacts_copy / "a1" / "bin" / "burn-embed").write_bytes(b"damaged")  # burn-embed has to run
-    manifest = run_build(only=["burn-convert", "burn-embed"], on_event=lambda e: None)
+    manifest = run_build(ctx, only=["burn-convert", "burn-embed"], on_event=lambda e: None)
     assert manifest.steps["burn-convert"].status == StepStatus.OK
     assert manifest.steps["burn-embed"].status == StepStatus.UNAVAILABLE
     assert manifest.steps["burn-embed"].reason == "cargo not found on PATH"
-    assert "cargo not found" in manifest_file.availability(registry.get("burn-embed"), manifest)
+    assert "cargo not found" in manifest_file.availability(registry.get("burn-embed"), copy_ws, manifest)
 
 
 def test_decisive_line_is_the_tools_own_words():
@@ -212,3 +212,46 @@ def test_steps_run_side_by_side_after_what_they_need_one_cargo_step_at_a_time(tm
     assert most == 2
     ends = [e for e in events if e.kind == "end"]
     assert sorted(e.index for e in ends) == list(range(1, len(steps) + 1))
+
+
+def test_a_moved_artifacts_folder_keeps_its_steps_up_to_date(tmp_path, monkeypatch):
+    """Steps whose commands, inputs and outputs name the artifacts folder: built in one folder,
+    the folder copied (mtimes kept, as `cp -a`), the copy's build runs nothing; a changed input
+    in the copy makes its step stale there."""
+    import shutil
+    import sys
+
+    import deploytui.builder as builder
+    from deploytui.builder.steps import Step
+    from deploytui.models import parse
+
+    def steps_of(ctx):
+        src, out, more = ctx.mdir / "src.txt", ctx.mdir / "out.txt", ctx.mdir / "more.txt"
+        copy = "import sys, shutil; shutil.copy(sys.argv[1], sys.argv[2])"
+        return [
+            Step("copy", "copy", (sys.executable, "-c", copy, str(src), str(out)), (src,), (out,)),
+            Step("more", "more", (sys.executable, "-c", copy, str(out), str(more)), (out,), (more,)),
+        ]
+
+    monkeypatch.setattr(builder, "plan", steps_of)
+
+    def ctx_at(art):
+        return BuildContext(tmp_path, art, tmp_path / "cache", sys.executable, parse("a1"))
+
+    first, moved = tmp_path / "first" / "artifacts", tmp_path / "elsewhere" / "art"
+    (first / "a1").mkdir(parents=True)
+    (first / "a1" / "src.txt").write_text("x")
+
+    def statuses(art):
+        events = []
+        run_build(ctx_at(art), on_event=events.append)
+        return {e.step: e.status for e in events if e.kind == "end"}
+
+    assert statuses(first) == {"copy": "ok", "more": "ok"}
+    assert statuses(first) == {"copy": "up-to-date", "more": "up-to-date"}
+    shutil.copytree(first, moved, symlinks=True)  # copy2: content and mtimes
+    assert statuses(moved) == {"copy": "up-to-date", "more": "up-to-date"}
+    (moved / "a1" / "src.txt").write_text("y")
+    assert statuses(moved) == {"copy": "ok", "more": "ok"}
+    assert (moved / "a1" / "more.txt").read_text() == "y"
+    assert (first / "a1" / "more.txt").read_text() == "x"  # the first folder untouched

@@ -156,6 +156,7 @@ def _build_onnx(name: str, work: Path) -> dict:
     """Exports the model, then builds the three burn-onnx forms of it into work/art."""
     torch = _torch()
     from deploytui.builder.context import BuildContext
+    from workspaces import A1
 
     model, inputs = MODELS[name]()
     art = work / "art"
@@ -165,7 +166,7 @@ def _build_onnx(name: str, work: Path) -> dict:
     with torch.inference_mode():
         want = model(*inputs)
     want = list(want) if isinstance(want, tuple) else [want]
-    ctx = BuildContext.default()
+    ctx = BuildContext.of(A1)  # the real build's burn tools and cargo target
     facts = {}
     for step in ONNX_STEPS:
         argv = [

@@ -408,14 +408,14 @@ def _stored(tmp_path, monkeypatch):
     from deploytui.manifest import StepRecord, StepStatus
     from deploytui.ship import store as ship_store
     from deploytui.ship.store import ShipCheck
-    from tui_support import FIXED_RESULTS, make_artifacts
+    from tui_support import FIXED_RESULTS, a1_at, make_artifacts
 
     art = make_artifacts(tmp_path, results=FIXED_RESULTS)
-    monkeypatch.setenv("DEPLOYTUI_ARTIFACTS", str(art))
-    m = manifest.load(art, "a1")
+    monkeypatch.setenv("DEPLOYTUI_ARTIFACTS", str(art))  # for the deploytui processes a test starts
+    m = manifest.load(a1_at(art))
     for step, size in (("probe-burn-embed", 0), ("probe-cpp-aoti", 438 * MIB)):
         m.steps[step] = StepRecord(StepStatus.OK, facts={"runtime_bytes": size, "libraries": [], "files": {}})
-    manifest.write(art, "a1", m)
+    manifest.write(a1_at(art), m)
     ship = art / "a1" / "ship.json"
     ship_store.put(ship, "burn-embed", ShipCheck(passed=True, compressed_bytes=2 * MIB))
     ship_store.put(ship, "cpp-aoti", ShipCheck(passed=False, reason="exit 127: libtorch.so: cannot open"))
@@ -424,12 +424,12 @@ def _stored(tmp_path, monkeypatch):
 
 def test_facts_come_from_the_stores_only(tmp_path, monkeypatch):
     from deploytui import choose_facts
-    from deploytui.models import parse
     from test_probe import _forbid_running
+    from tui_support import a1_at
 
-    _stored(tmp_path, monkeypatch)
+    art = _stored(tmp_path, monkeypatch)
     _forbid_running(monkeypatch)
-    facts, dropped = choose_facts.read(parse("a1"))
+    facts, dropped = choose_facts.read(a1_at(art))
     got = choose.by_key(facts)
     assert dropped == [] and [f.order for f in facts] == list(range(len(facts)))
     burn = got["burn-embed"]
@@ -507,10 +507,11 @@ def test_the_pages_pick_against_ours():
 def test_the_reports_how_to_choose(tmp_path, monkeypatch):
     from deploytui import manifest, report, results
     from test_probe import _forbid_running
+    from tui_support import a1_at
 
-    _stored(tmp_path, monkeypatch)
+    ws = a1_at(_stored(tmp_path, monkeypatch))
     _forbid_running(monkeypatch)
-    text = report.markdown(results.load(), manifest.load())
+    text = report.markdown(ws, results.load(ws.results_path), manifest.load(ws))
     section = text[text.index("## How to choose") :]
     for s in choose.SITUATIONS:
         assert f"### {s.title}\n\n`deploytui choose --model a1 {s.flags()}`" in section
@@ -532,9 +533,9 @@ def test_the_reports_how_to_choose(tmp_path, monkeypatch):
         "| libtorch runtime at least ~404 MiB | ≥ ~404 MiB | not probed yet: run `deploytui build` "
         "| not measured yet |" in section
     )
-    data = json.loads(report.as_json(results.load(), manifest.load()))
+    data = json.loads(report.as_json(ws, results.load(ws.results_path), manifest.load(ws)))
     assert data["how_to_choose"]["no-runtime"]["chosen"][0]["form"] == "burn-embed"
-    m = manifest.load()
+    m = manifest.load(ws)
     m.model = "convnet"  # another model: the situations, not the page
-    other = report.markdown(results.load(), m)
+    other = report.markdown(ws, results.load(ws.results_path), m)
     assert "### One file, no runtime" in other and "| recommended form |" not in other

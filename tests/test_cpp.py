@@ -152,8 +152,10 @@ def test_step_built_both_programs(art):
     """The session build's cpp-build step (one compile per session, not one per test): both
     programs are there, with the facts the step printed, and they are what it says."""
     from deploytui import manifest
+    from deploytui.models import parse
+    from deploytui.workspace import Workspace
 
-    step = manifest.load(art).steps["cpp-build"]
+    step = manifest.load(Workspace.at(parse("a1"), art)).steps["cpp-build"]
     assert step.status == "ok" and step.scope == "shared"
     facts = step.facts
     assert set(facts["programs"]) == {"cpp-torchscript", "cpp-aoti"}

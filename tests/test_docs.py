@@ -70,9 +70,10 @@ def universe() -> frozenset[str]:
     from deploytui.builder import plan
     from deploytui.builder.context import BuildContext
     from deploytui.models import parse
+    from deploytui.workspace import Workspace
 
     names = {f.key for f in registry.FORMS} | set(registry.RUNTIME_TITLES)
-    steps = [s for m in ("a1", "convnet") for s in plan(BuildContext.default(parse(m)))]
+    steps = [s for m in ("a1", "convnet") for s in plan(BuildContext.of(Workspace.at(parse(m))))]
     names |= {s.name for s in steps}
     names |= {o.name for s in steps if s.scope == "shared" for o in s.outputs}  # the shared programs
     for manifest in (ROOT / "rust").glob("*/Cargo.toml"):
@@ -295,15 +296,14 @@ def test_report_writes_each_models_results_and_their_matrix(tmp_path, monkeypatc
     """`deploytui report --results DIR` on stored results: one page per model, the matrix, every
     page marked as written; nothing else in DIR is touched."""
     from deploytui.report import write_results
-    from tui_support import FIXED_RESULTS, make_artifacts
+    from tui_support import FIXED_RESULTS, a1_at, make_artifacts
 
     art = make_artifacts(tmp_path, results=FIXED_RESULTS)
-    monkeypatch.setenv("DEPLOYTUI_ARTIFACTS", str(art))
     monkeypatch.setenv("DEPLOYTUI_CACHE", str(tmp_path / "cache"))
     out = tmp_path / "results"
     out.mkdir()
     (out / "theirs.md").write_text("someone else's")
-    written = write_results(out)
+    written = write_results(out, a1_at(art))
     assert sorted(p.name for p in written) == ["a1.md", "matrix.md"]
     assert (out / "theirs.md").read_text() == "someone else's"
     assert all(p.read_text().startswith(GENERATED) for p in written)

@@ -21,6 +21,7 @@ import pytest
 from deploytui import bench, manifest, paths, report, results
 from deploytui.families import registry
 from deploytui.forms import Form
+from workspaces import A1
 
 DEPLOYTUI = [sys.executable, "-m", "deploytui"]
 
@@ -51,17 +52,17 @@ def run_cli(*args: str, timeout: float = 600) -> subprocess.CompletedProcess:
     )
 
 
-def others_still_run(key: str = "burn-embed") -> None:
-    rec = bench.bench_form(registry.get(key), n=1, warmup=0)
+def others_still_run(ws, key: str = "burn-embed") -> None:
+    rec = bench.bench_form(registry.get(key), n=1, warmup=0, ws=ws)
     assert rec.status == "ok" and rec.within_tol, rec.error
 
 
 # 1. a missing artifact --------------------------------------------------------------------------
 
 
-def test_missing_artifact_is_unavailable_with_reason(artifacts_copy):
+def test_missing_artifact_is_unavailable_with_reason(artifacts_copy, copy_ws):
     (artifacts_copy / "a1" / "a1_script.pt").unlink()
-    rec = bench.bench_form(registry.get("torchscript-script"), n=1, warmup=0)
+    rec = bench.bench_form(registry.get("torchscript-script"), n=1, warmup=0, ws=copy_ws)
     assert rec.status == "unavailable" and "a1_script.pt" in rec.error
     res = run_cli("bench", "torchscript-script", "burn-embed", "-n", "1", "--warmup", "0", "--no-build")
     assert res.returncode == 1
@@ -103,9 +104,9 @@ def truncate(path: Path, keep: float = 0.5) -> None:
         ("cpp-executorch", "a1.pte"),
     ],
 )
-def test_truncated_artifact_fails_at_its_form_in_one_line(artifacts_copy, key, file):
+def test_truncated_artifact_fails_at_its_form_in_one_line(artifacts_copy, copy_ws, key, file):
     truncate(artifacts_copy / "a1" / file)
-    rec = bench.bench_form(registry.get(key), n=1, warmup=0, timeout_s=300)
+    rec = bench.bench_form(registry.get(key), n=1, warmup=0, ws=copy_ws, timeout_s=300)
     assert rec.status == "failed", rec
     assert rec.error.startswith("exit 1: error:"), rec.error
     assert rec.stderr_tail[-1].startswith("error: ")  # the runner's own one-line message comes last
@@ -113,36 +114,40 @@ def test_truncated_artifact_fails_at_its_form_in_one_line(artifacts_copy, key, f
         assert len(rec.stderr_tail) == 1, rec.stderr_tail
 
 
-def test_corrupt_safetensors_header_and_zip_shown_by_inspectors(artifacts_copy):
+def test_corrupt_safetensors_header_and_zip_shown_by_inspectors(artifacts_copy, copy_ws):
     from deploytui.inspectors.form_view import sections
 
     st = artifacts_copy / "a1" / "a1.safetensors"
     st.write_bytes(b"\xff" * 8 + st.read_bytes()[8:])
     pt = artifacts_copy / "a1" / "a1_script.pt"
     pt.write_bytes(b"garbage" + pt.read_bytes()[-10:])
-    m = manifest.load()
-    errs = {s.title: s.error for s in sections(registry.get("torch-eager"), m) if s.error}
+    m = manifest.load(copy_ws)
+    errs = {s.title: s.error for s in sections(registry.get("torch-eager"), m, copy_ws) if s.error}
     assert any("header length" in e for e in errs.values()), errs
-    errs = {s.title: s.error for s in sections(registry.get("torchscript-script"), m) if s.error}
+    errs = {s.title: s.error for s in sections(registry.get("torchscript-script"), m, copy_ws) if s.error}
     assert any("not a readable ZIP" in e for e in errs.values()), errs
 
 
 # 3. a runner crashes ----------------------------------------------------------------------------
 
 
-def test_runner_killed_by_signal(artifacts_copy):
+def test_runner_killed_by_signal(artifacts_copy, copy_ws):
     rec = bench.bench_form(
-        fake_form("segv", "import os, signal; os.kill(os.getpid(), signal.SIGSEGV)"), n=1, warmup=0
+        fake_form("segv", "import os, signal; os.kill(os.getpid(), signal.SIGSEGV)"),
+        n=1,
+        warmup=0,
+        ws=copy_ws,
     )
     assert rec.status == "failed" and "SIGSEGV" in rec.error
-    others_still_run()
+    others_still_run(copy_ws)
 
 
-def test_runner_panics(artifacts_copy):
+def test_runner_panics(artifacts_copy, copy_ws):
     rec = bench.bench_form(
         fake_form("panic", "import sys; print('thread main panicked', file=sys.stderr); sys.exit(101)"),
         n=1,
         warmup=0,
+        ws=copy_ws,
     )
     assert rec.status == "failed" and rec.error == "exit 101: thread main panicked"
 
@@ -150,7 +155,7 @@ def test_runner_panics(artifacts_copy):
 # 4. a runner hangs ------------------------------------------------------------------------------
 
 
-def test_hanging_runner_is_killed_with_its_group(artifacts_copy):
+def test_hanging_runner_is_killed_with_its_group(artifacts_copy, copy_ws):
     marker = "import time; time.sleep(86.42)"
     t0 = time.monotonic()
     rec = bench.bench_form(
@@ -159,13 +164,14 @@ def test_hanging_runner_is_killed_with_its_group(artifacts_copy):
         ),
         n=1,
         warmup=0,
+        ws=copy_ws,
         timeout_s=2,
     )
     assert time.monotonic() - t0 < 15
     assert rec.status == "failed" and "timed out" in rec.error
     time.sleep(0.3)
     assert not _alive(marker)
-    others_still_run()
+    others_still_run(copy_ws)
 
 
 def _alive(marker: str) -> list:
@@ -179,8 +185,9 @@ def _alive(marker: str) -> list:
 # 5. a missing toolchain at build time (see also test_build.py) -----------------------------------
 
 
-def test_no_cargo_makes_burn_forms_unavailable_rest_builds(artifacts_copy, monkeypatch):
+def test_no_cargo_makes_burn_forms_unavailable_rest_builds(artifacts_copy, copy_ws, monkeypatch):
     from deploytui.builder import run_build
+    from deploytui.builder.context import BuildContext
 
     for part in ("shared", "a1"):
         manifest_path = artifacts_copy / part / "manifest.json"
@@ -198,6 +205,7 @@ def test_no_cargo_makes_burn_forms_unavailable_rest_builds(artifacts_copy, monke
                 break
     monkeypatch.setenv("PATH", f"{py_bin}{os.pathsep}{tools}")
     manifest = run_build(
+        BuildContext.of(copy_ws),
         only=[
             "export-model",
             "burn-tools",
@@ -206,20 +214,20 @@ def test_no_cargo_makes_burn_forms_unavailable_rest_builds(artifacts_copy, monke
             "tract-build",
             "ort-build",
             "tract-optimise",
-        ]
+        ],
     )
     steps = manifest.steps
     for step in ("tract-build", "ort-build"):  # the Rust runtimes' programs need cargo too
         assert steps[step].status == "unavailable" and "cargo" in steps[step].reason, steps[step]
     assert steps["tract-optimise"].status == "skipped" and "tract-build" in steps["tract-optimise"].reason
     for key in ("tract", "onnxruntime-native"):
-        rec = bench.bench_form(registry.get(key), n=1, warmup=0)
+        rec = bench.bench_form(registry.get(key), n=1, warmup=0, ws=copy_ws)
         assert rec.status == "unavailable" and "cargo not found" in rec.error, (key, rec.error)
     assert steps["export-model"].status == "ok"
     assert steps["burn-tools"].status == "unavailable" and "cargo" in steps["burn-tools"].reason
     assert steps["burn-convert"].status == "skipped" and "burn-tools" in steps["burn-convert"].reason
     assert steps["burn-embed"].status == "unavailable" and "cargo" in steps["burn-embed"].reason
-    rec = bench.bench_form(registry.get("burn-file"), n=1, warmup=0)
+    rec = bench.bench_form(registry.get("burn-file"), n=1, warmup=0, ws=copy_ws)
     assert rec.status == "unavailable" and "cargo not found" in rec.error
     assert rec.stage is None and rec.stage_status["build"] == "skipped"
 
@@ -235,12 +243,12 @@ def test_burn_onnx_file_relocation_failure(built_artifacts):
     moved = bpk.with_suffix(".bpk.moved-by-test")
     bpk.rename(moved)
     try:
-        rec = bench.bench_form(registry.get("burn-onnx-file"), n=1, warmup=0)
+        rec = bench.bench_form(registry.get("burn-onnx-file"), n=1, warmup=0, ws=A1)
     finally:
         moved.rename(bpk)
     assert rec.status == "failed" and rec.stage == "run", rec.error
     assert "Failed to load burnpack file" in rec.error, rec.error
-    rec = bench.bench_form(registry.get("burn-onnx-embed"), n=1, warmup=0)
+    rec = bench.bench_form(registry.get("burn-onnx-embed"), n=1, warmup=0, ws=A1)
     assert rec.status == "ok"
 
 
@@ -278,11 +286,11 @@ print({line!r})
         (None, None, 0, "", "printed no JSON line with stages (stdout empty)"),
     ],
 )
-def test_wrong_output_is_a_failure_with_reason(artifacts_copy, shape, values, off, line, expect):
+def test_wrong_output_is_a_failure_with_reason(artifacts_copy, copy_ws, shape, values, off, line, expect):
     script = WRITE_OUTPUTS.format(
-        ref=str(paths.reference_path()), shape=shape, values=values, off=off, line=line
+        ref=str(copy_ws.reference_path), shape=shape, values=values, off=off, line=line
     )
-    rec = bench.bench_form(fake_form("wrong", script), n=1, warmup=0)
+    rec = bench.bench_form(fake_form("wrong", script), n=1, warmup=0, ws=copy_ws)
     assert expect in rec.error, rec.error
     if expect.startswith("output differs"):
         assert rec.within_tol is False and rec.outputs[0].worst[0].abs_diff > 0 and rec.stage == "numerics"
@@ -291,7 +299,7 @@ def test_wrong_output_is_a_failure_with_reason(artifacts_copy, shape, values, of
 # 8. the results file is damaged -------------------------------------------------------------------
 
 
-def test_cli_starts_with_what_it_can_read(artifacts_copy):
+def test_cli_starts_with_what_it_can_read(artifacts_copy, copy_ws):
     good = {"form": "burn-embed", "status": "ok", "wall_s": [0.003], "peak_rss_bytes": [3_000_000]}
     (artifacts_copy / "a1" / "results.json").write_text(
         json.dumps({"version": 1, "forms": {"burn-embed": good, "burn-st": {"form": "burn-st"}}})
@@ -302,14 +310,14 @@ def test_cli_starts_with_what_it_can_read(artifacts_copy):
     (artifacts_copy / "a1" / "results.json").write_text("{ not json")
     res = run_cli("bench", "burn-embed", "-n", "1", "--warmup", "0", "--no-build")
     assert res.returncode == 0 and "could not be read" in res.stderr
-    assert list(results.load().forms) == ["burn-embed"]
+    assert list(results.load(copy_ws.results_path).forms) == ["burn-embed"]
 
 
 # shutdown: signals and kill -9 mid-bench ------------------------------------------------------------
 
 
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM, signal.SIGKILL])
-def test_cli_killed_mid_bench_leaves_nothing_and_keeps_finished_forms(artifacts_copy, sig):
+def test_cli_killed_mid_bench_leaves_nothing_and_keeps_finished_forms(artifacts_copy, copy_ws, sig):
     proc = subprocess.Popen(
         [*DEPLOYTUI, "bench", "burn-embed", "torch-export", "-n", "20", "--warmup", "0"],
         stdout=subprocess.PIPE,
@@ -322,7 +330,7 @@ def test_cli_killed_mid_bench_leaves_nothing_and_keeps_finished_forms(artifacts_
         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     deadline = time.monotonic() + 120
-    while "burn-embed" not in results.load().forms and time.monotonic() < deadline:
+    while "burn-embed" not in results.load(copy_ws.results_path).forms and time.monotonic() < deadline:
         time.sleep(0.1)
     time.sleep(2.0)  # torch-export is running now
     family = [proc.pid] + [c.pid for c in psutil.Process(proc.pid).children(recursive=True)]
@@ -337,13 +345,13 @@ def test_cli_killed_mid_bench_leaves_nothing_and_keeps_finished_forms(artifacts_
     time.sleep(0.5)
     alive = [p for p in family if psutil.pid_exists(p) and psutil.Process(p).status() != psutil.STATUS_ZOMBIE]
     assert not alive, alive
-    assert "burn-embed" in results.load().forms  # the finished form survived
-    assert "torch-export" not in results.load().forms  # only the form in flight is lost
+    assert "burn-embed" in results.load(copy_ws.results_path).forms  # the finished form survived
+    assert "torch-export" not in results.load(copy_ws.results_path).forms  # only the form in flight is lost
     if sig == signal.SIGINT:
         assert proc.returncode == 130 and "Traceback" not in err, err
 
 
-def test_bench_of_a_form_that_became_unavailable_keeps_its_earlier_result(artifacts_copy):
+def test_bench_of_a_form_that_became_unavailable_keeps_its_earlier_result(artifacts_copy, copy_ws):
     good = {"form": "burn-embed", "status": "ok", "wall_s": [0.003], "peak_rss_bytes": [3_000_000]}
     (artifacts_copy / "a1" / "results.json").write_text(
         json.dumps({"version": 1, "forms": {"burn-embed": good}})
@@ -352,7 +360,7 @@ def test_bench_of_a_form_that_became_unavailable_keeps_its_earlier_result(artifa
     res = run_cli("bench", "burn-embed", "-n", "1", "--warmup", "0", "--no-build")
     assert res.returncode == 1
     assert "burn-embed           unavailable: missing artifact(s): burn-embed" in res.stdout, res.stdout
-    assert results.load().forms["burn-embed"].wall_s == [0.003]
+    assert results.load(copy_ws.results_path).forms["burn-embed"].wall_s == [0.003]
 
 
 # hygiene ---------------------------------------------------------------------------------------------
@@ -385,20 +393,26 @@ def test_inspecting_every_form_in_process_imports_no_torch(built_artifacts):
     code = (
         "import sys; from deploytui import forms; from deploytui.inspectors.form_view import sections; "
         "from deploytui import manifest; "
-        "m = manifest.load(); [sections(f, m) for f in registry.FORMS]; "
+        "from deploytui.models import parse; from deploytui.workspace import Workspace; "
+        "ws = Workspace.at(parse('a1'), sys.argv[1]); "
+        "m = manifest.load(ws); [sections(f, m, ws) for f in registry.FORMS]; "
         "bad = [n for n in ('torch', 'onnx', 'onnxruntime', 'numpy', 'pickle_loaded') if n in sys.modules]; "
         "print(bad); sys.exit(1 if bad else 0)"
     )
     res = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, timeout=600, check=False
+        [sys.executable, "-c", code, str(built_artifacts)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
     )
     assert res.returncode == 0, res.stdout + res.stderr
 
 
-def test_report_has_no_foreign_absolute_paths_nor_environment(artifacts_copy, monkeypatch):
+def test_report_has_no_foreign_absolute_paths_nor_environment(artifacts_copy, copy_ws, monkeypatch):
     monkeypatch.setenv("DEPLOYTUI_SECRET_TOKEN", "s3cr3t-value-42")
-    store = results.load()
-    store.put(bench.bench_form(registry.get("burn-embed"), n=1, warmup=0))
+    store = results.load(copy_ws.results_path)
+    store.put(bench.bench_form(registry.get("burn-embed"), n=1, warmup=0, ws=copy_ws))
     rec = bench.bench_form(
         fake_form(
             "burn-onnx-file",
@@ -408,11 +422,12 @@ def test_report_has_no_foreign_absolute_paths_nor_environment(artifacts_copy, mo
         ),
         n=1,
         warmup=0,
+        ws=copy_ws,
     )
     store.put(rec)
-    m = manifest.load()
+    m = manifest.load(copy_ws)
     for fmt in ("md", "json", "csv"):
-        text = report.write_report(store, m, fmt, artifacts_copy / f"r.{fmt}").read_text()
+        text = report.write_report(copy_ws, store, m, fmt, artifacts_copy / f"r.{fmt}").read_text()
         assert "s3cr3t" not in text
         for home in {str(Path.home()), "/root", str(paths.ROOT), str(paths.cache_dir())}:
             assert home + "/" not in text, (fmt, home)

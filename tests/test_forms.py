@@ -16,6 +16,10 @@ from deploytui import forms, paths
 from deploytui.families import registry
 from deploytui.forms import Family, Form, Inspect
 from deploytui.inspectors import form_view
+from deploytui.models import parse
+from deploytui.workspace import Workspace
+
+A1 = Workspace.at(parse("a1"), "/art")  # a place: nothing here reads the files
 
 
 def test_every_form_has_exactly_one_program_and_known_inspectors():
@@ -23,12 +27,12 @@ def test_every_form_has_exactly_one_program_and_known_inspectors():
         assert (form.executable is None) != (form.runner is None), form.key
         if form.compiled:
             assert form.executable.startswith(("shared/bin/", "{m}/bin/")), form.key
-            assert form.executable.replace("{m}", "a1") in form.ship_files()
+            assert form.executable.replace("{m}", "a1") in form.ship_files(A1)
             assert any(i.kind == forms.ELF_LINKAGE and i.path == form.executable for i in form.inspect)
         else:
             assert form.runner.startswith("deploytui.families.") and form.runner in form.argv
             assert form.runtime in registry.RUNTIME_DISTRIBUTIONS
-            assert form.ship_files()[: len(form.model_files)] == tuple(
+            assert form.ship_files(A1)[: len(form.model_files)] == tuple(
                 f.replace("{m}", "a1") for f in form.model_files
             )
         assert form.runtime in registry.RUNTIME_TITLES
@@ -54,10 +58,8 @@ def test_inspected_files_are_where_they_say():
     for form in registry.FORMS:
         for i in form.inspect:
             if i.kind == forms.MODEL_SOURCE:
-                assert i.file().is_file(), (form.key, i.path)
-            assert i.file().is_relative_to(
-                paths.ROOT if i.kind == forms.MODEL_SOURCE else paths.artifacts_dir()
-            )
+                assert i.file(A1).is_file(), (form.key, i.path)
+            assert i.file(A1).is_relative_to(paths.ROOT if i.kind == forms.MODEL_SOURCE else A1.artifacts)
 
 
 def test_no_code_outside_the_families_names_a_form_or_a_family():
@@ -119,19 +121,18 @@ def test_each_program_is_declared_once_and_its_build_step_makes_it():
 
     for model in ("a1", "convnet"):
         ref = parse(model)
-        steps = plan(BuildContext.default(ref))
+        ws = A1.for_model(ref)
+        steps = plan(BuildContext.of(ws))
         made = {o: s.name for s in steps for o in s.outputs}
         for form in registry.FORMS:
             if form.compiled and not form.applies(ref):
-                exe = form.executable_path(ref)
+                exe = form.executable_path(ws)
                 assert exe in made, (model, form.key, exe)
                 assert made[exe] in form.steps, (model, form.key, made[exe])
 
 
 def test_forms_are_templated_per_model_and_the_burn_twins_apply_to_the_mlp_layout_only():
-    from deploytui.models import parse
-
-    conv, mlp = parse("convnet"), parse("mlp:depth=3")
+    conv, mlp = A1.for_model(parse("convnet")), parse("mlp:depth=3")
     eager = registry.get("torch-eager")
     assert eager.command(conv)[-2:] == ["--model", "convnet"]
     assert eager.ship_files(conv) == ("convnet/convnet.safetensors",)
@@ -140,7 +141,7 @@ def test_forms_are_templated_per_model_and_the_burn_twins_apply_to_the_mlp_layou
     run = cpp.run_command("/tmp/o.safetensors", 3, conv)
     assert run[-10:] == [
         "--inputs",
-        str(paths.artifacts_dir() / "convnet" / "inputs.safetensors"),
+        "/art/convnet/inputs.safetensors",
         "--outputs",
         "/tmp/o.safetensors",
         "--repeat",
@@ -151,7 +152,7 @@ def test_forms_are_templated_per_model_and_the_burn_twins_apply_to_the_mlp_layou
         "1",
     ]
     run = cpp.run_command("/tmp/o.safetensors", 3, conv, warmup=2, threads=4, inputs=Path("/tmp/b8.st"))
-    assert run[-11:-9] == [str(paths.artifacts_dir() / "convnet" / "convnet_aoti.pt2"), "--inputs"]
+    assert run[-11:-9] == ["/art/convnet/convnet_aoti.pt2", "--inputs"]
     assert run[-9:] == [
         "/tmp/b8.st",
         "--outputs",
@@ -164,10 +165,20 @@ def test_forms_are_templated_per_model_and_the_burn_twins_apply_to_the_mlp_layou
         "4",
     ]
     for key in ("burn-file", "burn-embed", "burn-st"):
-        assert registry.get(key).applies(conv) == forms.MLP_ONLY
+        assert registry.get(key).applies(conv.model) == forms.MLP_ONLY
         assert registry.get(key).applies(mlp) == ""
         assert registry.get(key).applies(parse("a1")) == ""
-    assert not [f.key for f in registry.FORMS if not f.mlp_only and f.applies(conv)]
+    assert not [f.key for f in registry.FORMS if not f.mlp_only and f.applies(conv.model)]
+
+
+def test_a_probe_names_every_file_a_form_may_ship_built_or_not():
+    """A probe step's inputs hold the optional files too (an .onnx's external data, written by
+    the export): a fresh build's second run finds the probe up to date."""
+    tract = registry.get("tract")
+    assert "a1/a1.onnx.data" not in tract.ship_files(A1)  # nothing under /art: not there
+    assert tract.all_files(A1) == (*tract.ship_files(A1), "a1/a1.onnx.data")
+    eager = registry.get("torch-eager")
+    assert eager.all_files(A1) == eager.ship_files(A1)
 
 
 def test_a_library_model_is_told_which_forms_ship_without_its_source():

@@ -21,8 +21,8 @@ import pytest
 
 from deploytui import bench, manifest, paths
 from deploytui.families import registry
-from deploytui.models import parse
 from real_models import models, write_hf
+from workspaces import A1, built
 
 pytestmark = pytest.mark.slow
 
@@ -55,19 +55,20 @@ def built_real(built_artifacts, corpus):
 
     def build(name: str, keys: tuple[str, ...]) -> dict:
         if (name, keys) not in done:
-            ctx = BuildContext.default(parse(corpus[name]))
+            ws = built(corpus[name])
+            ctx = BuildContext.of(ws)
             run_build(ctx, only=steps_for(ctx, [registry.get(k) for k in keys]))
-            done[(name, keys)] = manifest.load(slug=ctx.slug)
+            done[(name, keys)] = manifest.load(ws)
         return done[(name, keys)]
 
     return build
 
 
 def _records(built_real, corpus, name: str, keys: tuple[str, ...]) -> dict:
-    ref = parse(corpus[name])
+    ws = built(corpus[name])
     m = built_real(name, keys)
     return {
-        k: bench.bench_form(registry.get(k), n=1, warmup=0, repeat=1, timeout_s=600, manifest=m, ref=ref)
+        k: bench.bench_form(registry.get(k), n=1, warmup=0, repeat=1, timeout_s=600, manifest=m, ws=ws)
         for k in keys
     }
 
@@ -77,7 +78,7 @@ def _passes_or_stops_in_the_tools_words(name: str, key: str, rec) -> None:
     if (name, key) in STOPS:
         stage, words = STOPS[(name, key)]
         assert rec.status == "failed" and rec.stage == stage and words in rec.error, where
-        log = paths.artifacts_dir() / rec.log if rec.log else None
+        log = A1.artifacts / rec.log if rec.log else None
         assert log is None or words in log.read_text(), where
     else:
         assert rec.status == "ok" and rec.within_tol is True, where
@@ -91,7 +92,7 @@ def test_real_models_run_the_forms_users_try_first(built_real, corpus, name):
     records = _records(built_real, corpus, name, FIRST)
     for key, rec in records.items():
         _passes_or_stops_in_the_tools_words(name, key, rec)
-    info = manifest.model_info(parse(corpus[name]).slug)
+    info = manifest.model_info(built(corpus[name]).model_dir)
     assert info is not None and info["unique_param_bytes"] > 0
     for key, rec in records.items():  # every form names the outputs as eager does
         if rec.outputs:
@@ -101,9 +102,8 @@ def test_real_models_run_the_forms_users_try_first(built_real, corpus, name):
 def test_hugging_face_outputs_and_inputs_keep_their_names(built_real, corpus):
     """BERT: keyword inputs (input_ids, attention_mask) reach every form by name or in the
     exported order, and its ModelOutput comes back as last_hidden_state and pooler_output."""
-    info = manifest.model_info(parse(corpus["bert"]).slug) or {}
     built_real("bert", FIRST)
-    info = manifest.model_info(parse(corpus["bert"]).slug) or {}
+    info = manifest.model_info(built(corpus["bert"]).model_dir) or {}
     assert [(i["name"], i["kind"]) for i in info["inputs"]] == [
         ("input_ids", "keyword"),
         ("attention_mask", "keyword"),
@@ -116,14 +116,14 @@ def test_gpt2s_tied_weights_stay_tied(built_real, corpus):
     and load_model ties it again: eager and the ONNX forms match eager's logits."""
     from safetensors import safe_open
 
-    ref = parse(corpus["gpt2"])
+    ws = built(corpus["gpt2"])
     records = _records(
         built_real, corpus, "gpt2", ("torch-eager", "onnxruntime", "onnxruntime-native", "tract")
     )
     for key, rec in records.items():
         assert rec.status == "ok" and rec.within_tol, (key, rec.error)
         assert [o.name for o in rec.outputs] == ["logits"], key
-    with safe_open(str(paths.model_dir(ref.slug) / f"{ref.slug}.safetensors"), framework="pt") as f:
+    with safe_open(str(ws.model_dir / f"{ws.slug}.safetensors"), framework="pt") as f:
         names, meta = set(f.keys()), f.metadata() or {}
     tied = {"lm_head.weight", "transformer.wte.weight"}
     assert len(tied & names) == 1 and meta.get(next(iter(tied - names))) in tied, (names & tied, meta)
@@ -136,7 +136,7 @@ def test_a_runtimes_own_limit_is_a_staged_failure_in_its_words(built_real, corpu
     assert rec.status == "failed" and rec.stage == "export", rec.error
     assert "could not get source code" in rec.error and "ModelError" not in rec.error
     assert rec.stage_status["export"] == "failed" and rec.stage_status["run"] == "skipped"
-    assert "could not get source code" in (paths.artifacts_dir() / rec.log).read_text()
+    assert "could not get source code" in (A1.artifacts / rec.log).read_text()
 
 
 def _cli(*args: str, art: Path | None = None) -> subprocess.CompletedProcess:

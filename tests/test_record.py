@@ -25,6 +25,7 @@ from deploytui.record import (
     Threads,
     field_table,
 )
+from deploytui.workspace import Workspace
 
 # the JSON field names, in order, of results.json and `bench --json`
 RECORD_FIELDS = [
@@ -471,12 +472,11 @@ def _tensors(path, values, shape=(2, 3)):
 
 
 def _evaluate(tmp_path, monkeypatch, stdout: str, got: list | None, shape=(2, 3)) -> RunRecord:
-    monkeypatch.setenv("DEPLOYTUI_ARTIFACTS", str(tmp_path))
-    ref = parse("convnet")
-    (tmp_path / ref.slug / "outputs").mkdir(parents=True)
-    _tensors(paths.reference_path(ref.slug), REFERENCE)
+    ws = Workspace.at(parse("convnet"), tmp_path)
+    (tmp_path / ws.slug / "outputs").mkdir(parents=True)
+    _tensors(ws.reference_path, REFERENCE)
     if got is not None:
-        _tensors(paths.outputs_path("t", ref.slug), got, shape)
+        _tensors(ws.outputs_path("t"), got, shape)
     form = Form(
         key="t",
         family="test",
@@ -488,7 +488,7 @@ def _evaluate(tmp_path, monkeypatch, stdout: str, got: list | None, shape=(2, 3)
         steps=(),
     )
     m = Measurement(["p"], "/", warmup=[], runs=[Sample(0.01, 1 << 20, 0, stdout=stdout)])
-    return bench.evaluate(form, m, ref, n=1, warmup=0)
+    return bench.evaluate(form, m, ws, n=1, warmup=0)
 
 
 def test_evaluate_builds_a_record_that_loads_back(tmp_path, monkeypatch):

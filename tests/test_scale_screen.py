@@ -11,7 +11,7 @@ import pytest
 
 from deploytui import sweep, sweep_store
 from test_sweep import synthetic_points
-from tui_support import make_artifacts
+from tui_support import a1_at, make_artifacts
 
 SIZE = (160, 60)
 
@@ -24,11 +24,11 @@ def art(tmp_path, monkeypatch):
     return a
 
 
-def run_app(body) -> None:
+def run_app(art, body) -> None:
     from deploytui.tui.app import DeployApp
 
     async def go():
-        app = DeployApp()
+        app = DeployApp(a1_at(art))
         async with app.run_test(size=SIZE) as pilot:
             await pilot.pause()
             await body(app, pilot)
@@ -51,7 +51,7 @@ def text_of(screen, selector: str) -> str:
 
 
 def test_scale_screen_draws_the_stored_sweep(art):
-    store = sweep_store.SweepStore(sweep_store.store_path())
+    store = sweep_store.SweepStore(a1_at(art).sweep_path)
     for p in synthetic_points():
         store.put(p)
 
@@ -77,7 +77,7 @@ def test_scale_screen_draws_the_stored_sweep(art):
         await pilot.press("escape")
         await until(pilot, lambda: not isinstance(app.screen, ScaleScreen))
 
-    run_app(body)
+    run_app(art, body)
 
 
 def test_sweep_runs_in_the_background_with_progress_and_cancels(art, monkeypatch):
@@ -93,7 +93,7 @@ def test_sweep_runs_in_the_background_with_progress_and_cancels(art, monkeypatch
         started.set()
         cancel.wait(20)
         seen["cancelled"] = cancel.is_set()
-        return sweep_store.SweepStore(sweep_store.store_path())
+        return sweep_store.SweepStore(a1_at(art).sweep_path)
 
     monkeypatch.setattr(sweep, "run_sweep", fake_sweep)
 
@@ -114,5 +114,5 @@ def test_sweep_runs_in_the_background_with_progress_and_cancels(art, monkeypatch
         await until(pilot, lambda: "cancelled" in text_of(app.screen, "#scale-status"))
         assert isinstance(app.screen, ScaleScreen)
 
-    run_app(body)
+    run_app(art, body)
     assert started.is_set() and seen == {"sizes": sweep.POINTS, "cancelled": True}

@@ -13,6 +13,7 @@ from deploytui.builder.context import BuildContext
 from deploytui.families import registry
 from deploytui.models import parse
 from deploytui.record import Forwards, RunRecord, RunStatus, Threads
+from deploytui.workspace import Workspace
 
 
 def test_batch_files_repeat_the_first_item_along_dim_0(tmp_path):
@@ -37,7 +38,7 @@ def test_batch_files_repeat_the_first_item_along_dim_0(tmp_path):
 
 
 def test_a_batch_runs_the_dynamic_exports_where_the_exporter_makes_one():
-    conv = parse("convnet")
+    conv = Workspace.at(parse("convnet"))
     todo = serve.cells([registry.get("cpp-aoti"), registry.get("torchscript-script")], [1, 8], [1, 2])
     assert [c.key for c in todo][:4] == [
         "cpp-aoti@b1@t1",
@@ -56,7 +57,7 @@ def test_a_batch_runs_the_dynamic_exports_where_the_exporter_makes_one():
 
 
 def test_dynamic_exports_are_built_on_demand_only():
-    ctx = BuildContext.default()
+    ctx = BuildContext.of(Workspace.at(parse("a1")))
     assert steps_for(ctx, list(registry.FORMS)) is None  # a whole build: no dynamic export
     wanted = steps_for(ctx, [registry.for_batch(f) for f in registry.FORMS])
     assert wanted is not None

@@ -3,16 +3,15 @@ a refused size in place with its words, the order changed with `t`, escape close
 
 from __future__ import annotations
 
-from deploytui import paths, serve_store
-from deploytui.models import parse
+from deploytui import serve_store
 from deploytui.record import RunRecord, RunStatus
 from test_scale_screen import art, run_app, text_of, until  # noqa: F401  (art is a fixture)
 from test_serve import _cell
+from tui_support import a1_at
 
 
 def test_the_serve_screen_redraws_the_stored_cells(art):  # noqa: F811
-    ref = parse("a1")
-    store = serve_store.ServeStore(serve_store.serve_path(ref.slug)).load()
+    store = serve_store.load(a1_at(art))
     store.put("onnxruntime@b1@t1", _cell("onnxruntime", 1, 0.2))
     store.put("onnxruntime@b8@t1", _cell("onnxruntime", 8, 0.5))
     store.put("torch-eager@b1@t1", _cell("torch-eager", 1, 0.1))
@@ -24,7 +23,6 @@ def test_the_serve_screen_redraws_the_stored_cells(art):  # noqa: F811
         batch=8,
     )
     store.put("cpp-aoti@b8@t1", refused)
-    assert paths.model().slug == ref.slug
 
     async def body(app, pilot):
         from textual.widgets import DataTable
@@ -50,4 +48,4 @@ def test_the_serve_screen_redraws_the_stored_cells(art):  # noqa: F811
         await pilot.press("escape")
         await until(pilot, lambda: not isinstance(app.screen, ServeScreen))
 
-    run_app(body)
+    run_app(art, body)

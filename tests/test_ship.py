@@ -8,6 +8,7 @@ offline inside the sandbox) all run in `make test`.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import shutil
@@ -17,11 +18,13 @@ from pathlib import Path
 
 import pytest
 
-from deploytui import paths, shipping
+from deploytui import shipping
 from deploytui.families import registry
 from deploytui.models import parse
 from deploytui.ship import sandbox, store
 from deploytui.ship.bundler import ShipError, patchelf, verify
+from tui_support import a1_at
+from workspaces import built
 
 PASS_ISOLATED = (
     "tract",
@@ -37,7 +40,7 @@ PASS_ISOLATED = (
     "cpp-aoti",
 )
 COMPILED = tuple(f.key for f in registry.FORMS if f.compiled)
-A1, CONVNET = parse("a1"), parse("convnet")
+A1, CONVNET = built("a1"), built("convnet")  # in the real artifacts folder
 RELOCATION_PANIC = "Failed to load burnpack file"
 
 
@@ -59,9 +62,10 @@ class _Checked(dict):
 
     def __missing__(self, item: tuple[str, str]) -> store.ShipCheck:
         slug, key = item
-        ref = parse(slug)
         where = self.root / slug / key
-        self[item] = shipping.check(registry.get(key), where, ref=ref, n=2, warmup=1, repeat=2, save=False)
+        self[item] = shipping.check(
+            registry.get(key), where, ws=built(slug), n=2, warmup=1, repeat=2, save=False
+        )
         if (self[item].unpacked_bytes or 0) > 1 << 30:  # cpp-aoti: 2.5 GiB; its fact is enough
             shutil.rmtree(where, ignore_errors=True)
         return self[item]
@@ -73,7 +77,7 @@ def built_convnet(built_artifacts: Path) -> Path:
     from deploytui.builder import run_build
     from deploytui.builder.context import BuildContext
 
-    manifest = run_build(BuildContext.default(CONVNET))
+    manifest = run_build(BuildContext.of(CONVNET))
     failed = {n: manifest.steps[n].reason for n in manifest.failed_steps()}
     assert not failed, failed
     return built_artifacts
@@ -125,7 +129,7 @@ def test_compiled_bundle_of_convnet_runs_isolated_or_says_why(built_convnet, che
     apply to it, and burn-onnx-file fails the way it fails for a1."""
     form = registry.get(key)
     fact = checked["convnet", key]
-    if form.applies(CONVNET):
+    if form.applies(CONVNET.model):
         assert not fact.passed and "not applicable" in fact.reason
         assert fact.compressed_bytes is None  # no bundle made
     elif key == "burn-onnx-file":
@@ -218,7 +222,7 @@ def test_the_run_entry_works_outside_the_sandbox_too(checked, bundles_dir, tmp_p
     assert json.loads(res.stdout.strip().splitlines()[-1])["outputs"] == 1
     from deploytui.numerics import compare_files
 
-    (diff,) = compare_files(out, paths.reference_path("a1"), 1e-6, 0.0)
+    (diff,) = compare_files(out, A1.reference_path, 1e-6, 0.0)
     assert diff.within_tol
 
 
@@ -230,7 +234,7 @@ def test_a_bundle_missing_a_library_fails_with_the_loaders_line(checked, bundles
     (broken / "lib/libc10.so").unlink()
     try:
         fact = shipping.check(
-            registry.get("cpp-aoti-lean"), broken, ref=A1, n=1, warmup=0, rebuild=False, save=False
+            registry.get("cpp-aoti-lean"), broken, ws=A1, n=1, warmup=0, rebuild=False, save=False
         )
     finally:
         shutil.rmtree(broken)
@@ -245,7 +249,7 @@ def test_a_bundle_missing_its_model_file_fails_with_the_programs_line(checked, b
     shutil.copytree(bundles_dir / "a1" / "burn-onnx-bpk", broken)
     (broken / "model/a1_onnx.bpk").unlink()
     fact = shipping.check(
-        registry.get("burn-onnx-bpk"), broken, ref=A1, n=1, warmup=0, rebuild=False, save=False
+        registry.get("burn-onnx-bpk"), broken, ws=A1, n=1, warmup=0, rebuild=False, save=False
     )
     assert not fact.passed
     assert "model/a1_onnx.bpk is missing from the bundle" in fact.reason, fact.reason
@@ -261,7 +265,7 @@ def test_a_check_writes_nothing_outside_its_bundle(checked, bundles_dir, built_a
     checked["a1", "burn-embed"]
     before = _tree(built_artifacts)
     root = tmp_path / "burn-st"
-    fact = shipping.check(registry.get("burn-st"), root, ref=A1, n=1, warmup=0, save=False)
+    fact = shipping.check(registry.get("burn-st"), root, ws=A1, n=1, warmup=0, save=False)
     assert fact.passed, fact.reason
     assert _tree(built_artifacts) == before
     written = {p.relative_to(root).parts[0] for p in root.rglob("*")}
@@ -287,16 +291,16 @@ def test_the_sandbox_sees_only_the_bundle_and_usr(checked, bundles_dir):
 
 def test_python_bundles_do_not_import_deploytui(built_artifacts):
     for key in ("torch-eager", "onnxruntime", "torchscript-script", "torch-export", "aoti-python"):
-        spec = shipping.spec(registry.get(key), ref=A1)
+        spec = shipping.spec(registry.get(key), ws=A1)
         texts = dict(spec.texts)
         assert spec.entry[1] in texts and "py/protocol.py" in texts
         assert not any("deploytui" in ln for t in texts.values() for ln in t.splitlines() if "import" in ln)
         assert any(r.startswith(("torch==", "onnxruntime==")) for r in spec.requirements)
         assert spec.inputs == "model/inputs.safetensors" and "--model" not in spec.entry
-    onnx = shipping.spec(registry.get("onnxruntime"), ref=A1)
+    onnx = shipping.spec(registry.get("onnxruntime"), ws=A1)
     assert onnx.entry[:2] == ("venv/bin/python", "py/ort_runner.py")  # the runner itself ships
     assert any(r.startswith("safetensors==") for r in onnx.requirements)  # the protocol's files
-    eager = shipping.spec(registry.get("torch-eager"), ref=A1)
+    eager = shipping.spec(registry.get("torch-eager"), ws=A1)
     assert eager.entry[:3] == ("venv/bin/python", "py/torch_bundle.py", "eager")
     texts = dict(eager.texts)
     assert {"py/zoo.py", "py/model.py", "py/a1.py", "py/units.py", "py/model.json"} <= set(texts)
@@ -308,11 +312,10 @@ def test_python_bundles_do_not_import_deploytui(built_artifacts):
 def test_a_form_that_is_not_built_does_not_ship(tmp_path, monkeypatch):
     from tui_support import make_artifacts
 
-    art = make_artifacts(tmp_path, built=("burn-embed",))
-    monkeypatch.setenv("DEPLOYTUI_ARTIFACTS", str(art))
+    ws = a1_at(make_artifacts(tmp_path, built=("burn-embed",)))
     with pytest.raises(ShipError, match="cpp-aoti"):
-        shipping.spec(registry.get("cpp-aoti"), ref=A1)
-    fact = shipping.check(registry.get("cpp-aoti"), tmp_path / "b", ref=A1, save=False)
+        shipping.spec(registry.get("cpp-aoti"), ws=ws)
+    fact = shipping.check(registry.get("cpp-aoti"), tmp_path / "b", ws=ws, save=False)
     assert not fact.passed and fact.reason
 
 
@@ -322,7 +325,7 @@ def test_python_bundle_runs_isolated(built_artifacts, bundles_dir, key):
     """The venv is made inside the sandbox from the wheelhouse (pip --no-index) into the cache,
     once per set of pins (`make test` on a fresh machine pays it once), then run there."""
     root = bundles_dir / "a1" / key
-    fact = shipping.check(registry.get(key), root, ref=A1, n=2, warmup=1, repeat=2, save=False)
+    fact = shipping.check(registry.get(key), root, ws=A1, n=2, warmup=1, repeat=2, save=False)
     assert fact.passed, fact.reason
     assert fact.max_abs_diff <= 1e-6 and fact.venv_bytes > 10 << 20
     reqs = (root / "requirements.txt").read_text().split()
@@ -338,21 +341,21 @@ def test_the_report_lists_each_bundle_and_its_verdict(tmp_path, monkeypatch):
         tmp_path,
         results={k: record(k, [3.0], 3.0) for k in ("burn-embed", "burn-onnx-file", "burn-st")},
     )
-    monkeypatch.setenv("DEPLOYTUI_ARTIFACTS", str(art))
+    ws = a1_at(art)
     ok = store.ShipCheck(True, compressed_bytes=2_300_000, unpacked_bytes=6_000_000)
     ok.startup_median_s, ok.peak_rss_median_bytes = 0.004, 4_400_000
-    store.put(paths.ship_path("a1"), "burn-embed", ok)
+    store.put(ws.ship_path, "burn-embed", ok)
     bad = store.ShipCheck(False, compressed_bytes=2_000_000, unpacked_bytes=5_000_000)
     bad.reason = f"exit 101: {RELOCATION_PANIC}"
-    store.put(paths.ship_path("a1"), "burn-onnx-file", bad)
-    text = report.markdown(results.load(), manifest.load())
+    store.put(ws.ship_path, "burn-onnx-file", bad)
+    text = report.markdown(ws, results.load(ws.results_path), manifest.load(ws))
     ships = text.split("## What ships", 1)[1].split("##", 1)[0]
     assert "| form | ships | bundle (.tar.gz) | runs isolated |" in ships
     lines = {ln.split(" | ")[0].strip("| "): ln for ln in ships.splitlines() if ln.startswith("| burn")}
     assert "2.2 MiB" in lines["burn-embed"] and "✓ (4.00 ms, 4.2 MiB)" in lines["burn-embed"]
     assert f"✗ exit 101: {RELOCATION_PANIC}" in lines["burn-onnx-file"]
     assert lines["burn-st"].count("–") >= 2  # not checked: no bundle, no verdict
-    row = {r["form"]: r for r in report.rows(results.load(), manifest.load())}
+    row = {r["form"]: r for r in report.rows(ws, results.load(ws.results_path), manifest.load(ws))}
     assert row["burn-embed"]["isolated"] is True and row["burn-embed"]["bundle_compressed_bytes"]
     assert row["burn-onnx-file"]["isolated"] is False and row["burn-st"]["isolated"] is None
 
@@ -363,19 +366,18 @@ def test_bench_records_carry_the_isolated_verdict(tmp_path, monkeypatch):
     from deploytui.record import RunRecord
     from tui_support import make_artifacts
 
-    art = make_artifacts(tmp_path, built=())
-    monkeypatch.setenv("DEPLOYTUI_ARTIFACTS", str(art))
+    ws = a1_at(make_artifacts(tmp_path, built=()))
     fact = store.ShipCheck(False, reason=f"exit 101: {RELOCATION_PANIC}", compressed_bytes=2_000_000)
     fact.stderr_tail = ["x"]
-    store.put(paths.ship_path("a1"), "burn-onnx-file", fact)
-    rec = bench.bench_form(registry.get("burn-onnx-file"), ref=A1)
+    store.put(ws.ship_path, "burn-onnx-file", fact)
+    rec = bench.bench_form(registry.get("burn-onnx-file"), ws=ws)
     assert rec.status == "unavailable" and rec.isolated is not None
     back = RunRecord.from_json(json.loads(json.dumps(rec.to_json())))
     assert back.isolated == rec.isolated and back.isolated.reason == fact.reason
-    assert bench.bench_form(registry.get("burn-embed"), ref=A1).isolated is None
+    assert bench.bench_form(registry.get("burn-embed"), ws=ws).isolated is None
 
 
-def test_the_apps_ship_check_is_a_job_of_the_lane(artifacts_copy, tmp_path, monkeypatch):
+def test_the_apps_ship_check_is_a_job_of_the_lane(copy_ws, tmp_path, monkeypatch):
     """i: the highlighted form bundled and checked in a worker; the UI keeps answering; the
     verdict lands in the model's ship.json and a notification."""
     import asyncio
@@ -385,10 +387,10 @@ def test_the_apps_ship_check_is_a_job_of_the_lane(artifacts_copy, tmp_path, monk
     from deploytui.tui.app import DeployApp
     from deploytui.tui.widgets.form_list import FormList
 
-    monkeypatch.setattr(paths, "bundles_dir", lambda slug=None: tmp_path / "bundles" / (slug or "a1"))
+    ws = dataclasses.replace(copy_ws, bundles=tmp_path / "bundles")
 
     async def go() -> DeployApp:
-        app = DeployApp()
+        app = DeployApp(ws)
         async with app.run_test(size=(150, 45), notifications=True) as pilot:
             await pilot.pause()
             app.main.query_one("#forms", FormList).select_key("burn-embed")
@@ -409,5 +411,5 @@ def test_the_apps_ship_check_is_a_job_of_the_lane(artifacts_copy, tmp_path, monk
         return app
 
     asyncio.run(go())
-    fact = store.load(paths.ship_path("a1")).forms["burn-embed"]
+    fact = store.load(ws.ship_path).forms["burn-embed"]
     assert fact.passed and (tmp_path / "bundles" / "a1" / "burn-embed" / "run").exists()

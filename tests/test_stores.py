@@ -16,8 +16,10 @@ import pytest
 
 from deploytui import manifest, results, sweep_store
 from deploytui.manifest import ArtifactRecord, Manifest, StepRecord, StepStatus
+from deploytui.models import parse
 from deploytui.record import RunRecord
 from deploytui.ship import store as ship_store
+from deploytui.workspace import Workspace
 
 ROOT = Path(__file__).resolve().parents[1]
 DEPLOYTUI = str(Path(sys.executable).parent / "deploytui")
@@ -158,11 +160,12 @@ def test_the_merged_view_splits_back_by_scope(tmp_path):
     view.steps["export-model"] = StepRecord(StepStatus.OK)
     view.artifacts["shared/bin/x"] = ArtifactRecord(1)
     view.artifacts["a1/a1.onnx"] = ArtifactRecord(2)
-    manifest.write(tmp_path, "a1", view)
+    ws = Workspace.at(parse("a1"), tmp_path)
+    manifest.write(ws, view)
     assert list(manifest.store(tmp_path / "shared").load().doc.steps) == ["cpp-build"]
     own = manifest.store(tmp_path / "a1").load().doc
     assert list(own.steps) == ["export-model"] and list(own.artifacts) == ["a1/a1.onnx"] and own.model == "a1"
-    assert manifest.load(tmp_path, "a1") == view
+    assert manifest.load(ws) == view
 
 
 # ------------------------------------------------------------------ real processes on a real build
@@ -204,15 +207,14 @@ def test_a_build_racing_a_bench_waits_and_the_bench_measures_what_it_built(artif
     while not _held(lock) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert _held(lock), "the build never took its step's lock"
-    # --no-build: the runs' read lock is what waits (the copy's paths differ from the
-    # fingerprints', so a build would first redo every step the form needs)
+    # --no-build: the runs' read lock is what waits (not the bench's own build of the step)
     bench = _cli(artifacts_copy, "bench", "onnxruntime", "-n", "2", "--warmup", "0", "--no-build")
     b_out, b_err = bench.communicate(timeout=600)
     out, err = build.communicate(timeout=600)
     assert build.returncode == 0, out + err
     assert bench.returncode == 0, b_out + b_err
     assert "waiting: step export-onnx is being built by another deploytui" in b_err
-    step = manifest.load(artifacts_copy, "a1").steps["export-onnx"]
+    step = manifest.load(Workspace.at(parse("a1"), artifacts_copy)).steps["export-onnx"]
     assert step.status == StepStatus.OK and step.fingerprint != "stale"
     rec = results.load(artifacts_copy / "a1" / "results.json").forms["onnxruntime"]
     assert rec.status == "ok" and rec.measured_at is not None and rec.measured_at >= step.finished_at

@@ -14,6 +14,7 @@ import pytest
 from deploytui import fit, scale_text, sweep, sweep_store
 from deploytui.families import registry
 from deploytui.record import RunRecord
+from deploytui.workspace import Workspace
 
 QUICK = ["torch-eager", "onnxruntime"]  # forms whose build is only torch exports: no shared programs
 
@@ -136,8 +137,9 @@ def test_store_round_trip_and_damage_set_aside(tmp_path):
 def test_small_sweep_resumes_and_shows_a_failing_point(tmp_path, monkeypatch):
     """Two small sizes of two forms, interrupted after the first record of the second size, then
     resumed; then a third size whose build passes the memory limit: failed in place."""
-    monkeypatch.setenv("DEPLOYTUI_ARTIFACTS", str(tmp_path / "art"))
+    monkeypatch.setenv("DEPLOYTUI_ARTIFACTS", str(tmp_path / "art"))  # for `deploytui sweep --show`
     monkeypatch.setenv("DEPLOYTUI_CACHE", str(tmp_path / "cache"))
+    base = Workspace.at(artifacts=tmp_path / "art")
     chosen = [registry.get(k) for k in QUICK]
     refs = sweep.parse_sizes("1e2,1e3")
     cancel = threading.Event()
@@ -148,7 +150,7 @@ def test_small_sweep_resumes_and_shows_a_failing_point(tmp_path, monkeypatch):
         if e.kind == "record" and e.index == 2:
             cancel.set()
 
-    store = sweep.run_sweep(refs, chosen, runs=2, warmup=0, on_event=stop_in_second, cancel=cancel)
+    store = sweep.run_sweep(refs, chosen, base=base, runs=2, warmup=0, on_event=stop_in_second, cancel=cancel)
     small, second = (store.points[r.text] for r in refs)
     assert set(small.records) == set(QUICK) and len(second.records) == 1
     assert all(r.status == "ok" and r.within_tol for r in small.records.values())
@@ -156,7 +158,7 @@ def test_small_sweep_resumes_and_shows_a_failing_point(tmp_path, monkeypatch):
     assert small.build_s["torch-eager"] > 0 and small.ship_bytes["onnxruntime"] > 0
 
     events.clear()
-    store = sweep.run_sweep(refs, chosen, runs=2, warmup=0, on_event=events.append)
+    store = sweep.run_sweep(refs, chosen, base=base, runs=2, warmup=0, on_event=events.append)
     assert [e.index for e in events if e.kind == "skip"] == [1]
     measured = [e.what for e in events if e.kind == "form"]
     assert measured == [k for k in QUICK if k not in second.records]
@@ -164,7 +166,7 @@ def test_small_sweep_resumes_and_shows_a_failing_point(tmp_path, monkeypatch):
 
     events.clear()
     big = sweep.parse_sizes("1e4")
-    store = sweep.run_sweep(big, chosen, runs=2, warmup=0, memory_limit=1, on_event=events.append)
+    store = sweep.run_sweep(big, chosen, base=base, runs=2, warmup=0, memory_limit=1, on_event=events.append)
     failed = store.points[big[0].text]
     assert all(r.status == "failed" and "memory:" in (r.error or "") for r in failed.records.values())
     steps = [e for e in events if e.kind == "step"]
@@ -187,12 +189,12 @@ def test_report_gains_the_scale_section(tmp_path, monkeypatch):
     """The report reads sweep.json (it runs nothing): the fit, the grids, failures and charts."""
     from deploytui import report
 
-    monkeypatch.setenv("DEPLOYTUI_ARTIFACTS", str(tmp_path))
-    assert report.scale_section() == []
-    store = sweep_store.SweepStore(sweep_store.store_path())
+    ws = Workspace.at(artifacts=tmp_path)
+    assert report.scale_section(ws) == []
+    store = sweep_store.SweepStore(ws.sweep_path)
     for p in synthetic_points():
         store.put(p)
-    text = "\n\n".join(report.scale_section())
+    text = "\n\n".join(report.scale_section(ws))
     assert text.startswith("## Scale: the mlp family from 100 to 100M parameters")
     assert "| torch-eager | 3/3 | 50.0ms + 1.0ms/M R²1.000 |" in text
     assert "- onnxruntime at 100M: failed: step export-onnx: timeout" in text

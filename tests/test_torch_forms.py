@@ -4,6 +4,7 @@ import pytest
 
 from deploytui import bench, runenv
 from deploytui.families import registry
+from workspaces import A1
 
 PYTHON_FORMS = [
     "torch-eager",
@@ -18,7 +19,7 @@ PYTHON_FORMS = [
 @pytest.mark.slow
 @pytest.mark.parametrize("key", PYTHON_FORMS)
 def test_python_form_runs_and_matches_eager(built_artifacts, key):
-    rec = bench.bench_form(registry.get(key), n=2, warmup=0, timeout_s=300)
+    rec = bench.bench_form(registry.get(key), n=2, warmup=0, timeout_s=300, ws=A1)
     assert rec.status == "ok", (rec.error, rec.stderr_tail)
     assert rec.within_tol is True
     if key != "onnxruntime":
@@ -31,7 +32,7 @@ def test_python_form_runs_and_matches_eager(built_artifacts, key):
 
 @pytest.mark.slow
 def test_torch_export_load_imports_sympy(built_artifacts):
-    rec = bench.bench_form(registry.get("torch-export"), n=1, warmup=0, timeout_s=300)
+    rec = bench.bench_form(registry.get("torch-export"), n=1, warmup=0, timeout_s=300, ws=A1)
     assert rec.modules_added.get("sympy", 0) > 100, rec.modules_added
     torch_own = rec.modules_added_torch
     assert sum(torch_own.values()) == rec.modules_added["torch"], torch_own
@@ -57,7 +58,7 @@ def test_package_counts_top_level_and_one_level_down():
 
 @pytest.mark.slow
 def test_aoti_lean_package_loads_in_python_with_rtld_global(built_artifacts, tmp_path):
-    from deploytui import numerics, paths
+    from deploytui import numerics
     from deploytui.measure import run_once
 
     out = tmp_path / "out.safetensors"
@@ -69,7 +70,7 @@ def test_aoti_lean_package_loads_in_python_with_rtld_global(built_artifacts, tmp
             "aoti-lean",
             str(built_artifacts / "a1" / "a1_aoti_lean.pt2"),
             "--inputs",
-            str(paths.inputs_path("a1")),
+            str(A1.inputs_path),
             "--outputs",
             str(out),
             "--repeat",
@@ -80,14 +81,14 @@ def test_aoti_lean_package_loads_in_python_with_rtld_global(built_artifacts, tmp
     )
     assert s.ok, s.stderr_tail
     assert bench.parse_output(s.stdout)["outputs"] == 1
-    (d,) = numerics.compare_files(out, paths.reference_path("a1"), 0.0, 0.0)
+    (d,) = numerics.compare_files(out, A1.reference_path, 0.0, 0.0)
     assert d.max_abs == 0.0
 
 
 def test_manifest_records_exports_and_deprecation_warnings(built_artifacts):
     from deploytui import manifest
 
-    m = manifest.load()
+    m = manifest.load(A1)
     ts = m.facts("export-script")
     assert any("torch.jit.script" in w and "deprecated" in w for w in ts["warnings"])
     assert m.artifacts["a1/a1.safetensors"].size > 0 and len(m.artifacts["a1/a1.onnx"].sha256) == 64

@@ -13,7 +13,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-from tui_support import FAKE_KEY, FIXED_RESULTS, install_fake_form, make_artifacts
+from tui_support import FAKE_KEY, FIXED_RESULTS, a1_at, install_fake_form, make_artifacts
 
 SIZE = (150, 45)
 
@@ -21,7 +21,7 @@ SIZE = (150, 45)
 @pytest.fixture
 def art(tmp_path, monkeypatch) -> Path:
     a = make_artifacts(tmp_path)
-    monkeypatch.setenv("DEPLOYTUI_ARTIFACTS", str(a))
+    monkeypatch.setenv("DEPLOYTUI_ARTIFACTS", str(a))  # for the deploytui processes a test starts
     monkeypatch.setenv("DEPLOYTUI_CACHE", str(tmp_path / "cache"))
     return a
 
@@ -31,21 +31,22 @@ def quick_inspect(monkeypatch):
     """Inspecting runs ldd, nm and the ONNX reader; live-run tests do not need that."""
     from deploytui.inspectors import form_view
 
-    monkeypatch.setattr(form_view, "sections", lambda form, manifest: [])
+    monkeypatch.setattr(form_view, "sections", lambda form, manifest, ws: [])
 
 
-def make_app(**kw):
+def make_app(art: Path, **kw):
+    """The app on a1 in the artifacts folder `art`."""
     from deploytui.tui.app import DeployApp
 
-    return DeployApp(**kw)
+    return DeployApp(a1_at(art), **kw)
 
 
-def with_pilot(body, *, notifications: bool = False, message_hook=None, **app_kw) -> None:
-    """Run a fresh app headless and await `body(app, pilot)` once its first frame is up and its
-    tabs are mounted (on a loaded machine that can take more than one pause)."""
+def with_pilot(art: Path, body, *, notifications: bool = False, message_hook=None, **app_kw) -> None:
+    """Run a fresh app on a1 in `art`, headless, and await `body(app, pilot)` once its first frame
+    is up and its tabs are mounted (on a loaded machine that can take more than one pause)."""
 
     async def go():
-        app = make_app(**app_kw)
+        app = make_app(art, **app_kw)
         async with app.run_test(size=SIZE, notifications=notifications, message_hook=message_hook) as pilot:
             await pilot.pause()
             await wait_for(pilot, lambda: app.session.ready)
@@ -96,7 +97,7 @@ def test_navigation_arrows_and_jk(art):
         await pilot.press("6")
         assert app.main.query_one("#tabs").active == "tab-diff"
 
-    with_pilot(body)
+    with_pilot(art, body)
 
 
 def test_live_run_of_a_fast_form_stores_the_record(art, quick_inspect, monkeypatch):
@@ -127,7 +128,7 @@ def test_live_run_of_a_fast_form_stores_the_record(art, quick_inspect, monkeypat
         await pilot.pause()
         assert "OK" in str(app.main.query_one("#diff-summary").content)
 
-    with_pilot(body, message_hook=hook, runs=3, warmup=1)
+    with_pilot(art, body, message_hook=hook, runs=3, warmup=1)
     stored = json.loads((art / "a1" / "results.json").read_text())
     assert stored["forms"][FAKE_KEY]["status"] == "ok"
     # progress was live: RSS samples while running, finished runs counted (posted at most 4 times a second)
@@ -152,7 +153,7 @@ def test_cancel_kills_the_child_and_keeps_the_old_result(art, quick_inspect, mon
         await wait_for(pilot, lambda: app.job == "", timeout=10)
         assert app.store.forms[FAKE_KEY].wall_s == FIXED_RESULTS["burn-embed"]["wall_s"]
 
-    with_pilot(body, runs=2, warmup=0)
+    with_pilot(art, body, runs=2, warmup=0)
     time.sleep(0.2)
     assert not running_with("fake_runner")
 
@@ -167,7 +168,7 @@ def test_quit_mid_run_leaves_no_child(art, quick_inspect, monkeypatch):
         await pilot.press("q")
 
     t0 = time.monotonic()
-    with_pilot(body, runs=2, warmup=0)
+    with_pilot(art, body, runs=2, warmup=0)
     deadline = time.monotonic() + 5
     while running_with("fake_runner") and time.monotonic() < deadline:
         time.sleep(0.05)
@@ -182,7 +183,9 @@ def test_export_key_writes_the_report(art, monkeypatch, tmp_path):
     out = tmp_path / "report.md"
     real = report.write_report
     monkeypatch.setattr(
-        report, "write_report", lambda store, manifest, fmt="md", path=None: real(store, manifest, fmt, out)
+        report,
+        "write_report",
+        lambda ws, store, manifest, fmt="md", path=None: real(ws, store, manifest, fmt, out),
     )
 
     async def body(app, pilot):
@@ -190,7 +193,7 @@ def test_export_key_writes_the_report(art, monkeypatch, tmp_path):
         await wait_for(pilot, lambda: out.exists())
         await wait_for(pilot, lambda: any(str(out) in n.message for n in app._notifications))
 
-    with_pilot(body, notifications=True)
+    with_pilot(art, body, notifications=True)
     text = out.read_text()
     for key in FIXED_RESULTS:
         assert key in text
@@ -218,7 +221,7 @@ def test_missing_artifact_is_shown_in_place(art):
         await pilot.press("up")
         assert app.main.current == "burn-onnx-bpk"
 
-    with_pilot(body, notifications=True)
+    with_pilot(art, body, notifications=True)
 
 
 def test_damaged_results_file_is_reported(art):
@@ -230,7 +233,7 @@ def test_damaged_results_file_is_reported(art):
         assert "results.json" in str(banner.content)
         assert any("dropped" in (n.title or "") for n in app._notifications)
 
-    with_pilot(body, notifications=True)
+    with_pilot(art, body, notifications=True)
 
 
 def test_failed_run_shows_error_and_stderr(art):
@@ -243,7 +246,7 @@ def test_failed_run_shows_error_and_stderr(art):
         err = app.main.query_one("#run-error")
         assert err.display and "panicked" in str(err.content) and "c10::Error" in str(err.content)
 
-    with_pilot(body)
+    with_pilot(art, body)
 
 
 def test_compare_screen_sorts(art):
@@ -267,7 +270,7 @@ def test_compare_screen_sorts(art):
         await pilot.press("escape")
         assert app.screen is app.main
 
-    with_pilot(body)
+    with_pilot(art, body)
 
 
 def test_palette_has_every_action(art):
@@ -300,7 +303,7 @@ def test_palette_has_every_action(art):
 
         assert all(isinstance(b, Binding) and b.id for b in app.BINDINGS)
 
-    with_pilot(body)
+    with_pilot(art, body)
 
 
 def test_the_palette_and_the_help_follow_the_bindings(art):
@@ -327,7 +330,7 @@ def test_the_palette_and_the_help_follow_the_bindings(art):
             "Ship check: bundle the highlighted form, run it where only the bundle and /usr exist",
         ] in [[r[0], " ".join(r[1].split())] for r in rows if len(r) == 2]
 
-    with_pilot(body)
+    with_pilot(art, body)
 
 
 def test_help_screen_lists_keys(art):
@@ -348,15 +351,17 @@ def test_help_screen_lists_keys(art):
         await pilot.press("escape")
         assert app.screen is app.main
 
-    with_pilot(body)
+    with_pilot(art, body)
 
 
 def test_app_process_never_imports_torch_onnx_numpy(art):
     code = """
 import asyncio, sys
+from deploytui.models import parse
 from deploytui.tui.app import DeployApp
+from deploytui.workspace import Workspace
 async def go():
-    app = DeployApp()
+    app = DeployApp(Workspace.at(parse("a1"), sys.argv[1]))
     async with app.run_test(size=(150, 45)) as pilot:
         await pilot.pause()
         for k in ("j", "j", "j", "5", "6", "1"):
@@ -369,7 +374,7 @@ bad = sorted(m for m in sys.modules if m.split(".")[0] in ("torch", "onnx", "num
 print("BAD", bad)
 """
     out = subprocess.run(
-        [sys.executable, "-c", code],
+        [sys.executable, "-c", code, str(art)],
         capture_output=True,
         text=True,
         timeout=120,
@@ -382,19 +387,21 @@ print("BAD", bad)
 
 def test_run_app_holds_the_collector_until_the_first_frame(art):
     code = """
-import gc
+import gc, sys
+from deploytui.models import parse
 from deploytui.tui import _start, run_app
+from deploytui.workspace import Workspace
 seen = []
 release = _start.release_gc
 def spy():
     seen.append(gc.isenabled())
     release()
 _start.release_gc = spy
-app = run_app(headless=True)
+app = run_app(Workspace.at(parse("a1"), sys.argv[1]), headless=True)
 print("RESULT", app.return_code, app.ready_ms is not None, seen, gc.isenabled(), gc.get_freeze_count() > 0)
 """
     out = subprocess.run(
-        [sys.executable, "-c", code],
+        [sys.executable, "-c", code, str(art)],
         check=False,
         capture_output=True,
         text=True,
@@ -411,7 +418,7 @@ def test_build_screen_shows_progress_and_refreshes_the_list(art, monkeypatch):
 
     (art / "a1" / "a1.onnx").unlink()
 
-    def fake_build(ctx=None, only=None, on_event=lambda e: None, cancel=None):
+    def fake_build(ctx, only=None, on_event=lambda e: None, cancel=None):
         on_event(BuildEvent("plan", total=2, text="export-onnx burn-embed"))
         on_event(BuildEvent("start", "export-onnx", "ONNX export", 1, 2))
         on_event(BuildEvent("line", "export-onnx", "ONNX export", 1, 2, text="[torch.onnx] exporting"))
@@ -421,7 +428,7 @@ def test_build_screen_shows_progress_and_refreshes_the_list(art, monkeypatch):
         on_event(BuildEvent("end", "burn-embed", "burn", 2, 2, status="unavailable", text="cargo not found"))
         from deploytui import manifest
 
-        return manifest.load()
+        return manifest.load(a1_at(art))
 
     monkeypatch.setattr(build_mod, "run_build", fake_build)
 
@@ -440,7 +447,7 @@ def test_build_screen_shows_progress_and_refreshes_the_list(art, monkeypatch):
         await pilot.press("escape")
         assert app.screen is app.main
 
-    with_pilot(body)
+    with_pilot(art, body)
 
 
 def test_code_tab_highlights_cpp_and_shows_unknown_languages_as_plain_text():
@@ -474,7 +481,7 @@ def test_code_tab_highlights_cpp_and_shows_unknown_languages_as_plain_text():
 
 def test_narrow_terminal_gets_a_compact_form_list_and_footer(art):
     async def go():
-        app = make_app()
+        app = make_app(art)
         async with app.run_test(size=(80, 24)) as pilot:
             await pilot.pause()
             fl = app.main.query_one("#forms")
@@ -504,7 +511,7 @@ def test_a_hidden_tab_is_drawn_when_it_is_shown(art):
         err = app.main.query_one("#run-error")
         assert err.display and "panicked" in str(err.content)
 
-    with_pilot(body)
+    with_pilot(art, body)
 
 
 def test_a_burst_of_moves_draws_the_visible_tab_for_its_first_and_last_form_only(art, monkeypatch):
@@ -533,7 +540,7 @@ def test_a_burst_of_moves_draws_the_visible_tab_for_its_first_and_last_form_only
         assert len(drawn) == 2 and drawn[-1] == "cpp-torchscript", drawn
         assert "FAILED" in str(app.main.query_one("#run-status").content)
 
-    with_pilot(body)
+    with_pilot(art, body)
 
 
 def test_export_waits_for_the_measurement_in_flight(art, quick_inspect, monkeypatch, tmp_path):
@@ -544,10 +551,10 @@ def test_export_waits_for_the_measurement_in_flight(art, quick_inspect, monkeypa
     seen = {}
     real = report.write_report
 
-    def write(store, manifest, fmt="md", path=None):
+    def write(ws, store, manifest, fmt="md", path=None):
         seen["stored"] = FAKE_KEY in store.forms  # the run ended, and was stored, before
         seen["children"] = running_with("fake_runner")
-        return real(store, manifest, fmt, out)
+        return real(ws, store, manifest, fmt, out)
 
     monkeypatch.setattr(report, "write_report", write)
 
@@ -562,7 +569,7 @@ def test_export_waits_for_the_measurement_in_flight(art, quick_inspect, monkeypa
         await wait_for(pilot, lambda: out.exists())
         await wait_for(pilot, lambda: app.job == "" and app.session.lane.running is None)
 
-    with_pilot(body, notifications=True, runs=2, warmup=0)
+    with_pilot(art, body, notifications=True, runs=2, warmup=0)
     assert seen == {"stored": True, "children": []}
     assert FAKE_KEY in out.read_text()
 
@@ -574,7 +581,7 @@ def test_run_count_words_come_from_the_settings(art):
         run_cmd = next(c for c in app.get_system_commands(app.screen) if c.title == "Run highlighted form")
         assert "7 runs after 2 warm-up" in run_cmd.help
 
-    with_pilot(body, runs=7, warmup=2)
+    with_pilot(art, body, runs=7, warmup=2)
 
 
 def test_worker_messages_are_dropped_once_quitting(art):
@@ -582,8 +589,8 @@ def test_worker_messages_are_dropped_once_quitting(art):
 
     async def body(app, pilot):
         app.session.shutdown()  # as q does, without leaving yet
-        app.post_message(msg.RunStarted("torch-eager", 3))
+        app.post_message(msg.RunStarted("torch-eager", 3, "a1"))
         await pilot.pause()
         assert app.session.live is None
 
-    with_pilot(body)
+    with_pilot(art, body)

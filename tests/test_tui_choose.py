@@ -8,7 +8,7 @@ from test_tui import with_pilot
 
 
 def test_choose_screen_from_the_keyboard(tmp_path, monkeypatch):
-    _stored(tmp_path, monkeypatch)  # a1: stored runs, two probed runtimes, two ship checks
+    art = _stored(tmp_path, monkeypatch)  # a1: stored runs, two probed runtimes, two ship checks
     monkeypatch.setenv("DEPLOYTUI_CACHE", str(tmp_path / "cache"))
 
     async def body(app, pilot):
@@ -63,4 +63,4 @@ def test_choose_screen_from_the_keyboard(tmp_path, monkeypatch):
         await pilot.press("escape")
         assert app.screen is app.main
 
-    with_pilot(body)
+    with_pilot(art, body)

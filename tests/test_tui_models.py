@@ -11,8 +11,9 @@ from pathlib import Path
 
 import pytest
 
+from deploytui.models import parse
 from test_tui import running_with, wait_for, with_pilot
-from tui_support import make_artifacts
+from tui_support import a1_at, make_artifacts
 
 HERE = Path(__file__).resolve().parent
 TWO_OUTPUTS = f"{HERE / 'models' / 'two_outputs.py'}:make"
@@ -23,12 +24,8 @@ LIGHT_STEPS = ("export-model", "export-script", "export-trace")  # torch only: n
 @pytest.fixture
 def art(tmp_path, monkeypatch) -> Path:
     a = make_artifacts(tmp_path)
-    monkeypatch.setenv("DEPLOYTUI_ARTIFACTS", str(a))
+    monkeypatch.setenv("DEPLOYTUI_ARTIFACTS", str(a))  # for the deploytui processes a test starts
     monkeypatch.setenv("DEPLOYTUI_CACHE", str(tmp_path / "cache"))
-    monkeypatch.setenv("DEPLOYTUI_MODEL", "a1")  # restored (unset) after: the app sets it on a switch
-    from deploytui import paths
-
-    monkeypatch.setattr(paths, "_current", None)  # a1, whatever an earlier test opened
     return a
 
 
@@ -36,9 +33,10 @@ def built_convnet(art: Path) -> None:
     """A second model built here: its manifest (every step ok) and what the build says of it."""
     from deploytui import manifest
 
-    view = manifest.load(art, "a1")
+    a1 = a1_at(art)
+    view = manifest.load(a1)
     view.model = "convnet"
-    manifest.write(art, "convnet", view)
+    manifest.write(a1.for_model(parse("convnet")), view)
     info = {
         "model": "convnet",
         "class": "ConvNet",
@@ -60,7 +58,7 @@ def test_the_header_names_the_model_with_its_parameters_and_inputs(art):
     async def body(app, pilot):
         assert "a1 · Mlp · 67 params · input F32[4, 4]" in header(app)
 
-    with_pilot(body)
+    with_pilot(art, body)
 
 
 def test_m_switches_to_a_model_built_here_and_the_palette_offers_it(art):
@@ -89,7 +87,40 @@ def test_m_switches_to_a_model_built_here_and_the_palette_offers_it(art):
         await pilot.press("escape")
         assert app.screen is app.main and app.session.model.text == "convnet"
 
-    with_pilot(body)
+    with_pilot(art, body)
+
+
+def test_a_run_keeps_its_model_when_the_app_switches_meanwhile(art, monkeypatch):
+    """A run of a1's (fake) form is in flight when the user opens convnet: the app switches at
+    once, the run goes on, and its record lands in a1's results.json, not convnet's."""
+    from deploytui.inspectors import form_view
+    from test_tui import running_with
+    from tui_support import FAKE_KEY, install_fake_form
+
+    monkeypatch.setattr(form_view, "sections", lambda form, manifest, ws: [])
+    install_fake_form(monkeypatch, art, sleep_s=0.5)
+    built_convnet(art)
+
+    async def body(app, pilot):
+        app.main.query_one("#forms").select_key(FAKE_KEY)
+        await pilot.pause()
+        await pilot.press("r")
+        await wait_for(pilot, lambda: running_with("fake_runner"))
+        app.open_model("convnet")
+        await pilot.pause()
+        assert app.session.model.text == "convnet"  # switched while a1's run goes on
+        assert app.session.lane.running is not None and app.session.lane.running.model.text == "a1"
+        await wait_for(pilot, lambda: app.session.lane.running is None, timeout=60)
+        await pilot.pause()
+        assert FAKE_KEY not in app.store.forms  # the store shown is convnet's
+        assert app.session.live is None
+
+    with_pilot(art, body, runs=2, warmup=0)
+    stored = json.loads((art / "a1" / "results.json").read_text())
+    assert stored["forms"][FAKE_KEY]["status"] == "ok" and stored["forms"][FAKE_KEY]["model"] == "a1"
+    assert len(stored["forms"][FAKE_KEY]["wall_s"]) == 2
+    assert not (art / "convnet" / "results.json").exists()
+    assert not (art / "convnet" / "outputs").exists()
 
 
 @pytest.mark.slow  # real builds
@@ -144,7 +175,7 @@ def test_a_model_never_built_is_built_in_the_background_with_per_form_progress(a
         rows = str(app.main.query_one("#forms").get_option("torch-eager").prompt)
         assert "✓ built" in rows
 
-    with_pilot(body, notifications=True)
+    with_pilot(art, body, notifications=True)
     eager = [s["torch-eager"] for s in seen]
     trace = [s["torchscript-trace"] for s in seen]
     assert "waiting" in eager and "building" in eager and eager[-1] == "built"
@@ -169,7 +200,7 @@ def test_a_model_file_that_does_not_import_gives_one_message_and_changes_nothing
         await pilot.pause()
         assert "is not a zoo model" in notes(app)
 
-    with_pilot(body, notifications=True)
+    with_pilot(art, body, notifications=True)
 
 
 def titles(app) -> str:
@@ -180,14 +211,10 @@ def test_a_fresh_clone_opens_at_once_and_quitting_mid_build_leaves_nothing_runni
     """Nothing built (`make run` on a fresh clone): the app is up at once, every form 'not built
     yet' or waiting, the build runs in the background; q kills its step's process group."""
     import deploytui.builder as builder
-    from deploytui import paths
     from deploytui.builder.steps import Step
 
     art = tmp_path / "artifacts"
-    monkeypatch.setenv("DEPLOYTUI_ARTIFACTS", str(art))
     monkeypatch.setenv("DEPLOYTUI_CACHE", str(tmp_path / "cache"))
-    monkeypatch.setattr(paths, "_current", None)
-    monkeypatch.setenv("DEPLOYTUI_MODEL", "a1")  # restored (unset) after: the app sets it on a switch
     sleeper = "import time; time.sleep(60)  # deploytui-test-step"
 
     def slow_plan(ctx):
@@ -209,7 +236,7 @@ def test_a_fresh_clone_opens_at_once_and_quitting_mid_build_leaves_nothing_runni
         await pilot.press("q")
 
     t0 = time.monotonic()
-    with_pilot(body)
+    with_pilot(art, body)
     deadline = time.monotonic() + 5
     while steps_running() and time.monotonic() < deadline:
         time.sleep(0.05)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from tui_support import FIXED_RESULTS, make_artifacts
+from tui_support import FIXED_RESULTS, a1_at, make_artifacts
 
 SIZE = (150, 45)
 
@@ -24,10 +24,10 @@ def fixed_app(tmp_path, monkeypatch):
     from deploytui.inspectors import form_view
 
     # the inspector tabs are not in these pictures (their content depends on the machine)
-    monkeypatch.setattr(form_view, "sections", lambda form, manifest: [])
+    monkeypatch.setattr(form_view, "sections", lambda form, manifest, ws: [])
     from deploytui.tui.app import DeployApp
 
-    return DeployApp()
+    return DeployApp(a1_at(art))
 
 
 async def _settle(pilot) -> None:
@@ -69,7 +69,7 @@ def test_scale_screen(fixed_app, snap_compare):
     from deploytui import sweep_store
     from test_sweep import synthetic_points
 
-    store = sweep_store.SweepStore(sweep_store.store_path())
+    store = sweep_store.SweepStore(fixed_app.session.ws.sweep_path)
     for p in synthetic_points():
         store.put(p)
 

@@ -21,6 +21,7 @@ import pytest
 from deploytui import bench, forms, manifest, paths
 from deploytui.families import registry
 from deploytui.models import parse
+from workspaces import A1, built
 
 HERE = Path(__file__).resolve().parent
 MODELS = {
@@ -79,10 +80,10 @@ def built_model(built_artifacts):
 
     def build(name: str) -> dict:
         if name not in _built:
-            ctx = BuildContext.default(parse(MODELS[name]))
+            ctx = BuildContext.of(built(MODELS[name]))
             only = [s.name for s in plan(ctx) if not s.name.startswith("probe-") and not s.on_demand]
             run_build(ctx, only=only)
-            _built[name] = manifest.load(slug=ctx.slug)
+            _built[name] = manifest.load(built(MODELS[name]))
         return _built[name]
 
     return build
@@ -90,10 +91,10 @@ def built_model(built_artifacts):
 
 @pytest.mark.parametrize("name", list(MODELS))
 def test_every_form_works_or_says_why_at_its_stage(built_model, name):
-    ref = parse(MODELS[name])
+    ws = built(MODELS[name])
     m = built_model(name)
     records = {
-        f.key: bench.bench_form(f, n=1, warmup=0, repeat=2, timeout_s=300, manifest=m, ref=ref)
+        f.key: bench.bench_form(f, n=1, warmup=0, repeat=2, timeout_s=300, manifest=m, ws=ws)
         for f in registry.FORMS
     }
     matrix = {k: r.stage or ("n/a" if r.status == "not-applicable" else "ok") for k, r in records.items()}
@@ -106,7 +107,7 @@ def test_every_form_works_or_says_why_at_its_stage(built_model, name):
             stage, words = FAILS[(name, key)]
             assert rec.status == "failed" and rec.stage == stage and words in rec.error, where
             assert rec.stage_status[stage] == "failed" and rec.stage_status["run"] == "skipped", where
-            log = paths.artifacts_dir() / rec.log
+            log = ws.artifacts / rec.log
             assert log.is_file() and words in log.read_text(), where  # the full log, one key away
         elif (name, key) in OUTSIDE_BUDGET:
             assert rec.status == "ok" and rec.stage == "numerics" and rec.accuracy is not None, where
@@ -117,40 +118,40 @@ def test_every_form_works_or_says_why_at_its_stage(built_model, name):
             assert (rec.accuracy is not None) == registry.get(key).variant, where
             assert rec.stage is None and set(rec.stage_status.values()) == {"ok"}, where
             assert set(rec.stages_ms) >= {"load", "first_forward", "steady_forward"}, where
-            assert paths.outputs_path(key, ref.slug).is_file()  # the Diff view recomputes from it
+            assert ws.outputs_path(key).is_file()  # the Diff view recomputes from it
     print(name, json.dumps(matrix))
 
 
 def test_outputs_are_compared_one_by_one_whatever_their_rank_and_dtype(built_model):
-    two = parse(MODELS["two_outputs"])
+    two = built(MODELS["two_outputs"])
     rec = bench.bench_form(
-        registry.get("burn-onnx-embed"), n=1, warmup=0, repeat=0, manifest=built_model("two_outputs"), ref=two
+        registry.get("burn-onnx-embed"), n=1, warmup=0, repeat=0, manifest=built_model("two_outputs"), ws=two
     )
     assert rec.status == "ok", rec.error
     assert [(o.name, o.shape) for o in rec.outputs] == [("0", [2, 2]), ("1", [2, 3])]
     assert (rec.outputs[0].atol, rec.outputs[0].rtol) == (1e-5, 1e-5)
     assert "steady_forward" not in rec.stages_ms  # K=0: no steady forward to take the median of
-    lm = parse(MODELS["tinylm"])
+    lm = built(MODELS["tinylm"])
     rec = bench.bench_form(
-        registry.get("onnxruntime"), n=1, warmup=0, repeat=1, manifest=built_model("tinylm"), ref=lm
+        registry.get("onnxruntime"), n=1, warmup=0, repeat=1, manifest=built_model("tinylm"), ws=lm
     )
     assert rec.status == "ok" and rec.outputs[0].shape[:2] == [1, 16], rec.error
     assert len(rec.outputs[0].worst) == 10 and rec.outputs[0].worst[0].abs_diff == rec.outputs[0].max_abs
 
 
 def test_building_a_model_leaves_the_others_as_they_are(built_model):
-    before = json.loads((paths.artifacts_dir() / "a1" / "manifest.json").read_text())
+    before = json.loads((A1.model_dir / "manifest.json").read_text())
     built_model("convnet")
     from deploytui.builder import run_build
     from deploytui.builder.context import BuildContext
 
     events = []
-    run_build(BuildContext.default(parse("a1")), on_event=events.append)
+    run_build(BuildContext.of(A1), on_event=events.append)
     ends = [e for e in events if e.kind == "end"]
     assert ends and all(e.status in ("up-to-date", "unavailable", "skipped") for e in ends), [
         (e.step, e.status, e.text) for e in ends if e.status not in ("up-to-date",)
     ]
-    after = json.loads((paths.artifacts_dir() / "a1" / "manifest.json").read_text())
+    after = json.loads((A1.model_dir / "manifest.json").read_text())
     assert {k: v.get("fingerprint") for k, v in after["steps"].items()} == {
         k: v.get("fingerprint") for k, v in before["steps"].items()
     }

@@ -107,8 +107,10 @@ def make_artifacts(root: Path, *, results: dict | None = None, built: tuple[str,
     count as built; stored results come with the outputs their runs wrote."""
     from deploytui import manifest as manifest_file
     from deploytui.models import parse
+    from deploytui.workspace import Workspace
 
     art = root / "artifacts"
+    ws = Workspace.at(parse("a1"), art)
     a1 = art / "a1"
     (a1 / "outputs").mkdir(parents=True, exist_ok=True)
     keep = set(built if built is not None else [f.key for f in registry.FORMS])
@@ -120,16 +122,15 @@ def make_artifacts(root: Path, *, results: dict | None = None, built: tuple[str,
         for s in f.steps:
             scope = "shared" if s in shared else "model"
             steps[s] = manifest_file.StepRecord(manifest_file.StepStatus.OK, wall_s=1.0, scope=scope)
-        # every file the form may ship, optional ones included, whatever a real build left in
-        # the real artifacts folder (ship_files looks there for the optional ones)
+        # every file the form may ship, optional ones included
         optional = [o.replace("{m}", "a1") for o in f.optional_files]
-        for key in dict.fromkeys([*f.ship_files(parse("a1")), *optional]):
+        for key in dict.fromkeys([*f.ship_files(ws), *optional]):
             (art / key).parent.mkdir(parents=True, exist_ok=True)
             (art / key).write_bytes(b"x" * 100)
             artifacts[key] = manifest_file.ArtifactRecord(100, sha256="0" * 64, step=f.steps[0])
     tools = {"python": "3.11.7", "torch": "2.15.0+test", "onnx": "1.23.2"}
     manifest = manifest_file.Manifest(tools, steps, artifacts, model="a1")
-    manifest_file.write(art, "a1", manifest)
+    manifest_file.write(ws, manifest)
     info = {"model": "a1", "slug": "a1", "class": "Mlp", "params": 67}  # as export-model writes it
     info["inputs"] = [{"dtype": "F32", "shape": [4, 4]}]
     (a1 / "model.json").write_text(json.dumps(info))
@@ -167,3 +168,11 @@ def install_fake_form(monkeypatch, art: Path, sleep_s: float = 0.15) -> forms.Fo
     monkeypatch.setattr(registry, "FORMS", new)
     monkeypatch.setattr(registry, "BY_KEY", {f.key: f for f in new})
     return fake
+
+
+def a1_at(art: Path):
+    """a1's workspace in the artifacts folder `art` (its bundles beside it)."""
+    from deploytui.models import parse
+    from deploytui.workspace import Workspace
+
+    return Workspace.at(parse("a1"), art, art.parent / "bundles")

@@ -14,11 +14,11 @@ from pathlib import Path
 
 from deploytui import paths, procs, tensorfile
 from deploytui.forms import Form
-from deploytui.models import ModelRef
 from deploytui.numerics import match_outputs, reference_names
 from deploytui.precision import SAMPLES, Budget, OutputTally
 from deploytui.record import Accuracy, OutputAccuracy
 from deploytui.runenv import runner_env
+from deploytui.workspace import Workspace
 
 SET_DIR = "accuracy"
 
@@ -27,9 +27,9 @@ class AccuracyError(ValueError):
     """A sample could not be run or read: the message says which and why, in one line."""
 
 
-def sample_paths(ref: ModelRef, k: int) -> tuple[Path, Path]:
+def sample_paths(ws: Workspace, k: int) -> tuple[Path, Path]:
     """(inputs, eager's outputs) of sample k of the model's accuracy set."""
-    folder = paths.model_dir(ref.slug) / SET_DIR
+    folder = ws.model_dir / SET_DIR
     return folder / f"inputs_{k}.safetensors", folder / f"reference_{k}.safetensors"
 
 
@@ -63,16 +63,16 @@ def judged(form: Form, tallies: dict[str, OutputTally]) -> Accuracy:
     )
 
 
-def on_example(form: Form, got: Path, ref: ModelRef) -> Accuracy:
+def on_example(form: Form, got: Path, ws: Workspace) -> Accuracy:
     """The accuracy on the example inputs alone (the run's own outputs file)."""
     tallies: dict[str, OutputTally] = {}
-    tally(got, paths.reference_path(ref.slug), tallies)
+    tally(got, ws.reference_path, tallies)
     return judged(form, tallies)
 
 
 def evaluate(
     form: Form,
-    ref: ModelRef,
+    ws: Workspace,
     got: Path,
     *,
     timeout_s: float = 120.0,
@@ -81,14 +81,14 @@ def evaluate(
     """The example inputs (`got`: the run's outputs on them) plus every sample of the set, each a
     fresh run of the form. AccuracyError when a sample is missing, or its run fails."""
     tallies: dict[str, OutputTally] = {}
-    tally(got, paths.reference_path(ref.slug), tallies)
+    tally(got, ws.reference_path, tallies)
     with tempfile.TemporaryDirectory(dir=paths.scratch_dir()) as tmp:
         for k in range(SAMPLES):
-            inputs, want = sample_paths(ref, k)
+            inputs, want = sample_paths(ws, k)
             if not inputs.is_file() or not want.is_file():
                 raise AccuracyError(f"sample {k} of the accuracy set is missing: run deploytui build")
             out = Path(tmp) / f"outputs_{k}.safetensors"
-            argv = [*form.command(ref), "--inputs", str(inputs), "--outputs", str(out), "--repeat", "0"]
+            argv = [*form.command(ws), "--inputs", str(inputs), "--outputs", str(out), "--repeat", "0"]
             done = procs.run(argv, cwd=paths.ROOT, env=runner_env(), timeout_s=timeout_s, cancel=cancel)
             if done.error or done.killed or done.returncode != 0:
                 last = next((ln for ln in reversed(done.stderr) if ln.strip()), "")

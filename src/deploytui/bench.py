@@ -19,12 +19,13 @@ from deploytui import accuracy, defaults, jsonio, locks, paths
 from deploytui.forms import Form
 from deploytui.manifest import Manifest, availability, load, way
 from deploytui.measure import Measurement, Progress, measure
-from deploytui.models import ModelRef, tolerance
+from deploytui.models import tolerance
 from deploytui.numerics import ShapeError, compare_files
 from deploytui.record import STAGES, Forwards, Isolated, RunRecord, RunStatus, StageStatus, Threads, median
 from deploytui.runenv import runner_env
 from deploytui.ship import store as ship_store
 from deploytui.tensorfile import TensorFileError
+from deploytui.workspace import Workspace
 
 MODEL_STEP = "export-model"  # writes the inputs and eager's reference every run reads
 
@@ -44,8 +45,9 @@ def parse_output(stdout: str) -> dict[str, Any]:
     )
 
 
-def not_run(form: Form, why: str, manifest: Manifest, ref: ModelRef) -> RunRecord:
+def not_run(form: Form, why: str, manifest: Manifest, ws: Workspace) -> RunRecord:
     """A form that did not get to run: not applicable, or its export/build did not pass."""
+    ref = ws.model
     stages, first, log, failed = way(form, manifest, ref)
     if form.applies(ref):
         status = RunStatus.NOT_APPLICABLE
@@ -55,7 +57,7 @@ def not_run(form: Form, why: str, manifest: Manifest, ref: ModelRef) -> RunRecor
         stage_status = {**stages, "run": StageStatus.SKIPPED, "numerics": StageStatus.SKIPPED}
     return RunRecord(
         form.key,
-        form.command(ref),
+        form.command(ws),
         str(paths.ROOT),
         model=ref.text,
         status=status,
@@ -76,7 +78,7 @@ def bench_form(
     on_progress: Callable[[Progress], None] | None = None,
     cancel: threading.Event | None = None,
     manifest: Manifest | None = None,
-    ref: ModelRef | None = None,
+    ws: Workspace,
     say: Callable[[str], None] = lambda _line: None,
     feed: Load | None = None,
 ) -> RunRecord:
@@ -84,23 +86,22 @@ def bench_form(
     its build steps' locks for reading (`locks.steps_read`):
     a build of those steps in another process waits for the run, and a run waits (`say` tells)
     for a step being built, then sees the manifest as that build left it."""
-    ref = ref or paths.model()
-    manifest = manifest if manifest is not None else load(slug=ref.slug)
+    manifest = manifest if manifest is not None else load(ws)
     try:
-        with locks.steps_read(step_places(form, manifest, ref), say=say, cancel=cancel) as waited:
+        with locks.steps_read(step_places(form, manifest, ws), say=say, cancel=cancel) as waited:
             if waited:  # a build of its steps ended meanwhile: what does the manifest say now
-                manifest = load(slug=ref.slug)
-            why = availability(form, manifest, ref)
-            if not why and not paths.reference_path(ref.slug).is_file():
-                why = f"no eager reference ({paths.reference_path(ref.slug).name}): run `deploytui build`"
+                manifest = load(ws)
+            why = availability(form, ws, manifest)
+            if not why and not ws.reference_path.is_file():
+                why = f"no eager reference ({ws.reference_path.name}): run `deploytui build`"
             rec = (
-                not_run(form, why, manifest, ref)
+                not_run(form, why, manifest, ws)
                 if why
-                else _run(form, n, warmup, repeat, timeout_s, on_progress, cancel, ref, feed or Load())
+                else _run(form, n, warmup, repeat, timeout_s, on_progress, cancel, ws, feed or Load())
             )
     except locks.Cancelled as e:
-        rec = not_run(form, str(e), manifest, ref)
-    rec.isolated = isolated(form, ref)
+        rec = not_run(form, str(e), manifest, ws)
+    rec.isolated = isolated(form, ws)
     if feed is not None:
         rec.batch = feed.batch
     return rec
@@ -119,20 +120,20 @@ class Load:
     threads: int = 1
 
 
-def step_places(form: Form, manifest: Manifest, ref: ModelRef) -> list[tuple[Path, str]]:
+def step_places(form: Form, manifest: Manifest, ws: Workspace) -> list[tuple[Path, str]]:
     """(folder, step) of every step whose outputs a run of `form` reads: its own steps and the
     one that writes the inputs and the reference, each in the folder of its scope."""
     places = []
     for step in (MODEL_STEP, *form.steps):
         rec = manifest.steps.get(step)
         shared = rec is not None and rec.scope == "shared"
-        places.append((paths.shared_dir() if shared else paths.model_dir(ref.slug), step))
+        places.append((ws.shared_dir if shared else ws.model_dir, step))
     return places
 
 
-def isolated(form: Form, ref: ModelRef) -> Isolated | None:
+def isolated(form: Form, ws: Workspace) -> Isolated | None:
     """The form's last `deploytui ship --check` for the model, or None (never, or unreadable)."""
-    check = ship_store.load(paths.ship_path(ref.slug)).forms.get(form.key)
+    check = ship_store.load(ws.ship_path).forms.get(form.key)
     return check.isolated() if check else None
 
 
@@ -144,16 +145,16 @@ def _run(
     timeout_s: float,
     on_progress: Callable[[Progress], None] | None,
     cancel: threading.Event | None,
-    ref: ModelRef,
+    ws: Workspace,
     feed: Load,
 ) -> RunRecord:
-    out = paths.outputs_path(form.key, ref.slug)
+    out = ws.outputs_path(form.key)
     if feed.inputs is not None:  # a batch's outputs stay out of the Diff view's file
         out = feed.inputs.with_name(f"{form.key}.safetensors")
     out.parent.mkdir(parents=True, exist_ok=True)
     out.unlink(missing_ok=True)
     m = measure(
-        form.run_command(out, repeat, ref, warmup=feed.warmup, threads=feed.threads, inputs=feed.inputs),
+        form.run_command(out, repeat, ws, warmup=feed.warmup, threads=feed.threads, inputs=feed.inputs),
         n=n,
         warmup=warmup,
         timeout_s=timeout_s,
@@ -162,10 +163,10 @@ def _run(
         on_progress=on_progress,
         cancel=cancel,
     )
-    rec = evaluate(form, m, ref, n=n, warmup=warmup, outputs=out, reference=feed.reference)
+    rec = evaluate(form, m, ws, n=n, warmup=warmup, outputs=out, reference=feed.reference)
     if feed.inputs is None and form.variant and rec.status == RunStatus.OK and rec.stage_status is not None:
         try:  # the example inputs alone judged it in evaluate: now the whole accuracy set
-            rec.accuracy = accuracy.evaluate(form, ref, out, timeout_s=timeout_s, cancel=cancel)
+            rec.accuracy = accuracy.evaluate(form, ws, out, timeout_s=timeout_s, cancel=cancel)
         except (ValueError, OSError) as e:  # AccuracyError, a damaged sample or outputs file
             rec.stage_status["numerics"], rec.stage = StageStatus.FAILED, "numerics"
             rec.error = f"accuracy set: {e}"
@@ -221,7 +222,7 @@ def timed_forwards(lines: list[dict[str, Any]]) -> tuple[Forwards | None, Thread
 def evaluate(
     form: Form,
     m: Measurement,
-    ref: ModelRef,
+    ws: Workspace,
     *,
     n: int,
     warmup: int,
@@ -238,7 +239,7 @@ def evaluate(
         form.key,
         m.argv,
         m.cwd,
-        model=ref.text,
+        model=ws.model.text,
         wall_s=s["wall_s"],
         peak_rss_bytes=s["peak_rss_bytes"],
         exit_codes=s["exit_codes"],
@@ -274,10 +275,10 @@ def evaluate(
         rec.modules_added_torch = line.get("modules_added_torch")
         rec.modules_added_total = line.get("modules_added_total")
     rec.forwards, rec.threads = timed_forwards(lines)
-    atol, rtol = tolerance(ref)
-    got = outputs or paths.outputs_path(form.key, ref.slug)
+    atol, rtol = tolerance(ws.model)
+    got = outputs or ws.outputs_path(form.key)
     try:
-        diffs = compare_files(got, reference or paths.reference_path(ref.slug), atol, rtol)
+        diffs = compare_files(got, reference or ws.reference_path, atol, rtol)
     except (ShapeError, TensorFileError) as e:
         stage_status["numerics"] = failed
         rec.error = f"bad outputs: {e}"
@@ -288,7 +289,7 @@ def evaluate(
     rec.status = RunStatus.OK
     if form.variant:  # judged by its accuracy budget, here on the example inputs alone
         try:
-            rec.accuracy = accuracy.on_example(form, got, ref)
+            rec.accuracy = accuracy.on_example(form, got, ws)
         except (ValueError, OSError) as e:
             stage_status["numerics"] = failed
             rec.error = f"bad outputs: {e}"

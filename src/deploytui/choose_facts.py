@@ -10,27 +10,28 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import replace
 
-from deploytui import forms, manifest, paths, results, serve_store
+from deploytui import forms, manifest, results, serve_store
 from deploytui.choose import BUILD_FAILED, BUILT, NOT_APPLICABLE, NOT_BUILT, FormFacts
 from deploytui.families import registry
 from deploytui.manifest import Manifest
-from deploytui.models import ModelRef
 from deploytui.record import RunRecord
 from deploytui.ship import store as ship_store
 from deploytui.ship.store import ShipCheck
+from deploytui.workspace import Workspace
 
 
-def read(ref: ModelRef, store: results.ResultsStore | None = None) -> tuple[list[FormFacts], list[str]]:
-    """Every form of the registry, in its order, as stored for `ref` on this machine; and what a
-    damaged store dropped. `store`: the model's results already loaded (the app's session)."""
-    store = store if store is not None else results.load(paths.results_path(ref.slug))
-    view = manifest.load(slug=ref.slug)
-    shipped = ship_store.load(paths.ship_path(ref.slug))
-    served = serve_store.load(ref.slug)
+def read(ws: Workspace, store: results.ResultsStore | None = None) -> tuple[list[FormFacts], list[str]]:
+    """Every form of the registry, in its order, as stored for the workspace's model on this
+    machine; and what a damaged store dropped. `store`: the model's results already loaded (the
+    app's session)."""
+    store = store if store is not None else results.load(ws.results_path)
+    view = manifest.load(ws)
+    shipped = ship_store.load(ws.ship_path)
+    served = serve_store.load(ws)
     facts = []
     for i, form in enumerate(registry.FORMS):
         ran, refused = serve_store.by_batch(served.forms, form.key)
-        fact = _facts(i, form, ref, view, store.forms.get(form.key), shipped.forms.get(form.key))
+        fact = _facts(i, form, ws, view, store.forms.get(form.key), shipped.forms.get(form.key))
         facts.append(replace(fact, serving=ran, serving_refused=refused))
     return facts, [*store.dropped, *shipped.dropped, *served.dropped]
 
@@ -38,13 +39,13 @@ def read(ref: ModelRef, store: results.ResultsStore | None = None) -> tuple[list
 def _facts(
     order: int,
     form: forms.Form,
-    ref: ModelRef,
+    ws: Workspace,
     view: Manifest,
     rec: RunRecord | None,
     shipped: ShipCheck | None,
 ) -> FormFacts:
-    why = manifest.availability(form, view, ref)
-    if form.applies(ref):
+    why = manifest.availability(form, ws, view)
+    if form.applies(ws.model):
         built = NOT_APPLICABLE
     elif not why:
         built = BUILT
@@ -52,7 +53,7 @@ def _facts(
         built = NOT_BUILT
     else:
         built = BUILD_FAILED
-    runtime, runtime_missing = manifest.runtime_facts(form, view, ref)
+    runtime, runtime_missing = manifest.runtime_facts(form, ws, view)
     ran = rec.status if rec is not None and rec.status in ("ok", "failed") else ""
     ok = rec is not None and rec.measured
     wall, rss = (rec.wall, rec.rss) if rec is not None else (None, None)
@@ -61,7 +62,7 @@ def _facts(
         title=form.title,
         runtime=form.runtime,
         python=form.needs_python,
-        files=len(form.ship_files(ref)),
+        files=len(form.ship_files(ws)),
         order=order,
         built=built,
         built_why=why,
@@ -74,7 +75,7 @@ def _facts(
         max_abs_diff=rec.max_abs_diff if ok and rec else None,
         within_tol=rec.within_tol if ok and rec else None,
         tolerance=_tolerance(rec),
-        files_bytes=files_bytes(form, view, ref) if built != NOT_APPLICABLE else None,
+        files_bytes=files_bytes(form, view, ws) if built != NOT_APPLICABLE else None,
         runtime_bytes=runtime["runtime_bytes"] if runtime else None,
         runtime_missing=runtime_missing,
         isolated=shipped.passed if shipped is not None else None,
@@ -94,15 +95,15 @@ def _facts(
     )
 
 
-def files_bytes(form: forms.Form, view: Manifest, ref: ModelRef) -> int | None:
+def files_bytes(form: forms.Form, view: Manifest, ws: Workspace) -> int | None:
     """The model files + program that ship, as the build recorded their sizes (the file's own
     size where the manifest has none); None when one is missing."""
     total = 0
-    for rel in form.ship_files(ref):
+    for rel in form.ship_files(ws):
         art = view.artifacts.get(rel)
         size = art.size if art is not None else None
         if size is None:
-            path = paths.artifacts_dir() / rel
+            path = ws.artifacts / rel
             if not path.is_file():
                 return None
             size = path.stat().st_size

@@ -11,7 +11,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 if TYPE_CHECKING:
+    from deploytui.models import ModelRef
     from deploytui.record import RunRecord
+    from deploytui.workspace import Workspace
 
 
 def build_progress(verbose: bool, quiet_up_to_date: bool = False, out: TextIO | None = None) -> Any:
@@ -46,9 +48,10 @@ def build_progress(verbose: bool, quiet_up_to_date: bool = False, out: TextIO | 
 
 def cmd_build(args: argparse.Namespace) -> int:
     from deploytui.builder import run_build
+    from deploytui.builder.context import BuildContext
 
     try:
-        manifest = run_build(only=args.only, on_event=build_progress(args.verbose))
+        manifest = run_build(BuildContext.of(args.ws), only=args.only, on_event=build_progress(args.verbose))
     except ValueError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
@@ -153,7 +156,7 @@ def _sizes(text: str | None, what: str, least: int) -> list[int]:
 def cmd_bench(args: argparse.Namespace) -> int:
     import json
 
-    from deploytui import bench, defaults, machine, paths, results, variants
+    from deploytui import bench, defaults, machine, results, variants
     from deploytui.families import registry
     from deploytui.manifest import load as load_manifest
     from deploytui.record import RunStatus
@@ -175,17 +178,18 @@ def cmd_bench(args: argparse.Namespace) -> int:
     except KeyError as e:
         print(f"error: {e.args[0]}", file=sys.stderr)
         return 2
+    ws = args.ws
     if not args.no_build:  # what the chosen forms need, built first (incremental: usually nothing)
         from deploytui.builder import run_build, steps_for
         from deploytui.builder.context import BuildContext
 
-        ctx = BuildContext.default()
+        ctx = BuildContext.of(ws)
         progress = build_progress(False, quiet_up_to_date=True, out=sys.stderr if args.json else None)
         run_build(ctx, only=steps_for(ctx, chosen), on_event=progress)
-    store = results.load()
+    store = results.load(ws.results_path)
     for msg in store.dropped:
         print(f"warning: {msg}", file=sys.stderr)
-    manifest = load_manifest()
+    manifest = load_manifest(ws)
     records = []
     for form in chosen:
         if not args.json and sys.stderr.isatty():
@@ -197,6 +201,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
             repeat=args.repeat,
             timeout_s=args.timeout,
             manifest=manifest,
+            ws=ws,
             say=lambda line: print(line, file=sys.stderr, flush=True),
             feed=bench.Load(warmup=args.forward_warmup) if args.forward_warmup else None,
         )
@@ -206,16 +211,16 @@ def cmd_bench(args: argparse.Namespace) -> int:
         if not args.json:
             print(_table_line(rec), flush=True)
             if form.variant:
-                print(f"{'':<20} {variants.ratios_text(_vs_parent(rec, store), form.parent)}", flush=True)
+                print(f"{'':<20} {variants.ratios_text(_vs_parent(rec, store, ws), form.parent)}", flush=True)
     if args.json:
         print(
             json.dumps(
                 {
                     "machine": machine.info(),
                     "tools": manifest.tools,
-                    "model": paths.model().text,
+                    "model": ws.model.text,
                     "forms": [
-                        {**r.to_json(), **({"vs_parent": _vs_parent(r, store)} if r.accuracy else {})}
+                        {**r.to_json(), **({"vs_parent": _vs_parent(r, store, ws)} if r.accuracy else {})}
                         for r in records
                     ],
                 },
@@ -231,14 +236,14 @@ def cmd_bench(args: argparse.Namespace) -> int:
     return 1 if bad else 0
 
 
-def _vs_parent(rec: RunRecord, store: Any) -> dict[str, float | None]:
+def _vs_parent(rec: RunRecord, store: Any, ws: Workspace) -> dict[str, float | None]:
     """A variant's ratios to its fp32 parent's stored record (`variants.ratios`)."""
     from deploytui import report, variants
     from deploytui.families import registry
 
     parent = registry.get(rec.form or "").parent
     return variants.ratios(
-        rec, parent, store.forms.get(parent), lambda key: report.ship_bytes(registry.get(key))
+        rec, parent, store.forms.get(parent), lambda key: report.ship_bytes(registry.get(key), ws)
     )
 
 
@@ -293,12 +298,12 @@ def cmd_inspect(args: argparse.Namespace) -> int:
     except KeyError as e:
         print(f"error: {e.args[0]}", file=sys.stderr)
         return 2
-    manifest = load_manifest()
+    manifest = load_manifest(args.ws)
     print(f"{form.key}: {form.title} ({form.family})")
     if form.note:
         print(f"  {form.note}")
     errors = 0
-    for sec in form_view.sections(form, manifest):
+    for sec in form_view.sections(form, manifest, args.ws):
         print(f"\n== {sec.tab}: {sec.title}")
         if sec.error:
             errors += 1
@@ -320,7 +325,7 @@ def cmd_inspect(args: argparse.Namespace) -> int:
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    from deploytui import paths, results
+    from deploytui import results
     from deploytui.manifest import load as load_manifest
     from deploytui.report import write_report
     from deploytui.ship import store as ship_store
@@ -328,35 +333,37 @@ def cmd_report(args: argparse.Namespace) -> int:
     if args.results is not None:
         from deploytui.report import write_results
 
-        written = write_results(args.results)
+        written = write_results(args.results, args.ws)
         for path in written:
             print(f"wrote {path}")
         if not written:
             print("error: no results yet: run `deploytui bench` first", file=sys.stderr)
         return 0 if written else 1
-    store = results.load()
-    for msg in [*store.dropped, *ship_store.load(paths.ship_path()).dropped]:
+    ws = args.ws
+    store = results.load(ws.results_path)
+    for msg in [*store.dropped, *ship_store.load(ws.ship_path).dropped]:
         print(f"warning: {msg}", file=sys.stderr)
     if not store.forms:
         print("error: no results yet: run `deploytui bench` (or r / a in the app) first", file=sys.stderr)
         return 1
-    path = write_report(store, load_manifest(), args.format, args.output)
+    path = write_report(ws, store, load_manifest(ws), args.format, args.output)
     print(f"wrote {path}")
     return 0
 
 
 def cmd_ship(args: argparse.Namespace) -> int:
-    from deploytui import paths, shipping
+    from deploytui import shipping
     from deploytui.families import registry
     from deploytui.ship.bundler import ShipError
     from deploytui.units import human, ms
 
     form = registry.get(args.form)
-    ref = paths.model()
-    out = args.output.resolve() if args.output else shipping.default_dir(form, ref)
+    ws = args.ws
+    ref = ws.model
+    out = args.output.resolve() if args.output else shipping.default_dir(form, ws)
     if not args.check:
         try:
-            b = shipping.make(form, out, tar=args.tar, ref=ref)
+            b = shipping.make(form, out, tar=args.tar, ws=ws)
         except (ShipError, OSError) as e:
             print(f"error: {e}", file=sys.stderr)
             return 1
@@ -370,7 +377,7 @@ def cmd_ship(args: argparse.Namespace) -> int:
     fact = shipping.check(
         form,
         out,
-        ref=ref,
+        ws=ws,
         tar=args.tar,
         n=args.n,
         warmup=args.warmup,
@@ -432,15 +439,15 @@ def cmd_choose(args: argparse.Namespace) -> int:
     the stored runs, the build's sizes and probes and the ship checks: nothing runs)."""
     import json
 
-    from deploytui import choose, choose_facts, choose_text, paths
+    from deploytui import choose, choose_facts, choose_text
 
     try:
         req = choose.request(args.given or [], args.rank_by or "")
     except ValueError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
-    ref = paths.model()
-    facts, dropped = choose_facts.read(ref)
+    ref = args.ws.model
+    facts, dropped = choose_facts.read(args.ws)
     for msg in dropped:
         print(f"warning: {msg}", file=sys.stderr)
     answer = choose.choose(facts, req, ref.text)
@@ -487,6 +494,7 @@ def _choose_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[typ
     ch.add_argument("--chart", action="store_true", help="also draw the Pareto chart (start-up × ship size)")
     ch.add_argument("--json", action="store_true", help="print the answer as JSON")
     ch.add_argument("--model", default=argparse.SUPPRESS, metavar="REF", help=MODEL_HELP)
+    place_opts(ch, argparse.SUPPRESS)
     ch.set_defaults(func=cmd_choose)
 
 
@@ -499,7 +507,7 @@ def cmd_models(args: argparse.Namespace) -> int:
     from deploytui.models import ZOO, inputs_text
     from deploytui.models.check import describe
 
-    built = manifest.built_models()
+    built = manifest.built_models(args.ws.artifacts)
     lines, err = describe([*ZOO, *(m for m in built if m not in ZOO)])
     if err:
         print(f"error: {err}", file=sys.stderr)
@@ -544,7 +552,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     if err := _check_counts(args):
         print(f"error: {err}", file=sys.stderr)
         return 2
-    store = sweep_store.load()
+    store = sweep_store.load(args.ws.sweep_path)
     for msg in store.dropped:
         print(f"warning: {msg}", file=sys.stderr)
     out = sys.stderr if args.json else sys.stdout  # progress; --json prints only the JSON on stdout
@@ -578,6 +586,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         store = sweep.run_sweep(
             refs,
             chosen,
+            base=args.ws,
             runs=args.n,
             warmup=args.warmup,
             repeat=args.repeat,
@@ -609,23 +618,24 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     return 0
 
 
-def check_model(text: str | None, input_shape: str | None = None, seq_len: int | None = None) -> str:
-    """Set the current model; "" when it loads, else the one clear message why not (parsed here,
-    loaded in a subprocess: a model that does not import, a factory that raises or returns the
-    wrong thing, an input of an unsupported dtype, a library model that would need the network),
-    before anything is built."""
-    from deploytui import paths
+def check_model(
+    text: str | None, input_shape: str | None = None, seq_len: int | None = None
+) -> tuple[ModelRef | None, str]:
+    """The model `--model` names, and "" when it loads; else None and the one clear message why
+    not (parsed here, loaded in a subprocess: a model that does not import, a factory that raises
+    or returns the wrong thing, an input of an unsupported dtype, a library model that would need
+    the network), before anything is built."""
     from deploytui.models import ModelRefError, parse, with_options
     from deploytui.models.check import check
 
     try:
         ref = with_options(parse(text), input_shape, seq_len)
     except ModelRefError as e:
-        return str(e)
-    paths.set_model(ref)
+        return None, str(e)
     if ref.kind == "zoo" and not ref.params:
-        return ""  # the zoo's own factories, without parameters, are tested
-    return check(ref.text)[1]
+        return ref, ""  # the zoo's own factories, without parameters, are tested
+    err = check(ref.text)[1]
+    return (None, err) if err else (ref, "")
 
 
 def shape_opts(q: argparse.ArgumentParser, default: Any) -> None:
@@ -644,15 +654,38 @@ def shape_opts(q: argparse.ArgumentParser, default: Any) -> None:
     )
 
 
+def place_opts(q: argparse.ArgumentParser, default: Any) -> None:
+    """--artifacts and --bundles: where the models' files and their bundles go (read into the
+    Workspace once, in `main`)."""
+    q.add_argument(
+        "--artifacts",
+        type=Path,
+        default=default,
+        metavar="DIR",
+        help="the artifacts folder (default: $DEPLOYTUI_ARTIFACTS, else artifacts/ in the source "
+        "checkout, else $XDG_DATA_HOME/deploytui/artifacts)",
+    )
+    q.add_argument(
+        "--bundles",
+        type=Path,
+        default=default,
+        metavar="DIR",
+        help="where `ship` puts bundles (default: $DEPLOYTUI_BUNDLES, else bundles/ beside the default "
+        "artifacts folder)",
+    )
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="deploytui", description=__doc__)
     p.add_argument("--model", default=None, metavar="REF", help=MODEL_HELP)
     shape_opts(p, None)
+    place_opts(p, None)
     sub = p.add_subparsers(dest="command")
 
     def model_opt(q: argparse.ArgumentParser) -> None:
         q.add_argument("--model", default=argparse.SUPPRESS, metavar="REF", help=MODEL_HELP)
         shape_opts(q, argparse.SUPPRESS)
+        place_opts(q, argparse.SUPPRESS)
 
     b = sub.add_parser("build", help="build every artifact (incremental)")
     b.add_argument(
@@ -792,10 +825,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sw.add_argument("--force", action="store_true", help="measure sizes already measured again")
     sw.add_argument("--show", action="store_true", help="print the stored points' fit and chart, run nothing")
+    place_opts(sw, argparse.SUPPRESS)
     sw.set_defaults(func=cmd_sweep)
 
     mo = sub.add_parser("models", help="the zoo and the models built under artifacts/")
     mo.add_argument("--json", action="store_true", help="print JSON")
+    place_opts(mo, argparse.SUPPRESS)
     mo.set_defaults(func=cmd_models)
     return p
 
@@ -811,11 +846,16 @@ NEEDS_MODEL = ("build", "bench", "inspect", "report", "ship", "choose", None)
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    from deploytui.workspace import Workspace
+
+    ref = None
     if args.command in NEEDS_MODEL:
-        err = check_model(args.model, args.input_shape, args.seq_len)
+        ref, err = check_model(args.model, args.input_shape, args.seq_len)
         if err:
             print(f"error: {err}", file=sys.stderr)
             return 2
+    # the one place the process reads where its files go; everything below is handed `args.ws`
+    args.ws = Workspace.from_env(ref, args.artifacts, args.bundles)
     if args.command is None:
         if not (sys.stdin.isatty() and sys.stdout.isatty()):
             print(
@@ -826,7 +866,7 @@ def main(argv: list[str] | None = None) -> int:
             return 2
         from deploytui.tui import run_app
 
-        code: int = run_app().return_code or 0
+        code: int = run_app(args.ws).return_code or 0
         return code
     try:
         status: int = args.func(args)

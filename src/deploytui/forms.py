@@ -20,6 +20,7 @@ from deploytui import paths
 from deploytui.a1_page import Claim, Figure
 from deploytui.models import LIBRARY_KINDS, ModelRef, has_mlp_layout
 from deploytui.precision import FP32, INT8, INT8_BUDGET, Budget
+from deploytui.workspace import Workspace
 
 NO_RUNTIME = "none"  # a compiled program that loads no runtime library (the families declare theirs)
 
@@ -72,13 +73,12 @@ class Inspect:
     path: str
     title: str = ""
 
-    def rel(self, ref: ModelRef | None = None) -> str:
-        ref = ref or paths.model()
+    def rel(self, ref: ModelRef) -> str:
         return model_source(ref) if self.kind == MODEL_SOURCE else _subst(self.path, ref)
 
-    def file(self, ref: ModelRef | None = None) -> Path:
-        base = paths.ROOT if self.kind == MODEL_SOURCE else paths.artifacts_dir()
-        return base / self.rel(ref)
+    def file(self, ws: Workspace) -> Path:
+        base = paths.ROOT if self.kind == MODEL_SOURCE else ws.artifacts
+        return base / self.rel(ws.model)
 
 
 @dataclass(frozen=True)
@@ -132,14 +132,12 @@ class Form:
         module of this project; tests/test_forms.py holds every such runtime to that)."""
         return self.runner is not None
 
-    def applies(self, ref: ModelRef | None = None) -> str:
+    def applies(self, ref: ModelRef) -> str:
         """ "" when the form can exist for the model, else why not (not an error)."""
-        ref = ref or paths.model()
         return MLP_ONLY if self.mlp_only and not has_mlp_layout(ref) else ""
 
-    def command(self, ref: ModelRef | None = None) -> list[str]:
-        ref = ref or paths.model()
-        art = str(paths.artifacts_dir())
+    def command(self, ws: Workspace) -> list[str]:
+        ref, art = ws.model, str(ws.artifacts)
         return [
             _subst(a, ref)
             .replace("{python}", paths.python())
@@ -152,7 +150,7 @@ class Form:
         self,
         outputs: Path | str,
         repeat: int,
-        ref: ModelRef | None = None,
+        ws: Workspace,
         *,
         warmup: int = 0,
         threads: int = 1,
@@ -160,27 +158,32 @@ class Form:
     ) -> list[str]:
         """`command()` plus the runner protocol: the inputs file (the model's example unless
         given), where to write the outputs, W warm-up and K timed forwards, T threads."""
-        ref = ref or paths.model()
-        inputs = inputs or paths.artifacts_dir() / ref.slug / "inputs.safetensors"
+        inputs = inputs or ws.inputs_path
         protocol = ["--inputs", str(inputs), "--outputs", str(outputs), "--repeat", str(repeat)]
-        return [*self.command(ref), *protocol, "--warmup", str(warmup), "--threads", str(threads)]
+        return [*self.command(ws), *protocol, "--warmup", str(warmup), "--threads", str(threads)]
 
-    def executable_path(self, ref: ModelRef | None = None) -> Path | None:
-        ref = ref or paths.model()
-        return paths.artifacts_dir() / _subst(self.executable, ref) if self.executable else None
+    def executable_path(self, ws: Workspace) -> Path | None:
+        return ws.artifacts / _subst(self.executable, ws.model) if self.executable else None
 
-    def ship_files(self, ref: ModelRef | None = None) -> tuple[str, ...]:
+    def ship_files(self, ws: Workspace) -> tuple[str, ...]:
         """What must be copied to the target machine (model files + program), relative to the
         artifacts root."""
-        ref = ref or paths.model()
+        ref, art = ws.model, ws.artifacts
         files = [*self.model_files, *((self.executable,) if self.executable else ())]
         found = [_subst(f, ref) for f in files]
-        art = paths.artifacts_dir()
         found += [o for o in (_subst(f, ref) for f in self.optional_files) if (art / o).exists()]
         return tuple(found)
 
-    def ship_paths(self, ref: ModelRef | None = None) -> list[Path]:
-        return [paths.artifacts_dir() / f for f in self.ship_files(ref)]
+    def ship_paths(self, ws: Workspace) -> list[Path]:
+        return [ws.artifacts / f for f in self.ship_files(ws)]
+
+    def all_files(self, ws: Workspace) -> tuple[str, ...]:
+        """`ship_files` with every optional file, whether the build wrote it or not (a probe
+        step's inputs: one not there yet is hashed as missing, so the plan does not change
+        once the build writes it)."""
+        shipped = self.ship_files(ws)
+        optional = (_subst(f, ws.model) for f in self.optional_files)
+        return (*shipped, *(o for o in optional if o not in shipped))
 
     @property
     def probe_step(self) -> str:

@@ -18,12 +18,13 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any, ClassVar
 
-from deploytui import jsonio, paths
+from deploytui import jsonio
 from deploytui.forms import Form
 from deploytui.hashing import unchanged
 from deploytui.models import ModelRef
 from deploytui.record import STAGES, StageStatus, from_checked
 from deploytui.store import Store, read_table
+from deploytui.workspace import SHARED, Workspace
 
 VERSION = 1
 NAME = "manifest.json"
@@ -155,12 +156,11 @@ def store(folder: Path) -> Store[Manifest]:
     return Store(folder / NAME, Manifest)
 
 
-def load(art: Path | None = None, slug: str | None = None) -> Manifest:
-    """The model's view (default: the current model) under the artifacts root `art`: the shared
-    manifest merged with the model's; empty parts when missing, damaged records dropped."""
-    art = art or paths.artifacts_dir()
-    shared = store(art / paths.SHARED).load().doc
-    own = store(art / (slug or paths.model().slug)).load().doc
+def load(ws: Workspace) -> Manifest:
+    """The workspace model's view: the shared manifest merged with the model's; empty parts when
+    missing, damaged records dropped."""
+    shared = store(ws.shared_dir).load().doc
+    own = store(ws.model_dir).load().doc
     return merged(shared, own)
 
 
@@ -174,24 +174,23 @@ def merged(shared: Manifest, own: Manifest) -> Manifest:
     return view
 
 
-def write(art: Path, slug: str, view: Manifest) -> None:
+def write(ws: Workspace, view: Manifest) -> None:
     """Split a merged view back into the shared manifest and the model's, each replaced whole."""
     shared, own = Manifest(dict(view.tools)), Manifest(dict(view.tools), model=view.model)
     for name, rec in view.steps.items():
         (shared if rec.scope == "shared" else own).steps[name] = rec
     for key, art_rec in view.artifacts.items():
-        (shared if key.startswith(paths.SHARED + "/") else own).artifacts[key] = art_rec
-    store(art / paths.SHARED).write(shared)
-    store(art / slug).write(own)
+        (shared if key.startswith(SHARED + "/") else own).artifacts[key] = art_rec
+    store(ws.shared_dir).write(shared)
+    store(ws.model_dir).write(own)
 
 
-def built_models(art: Path | None = None) -> dict[str, str]:
+def built_models(art: Path) -> dict[str, str]:
     """Every model with a folder under the artifacts root: its `--model` text -> its slug (the
     model its manifest says it was built for)."""
-    art = art or paths.artifacts_dir()
     found: dict[str, str] = {}
     for mf in sorted(art.glob(f"*/{NAME}")) if art.is_dir() else []:
-        if mf.parent.name == paths.SHARED:
+        if mf.parent.name == SHARED:
             continue
         try:
             text = jsonio.read(mf).get("model")  # only this field: a damaged record elsewhere is the build's
@@ -205,10 +204,11 @@ def built_models(art: Path | None = None) -> dict[str, str]:
 MODEL_INFO = "model.json"  # written by the export-model step: class, params, inputs, outputs
 
 
-def model_info(slug: str | None = None, art: Path | None = None) -> dict[str, Any] | None:
-    """What the build recorded about the model itself (`model.json`), or None before it ran."""
+def model_info(folder: Path) -> dict[str, Any] | None:
+    """What the build recorded about the model itself (`model.json` in its folder,
+    `Workspace.model_dir`), or None before it ran."""
     try:
-        data = jsonio.read((art or paths.artifacts_dir()) / (slug or paths.model().slug) / MODEL_INFO)
+        data = jsonio.read(folder / MODEL_INFO)
     except (OSError, ValueError):
         return None
     return data if isinstance(data, dict) else None
@@ -217,20 +217,20 @@ def model_info(slug: str | None = None, art: Path | None = None) -> dict[str, An
 NOT_APPLICABLE = StageStatus.NOT_APPLICABLE
 
 
-def availability(form: Form, manifest: Manifest | None = None, ref: ModelRef | None = None) -> str:
+def availability(form: Form, ws: Workspace, manifest: Manifest | None = None) -> str:
     """ "" when the form can run, else why not (not applicable, not built, tool missing, build
     failed)."""
-    why = form.applies(ref)
+    why = form.applies(ws.model)
     if why:
         return why
-    manifest = manifest if manifest is not None else load(slug=ref.slug if ref else None)
+    manifest = manifest if manifest is not None else load(ws)
     for step in form.steps:
         rec = manifest.steps.get(step)
         if not rec:
             return f"not built (step {step} never ran): run `deploytui build`"
         if not rec.ok:
             return f"{rec.status}: step {step}: {rec.reason or 'no reason recorded'}"
-    missing = [p.name for p in form.ship_paths(ref) if not p.exists()]
+    missing = [p.name for p in form.ship_paths(ws) if not p.exists()]
     if missing:
         return f"missing artifact(s): {', '.join(missing)} (run `deploytui build`)"
     return ""
@@ -250,9 +250,7 @@ def _root(steps: dict[str, StepRecord], name: str) -> tuple[str, StepRecord | No
     return name, rec
 
 
-def way(
-    form: Form, manifest: Manifest, ref: ModelRef | None = None
-) -> tuple[dict[str, StageStatus], str, str, str]:
+def way(form: Form, manifest: Manifest, ref: ModelRef) -> tuple[dict[str, StageStatus], str, str, str]:
     """The form's way through its build stages: ({export: .., build: ..}, the first failing
     stage or "", the full log of the step that failed (relative to the artifacts root) or "",
     and that step's decisive line, `failed: step NAME: REASON`, or "")."""
@@ -286,12 +284,12 @@ NOT_PROBED = "not probed yet: run `deploytui build`"
 
 
 def runtime_facts(
-    form: Form, manifest: Manifest | None = None, ref: ModelRef | None = None
+    form: Form, ws: Workspace, manifest: Manifest | None = None
 ) -> tuple[dict[str, Any] | None, str]:
     """The runtime facts the build's probe step stored for `form` (`probe_cmd`: runtime_bytes,
     the libraries or distributions, probed_at), and "" — or None and why there are none: never
     probed, the probe failed, or a file it probed changed since. Reads files; runs nothing."""
-    manifest = manifest if manifest is not None else load()
+    manifest = manifest if manifest is not None else load(ws)
     rec = manifest.steps.get(form.probe_step)
     if not rec:
         return None, NOT_PROBED
@@ -302,8 +300,8 @@ def runtime_facts(
     if not _well_formed(facts):
         return None, f"{NOT_PROBED} (step {form.probe_step} stored no readable runtime facts)"
     files = facts.get("files") or {}
-    for rel in form.ship_files(ref):
-        path = paths.artifacts_dir() / rel
+    for rel in form.ship_files(ws):
+        path = ws.artifacts / rel
         if rel in files and not path.exists():
             return None, f"stale: {rel} is gone since it was probed (run `deploytui build`)"
         if rel in files and not unchanged(path, files[rel]):

@@ -21,13 +21,13 @@ from deploytui import a1_page, choose, choose_facts, choose_text, machine, paths
 from deploytui import forms as F
 from deploytui.families import registry
 from deploytui.manifest import Manifest, model_info, runtime_facts
-from deploytui.models import ModelRef
 from deploytui.precision import FP32
 from deploytui.record import median
 from deploytui.results import ResultsStore as Store
 from deploytui.ship import store as ship_store
 from deploytui.ship.store import ShipCheck
 from deploytui.units import human, ms
+from deploytui.workspace import Workspace, data_dir
 
 FORMATS = ("md", "json", "csv")
 METHOD = (
@@ -44,21 +44,21 @@ def scrub(text: str) -> str:
     return re.sub(r"(?<![\w.~<>])/(?:[^\s/:'\"]+/)+([^\s/:'\"]*)", r"/…/\1", text)
 
 
-def ship_bytes(form: F.Form) -> int | None:
-    sizes = [p.stat().st_size for p in form.ship_paths() if p.exists()]
-    return sum(sizes) if len(sizes) == len(form.ship_paths()) else None
+def ship_bytes(form: F.Form, ws: Workspace) -> int | None:
+    sizes = [p.stat().st_size for p in form.ship_paths(ws) if p.exists()]
+    return sum(sizes) if len(sizes) == len(form.ship_paths(ws)) else None
 
 
-def weight_fields(form: F.Form, info: dict[str, Any] | None, ref: ModelRef | None = None) -> dict[str, Any]:
+def weight_fields(form: F.Form, info: dict[str, Any] | None, ws: Workspace) -> dict[str, Any]:
     """What the form ships to carry the weights against the model's unique parameter bytes
     (model.json; each storage once, a tied matrix once): the bytes of its model files (graph or
     code with them). A form without model files keeps its weights in its program or reads them
     from a baked path: not counted. A ratio near 2 on a model whose tied matrix is most of its
     bytes is that matrix shipped twice."""
-    ref = ref or paths.model()
+    ref = ws.model
     unique = (info or {}).get("unique_param_bytes")
     unique = unique if isinstance(unique, int) and unique > 0 else None
-    art = paths.artifacts_dir()
+    art = ws.artifacts
     files = [art / f.replace("{m}", ref.slug) for f in form.model_files]
     extra = [art / f.replace("{m}", ref.slug) for f in form.optional_files]  # an .onnx's external data
     ok = bool(files) and all(p.is_file() for p in files) and not form.applies(ref)
@@ -71,9 +71,9 @@ def weight_fields(form: F.Form, info: dict[str, Any] | None, ref: ModelRef | Non
     }
 
 
-def runtime_fields(form: F.Form, manifest: Manifest) -> dict[str, Any]:
+def runtime_fields(form: F.Form, manifest: Manifest, ws: Workspace) -> dict[str, Any]:
     """The runtime facts the build probed for `form`, as report fields (never runs anything)."""
-    facts, why = runtime_facts(form, manifest)
+    facts, why = runtime_facts(form, ws, manifest)
     if facts is None:
         return {
             "runtime_bytes": None,
@@ -129,17 +129,17 @@ ISOLATED_FIELDS = (
 )
 
 
-def rows(store: Store, manifest: Manifest) -> list[dict[str, Any]]:
+def rows(ws: Workspace, store: Store, manifest: Manifest) -> list[dict[str, Any]]:
     """One flat row per form that has a result, in registry order."""
     out = []
-    shipped = ship_store.load(paths.ship_path()).forms
-    info = model_info()
+    shipped = ship_store.load(ws.ship_path).forms
+    info = model_info(ws.model_dir)
     for form in registry.FORMS:
         rec = store.forms.get(form.key)
         if rec is None:
             continue
         wall, rss = list(rec.wall_s), rec.peak_rss_bytes
-        ws = rec.wall
+        st = rec.wall
         out.append(
             {
                 "form": form.key,
@@ -148,23 +148,23 @@ def rows(store: Store, manifest: Manifest) -> list[dict[str, Any]]:
                 "status": rec.status,
                 "error": scrub(rec.error or ""),
                 "n": len(wall),
-                "start_min_s": ws.min if ws else None,
-                "start_median_s": ws.median if ws else None,
-                "start_max_s": ws.max if ws else None,
-                "start_mean_s": ws.mean if ws else None,
-                "start_stdev_s": ws.stdev if ws and ws.n > 1 else None,
+                "start_min_s": st.min if st else None,
+                "start_median_s": st.median if st else None,
+                "start_max_s": st.max if st else None,
+                "start_mean_s": st.mean if st else None,
+                "start_stdev_s": st.stdev if st and st.n > 1 else None,
                 "peak_rss_median_bytes": median(rss),
                 "peak_rss_min_bytes": min(rss) if rss else None,
                 "peak_rss_max_bytes": max(rss) if rss else None,
                 "ships": ", ".join(
                     f"{p.name} ({human(p.stat().st_size)})" if p.exists() else f"{p.name} (missing)"
-                    for p in form.ship_paths()
+                    for p in form.ship_paths(ws)
                 )
                 or "–",
-                "ship_bytes": ship_bytes(form),
-                **weight_fields(form, info),
+                "ship_bytes": ship_bytes(form, ws),
+                **weight_fields(form, info, ws),
                 "runtime": registry.RUNTIME_TITLES[form.runtime],
-                **runtime_fields(form, manifest),
+                **runtime_fields(form, manifest, ws),
                 **isolated_fields(shipped.get(form.key)),
                 "max_abs_diff": rec.max_abs_diff,
                 "max_rel_diff": max((d.max_rel for d in rec.outputs), default=None) if rec.outputs else None,
@@ -184,17 +184,18 @@ def rows(store: Store, manifest: Manifest) -> list[dict[str, Any]]:
                 "accuracy": dataclasses.asdict(rec.accuracy) if rec.accuracy is not None else None,
                 "within_budget": rec.accuracy.within_budget if rec.accuracy is not None else None,
                 "vs_parent": (
-                    variants.ratios(rec, form.parent, store.forms.get(form.parent), _size_of)
+                    variants.ratios(
+                        rec,
+                        form.parent,
+                        store.forms.get(form.parent),
+                        lambda key: ship_bytes(registry.get(key), ws),
+                    )
                     if form.variant
                     else None
                 ),
             }
         )
     return out
-
-
-def _size_of(key: str) -> int | None:
-    return ship_bytes(registry.get(key))
 
 
 def _worst(rec: Any) -> str | None:
@@ -267,12 +268,12 @@ def _verdict(r: dict[str, Any]) -> str:
     return "OK" if r["within_tol"] else "FAIL"
 
 
-def markdown(store: Store, manifest: Manifest, scale: bool = True) -> str:
-    rs = rows(store, manifest)
+def markdown(ws: Workspace, store: Store, manifest: Manifest, scale: bool = True) -> str:
+    rs = rows(ws, store, manifest)
     m = machine.info()
     tools = manifest.tools
     parts = [
-        f"# deploytui report: {scrub(manifest.model or paths.model().text)}",
+        f"# deploytui report: {scrub(manifest.model or ws.model.text)}",
         f"Generated {time.strftime('%Y-%m-%d %H:%M %Z')}. Machine: {m['os']} {m['arch']}, {m['cpu']}, "
         f"{m['cores']} cores, {human(m['memory_bytes'])}. Tools: "
         + ", ".join(v if str(v).startswith(k) else f"{k} {v}" for k, v in sorted(tools.items()))
@@ -406,19 +407,19 @@ def markdown(store: Store, manifest: Manifest, scale: bool = True) -> str:
                 [[r["form"], r["status"], r["stage"] or "–", r["error"], r["log"] or "–"] for r in failed],
             ),
         ]
-    if _is_a1(manifest):
-        parts += _page_section(store, manifest)
-    parts += choose_section(_is_a1(manifest))
-    parts += serve_section()
-    return "\n\n".join(parts + (scale_section() if scale else [])) + "\n"
+    if _is_a1(manifest, ws):
+        parts += _page_section(ws, store, manifest)
+    parts += choose_section(ws, _is_a1(manifest, ws))
+    parts += serve_section(ws)
+    return "\n\n".join(parts + (scale_section(ws) if scale else [])) + "\n"
 
 
-def serve_section() -> list[str]:
+def serve_section(ws: Workspace) -> list[str]:
     """The model's serving cells (`bench --batch … --threads …`, artifacts/<model>/serve.json),
     when there are some: the cells, the sizes each form accepts, the charts."""
     from deploytui import plot, serve_store, serve_text
 
-    cells = serve_store.load(paths.model().slug).forms
+    cells = serve_store.load(ws).forms
     if not cells:
         return []
     parts = [
@@ -449,12 +450,12 @@ def serve_section() -> list[str]:
     return parts
 
 
-def scale_section() -> list[str]:
+def scale_section(ws: Workspace) -> list[str]:
     """The mlp sweep (artifacts/sweep.json), when there is one: the fit, the measured grids, the
     winners per size, the failed points and the two log-log charts as text."""
     from deploytui import plot, scale_text, sweep_store
 
-    points = sweep_store.load().ordered()
+    points = sweep_store.load(ws.sweep_path).ordered()
     if not points:
         return []
     keys = [f.key for f in registry.FORMS]
@@ -514,13 +515,13 @@ def _isolated(r: dict[str, Any]) -> str:
 # ---- How to choose: the page's three situations, answered from this model's figures -------------
 
 
-def choose_section(beside_page: bool) -> list[str]:
+def choose_section(ws: Workspace, beside_page: bool) -> list[str]:
     """The page's "how to choose" for this model: each situation as `deploytui choose` answers it
     from the stored figures (the forms that qualify, ranked by start-up, with their figures; or
     what is not measured yet), then the Pareto chart of every form; for a1, the page's own
     recommendation and claims beside ours."""
-    ref = paths.model()
-    facts, _dropped = choose_facts.read(ref)
+    ref = ws.model
+    facts, _dropped = choose_facts.read(ws)
     by_key = choose.by_key(facts)
     parts = [
         "## How to choose",
@@ -558,10 +559,10 @@ def choose_section(beside_page: bool) -> list[str]:
     return parts
 
 
-def how_to_choose() -> dict[str, Any]:
+def how_to_choose(ws: Workspace) -> dict[str, Any]:
     """Each situation's answer as `deploytui choose --json` gives it."""
-    ref = paths.model()
-    facts, _dropped = choose_facts.read(ref)
+    ref = ws.model
+    facts, _dropped = choose_facts.read(ws)
     return {
         s.key: _scrubbed(choose.choose(facts, s.request(), ref.text).to_json()) for s in choose.SITUATIONS
     }
@@ -595,11 +596,11 @@ def _beside_page(advice: a1_page.Advice, answer: choose.Answer, by_key: dict[str
 NOT_MEASURED = "not measured yet"
 
 
-def _is_a1(manifest: Manifest) -> bool:
-    return (manifest.model or paths.model().text) == "a1"
+def _is_a1(manifest: Manifest, ws: Workspace) -> bool:
+    return (manifest.model or ws.model.text) == "a1"
 
 
-def page_rows(store: Store, manifest: Manifest) -> list[dict[str, str]]:
+def page_rows(ws: Workspace, store: Store, manifest: Manifest) -> list[dict[str, str]]:
     """Each of the reference page's A1 figures (`a1_page`) with ours beside it, from the store
     and the manifest only; a figure of ours not measured yet says so and how to get it."""
     return [
@@ -608,30 +609,30 @@ def page_rows(store: Store, manifest: Manifest) -> list[dict[str, str]]:
             "form": f.form,
             "figure": f.what,
             "page": f.page,
-            "ours": _ours(f, store, manifest),
+            "ours": _ours(f, store, manifest, ws),
         }
         for f in registry.FIGURES
     ]
 
 
-def _ours(fig: a1_page.Figure, store: Store, manifest: Manifest) -> str:
+def _ours(fig: a1_page.Figure, store: Store, manifest: Manifest, ws: Workspace) -> str:
     kind, _, arg = fig.ours.partition(":")
     form = registry.get(fig.form)
     if kind == "file":
         art = manifest.artifacts.get(arg)
         return _bytes(art.size) if art else f"{NOT_MEASURED}: not built (run deploytui build)"
     if kind == "runtime":
-        got = runtime_fields(form, manifest)
+        got = runtime_fields(form, manifest, ws)
         return human(got["runtime_bytes"]) if got["runtime_bytes"] is not None else got["runtime_note"]
     if kind == "aoti":
-        facts, why = runtime_facts(form, manifest)
+        facts, why = runtime_facts(form, ws, manifest)
         objects = (facts or {}).get("aoti_objects") or []
         if not objects:
             return scrub(why) or f"{NOT_MEASURED}: the build's probe stored no AOTInductor object"
         value = objects[0].get(arg)
         return _bytes(value) if arg == "bytes" and isinstance(value, int) else str(value)
     if kind == "relocation":
-        return _relocation(fig.form, store, manifest)
+        return _relocation(fig.form, store, manifest, ws)
     rec = store.forms.get(fig.form)
     if rec is None or not rec.measured:
         why = f" (last run {rec.status}: {scrub(rec.error or '')})" if rec is not None else ""
@@ -658,14 +659,14 @@ def _bytes(n: int) -> str:
     return text if n < 1024 else f"{text} ({human(n)})"
 
 
-def _relocation(key: str, store: Store, manifest: Manifest) -> str:
+def _relocation(key: str, store: Store, manifest: Manifest, ws: Workspace) -> str:
     """The stored run of `key` (burn-onnx's File form) when it panicked for its .bpk; else where
     its generated Model::default() looks for the .bpk (the build's copy of the generated code)."""
     rec = store.forms.get(key)
     if rec is not None and "Failed to load burnpack file" in (rec.error or ""):
         return scrub(rec.error or "")
     code = "a1/onnx/a1.rs"
-    path = paths.artifacts_dir() / code
+    path = ws.artifacts / code
     found = re.search(r'Self::from_file\(\s*"([^"]+)"', path.read_text()) if path.is_file() else None
     if code not in manifest.artifacts or found is None:
         return f"{NOT_MEASURED}: {key} not built (run deploytui build)"
@@ -676,8 +677,8 @@ def _relocation(key: str, store: Store, manifest: Manifest) -> str:
     )
 
 
-def _page_section(store: Store, manifest: Manifest) -> list[str]:
-    rows_ = page_rows(store, manifest)
+def _page_section(ws: Workspace, store: Store, manifest: Manifest) -> list[str]:
+    rows_ = page_rows(ws, store, manifest)
     parts = [
         "## A1 beside the reference page",
         f"The page's figures (`deploytui.a1_page`) were taken on another machine ({a1_page.MACHINE}) "
@@ -705,23 +706,23 @@ def _top(counts: dict[str, Any] | None, n: int) -> str:
     return ", ".join(f"{k} {v}" for k, v in list((counts or {}).items())[:n]) or "–"
 
 
-def as_json(store: Store, manifest: Manifest) -> str:
+def as_json(ws: Workspace, store: Store, manifest: Manifest) -> str:
     return json.dumps(
         {
             "generated_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
             "machine": machine.info(),
             "tools": manifest.tools,
             "method": METHOD,
-            "forms": rows(store, manifest),
-            **({"reference_page": page_rows(store, manifest)} if _is_a1(manifest) else {}),
-            "how_to_choose": how_to_choose(),
+            "forms": rows(ws, store, manifest),
+            **({"reference_page": page_rows(ws, store, manifest)} if _is_a1(manifest, ws) else {}),
+            "how_to_choose": how_to_choose(ws),
         },
         indent=1,
     )
 
 
-def as_csv(store: Store, manifest: Manifest) -> str:
-    rs = rows(store, manifest)
+def as_csv(ws: Workspace, store: Store, manifest: Manifest) -> str:
+    rs = rows(ws, store, manifest)
     buf = io.StringIO()
     cols = [
         k
@@ -750,12 +751,17 @@ def as_csv(store: Store, manifest: Manifest) -> str:
 RENDER = {"md": markdown, "json": as_json, "csv": as_csv}
 
 
-def write_report(store: Store, manifest: Manifest, fmt: str = "md", path: Path | None = None) -> Path:
+def write_report(
+    ws: Workspace, store: Store, manifest: Manifest, fmt: str = "md", path: Path | None = None
+) -> Path:
+    """The report of the workspace's model; by default into reports/ in the checkout (or the user's
+    data folder, `workspace.data_dir`)."""
     if fmt not in RENDER:
         raise ValueError(f"unknown format {fmt!r}; use one of {', '.join(FORMATS)}")
-    path = path or paths.ROOT / "reports" / f"deploytui-report-{time.strftime('%Y%m%d-%H%M%S')}.{fmt}"
+    name = f"deploytui-report-{time.strftime('%Y%m%d-%H%M%S')}.{fmt}"
+    path = path or data_dir() / "reports" / name
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(RENDER[fmt](store, manifest))
+    path.write_text(RENDER[fmt](ws, store, manifest))
     return path
 
 
@@ -826,10 +832,11 @@ def matrix(stores: dict[str, Store], sizes: dict[str, Sizes] | None = None) -> s
     )
 
 
-def write_results(folder: Path) -> list[Path]:
-    """The measured results of every model built here, as docs: `<slug>.md` per model with stored
-    results (the report without the sweep), `matrix.md` (every model through every form) and
-    `scale.md` (the sweep, when there is one). Files of other writers in `folder` are left alone."""
+def write_results(folder: Path, base: Workspace) -> list[Path]:
+    """The measured results of every model built under `base`'s artifacts folder, as docs:
+    `<slug>.md` per model with stored results (the report without the sweep), `matrix.md` (every
+    model through every form) and `scale.md` (the sweep, when there is one). Files of other
+    writers in `folder` are left alone."""
     from deploytui import manifest as manifest_file
     from deploytui import results
     from deploytui.models import parse
@@ -840,23 +847,18 @@ def write_results(folder: Path) -> list[Path]:
     written: list[Path] = []
     stores: dict[str, Store] = {}
     sizes: dict[str, Sizes] = {}
-    shown = paths.model()
-    try:
-        for text, slug in manifest_file.built_models().items():
-            ref = parse(text)
-            paths.set_model(ref)
-            store = results.load()
-            if not store.forms:
-                continue
-            stores[text] = store
-            sizes[text] = serve_text.accepted(serve_store.load(slug).forms)
-            page = GENERATED + "\n\n" + markdown(store, manifest_file.load(slug=slug), scale=False)
-            written.append(_write(folder / f"{slug}.md", page))
-    finally:
-        paths.set_model(shown)
+    for text, slug in manifest_file.built_models(base.artifacts).items():
+        ws = base.for_model(parse(text))
+        store = results.load(ws.results_path)
+        if not store.forms:
+            continue
+        stores[text] = store
+        sizes[text] = serve_text.accepted(serve_store.load(ws).forms)
+        page = GENERATED + "\n\n" + markdown(ws, store, manifest_file.load(ws), scale=False)
+        written.append(_write(folder / f"{slug}.md", page))
     if stores:
         written.append(_write(folder / "matrix.md", matrix(stores, sizes)))
-    scale = scale_section()
+    scale = scale_section(base)
     if scale:
         written.append(_write(folder / "scale.md", "\n\n".join([GENERATED, *scale]) + "\n"))
     return written

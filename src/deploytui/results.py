@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from deploytui import paths
 from deploytui.record import RecordError, RunRecord
 from deploytui.store import FormStore, FormTable
 
@@ -37,9 +36,9 @@ class ResultsStore(FormStore[RunRecord]):
         self.put_entry(record.form, record)
 
 
-def load(path: Path | None = None) -> ResultsStore:
+def load(path: Path) -> ResultsStore:
     """What the file holds (`dropped` says what could not be read)."""
-    return ResultsStore(path or paths.results_path()).load()
+    return ResultsStore(path).load()
 
 
 def _read(key: str, value: object) -> RunRecord:

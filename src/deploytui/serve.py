@@ -20,14 +20,14 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from deploytui import paths, tensorfile
+from deploytui import tensorfile
 from deploytui.bench import Load, bench_form
 from deploytui.families.registry import for_batch
 from deploytui.forms import Form
 from deploytui.manifest import Manifest
-from deploytui.models import ModelRef
 from deploytui.record import RunRecord
 from deploytui.serve_store import key
+from deploytui.workspace import Workspace
 
 
 def example_batch(inputs: Path) -> int | None:
@@ -58,13 +58,13 @@ def repeat_first(src: Path, dst: Path, batch: int) -> None:
     tensorfile.write(dst, out, meta)
 
 
-def batch_files(ref: ModelRef, batch: int) -> tuple[Path, Path]:
+def batch_files(ws: Workspace, batch: int) -> tuple[Path, Path]:
     """The inputs and eager's expected outputs at `batch` (artifacts/<slug>/serve/b<B>/), made
     from the example and eager's outputs of it."""
-    folder = paths.model_dir(ref.slug) / "serve" / f"b{batch}"
+    folder = ws.model_dir / "serve" / f"b{batch}"
     inputs, reference = folder / "inputs.safetensors", folder / "reference.safetensors"
-    repeat_first(paths.inputs_path(ref.slug), inputs, batch)
-    repeat_first(paths.reference_path(ref.slug), reference, batch)
+    repeat_first(ws.inputs_path, inputs, batch)
+    repeat_first(ws.reference_path, reference, batch)
     return inputs, reference
 
 
@@ -95,7 +95,7 @@ def run_cell(
     warmup: int,
     timeout_s: float,
     manifest: Manifest,
-    ref: ModelRef,
+    ws: Workspace,
     files: dict[int, tuple[Path, Path] | str],
     cancel: threading.Event | None = None,
     say: Callable[[str], None] = lambda _line: None,
@@ -107,12 +107,12 @@ def run_cell(
     else:
         if cell.batch not in files:
             try:
-                files[cell.batch] = batch_files(ref, cell.batch)
+                files[cell.batch] = batch_files(ws, cell.batch)
             except (OSError, tensorfile.TensorFileError) as e:
                 files[cell.batch] = f"cannot make the batch-{cell.batch} inputs: {e}"
         made = files[cell.batch]
         if isinstance(made, str):
-            return RunRecord(cell.form.key, model=ref.text, error=made, batch=cell.batch)
+            return RunRecord(cell.form.key, model=ws.model.text, error=made, batch=cell.batch)
         load = Load(made[0], made[1], cell.batch, warmup, cell.threads)
     rec = bench_form(
         cell.form,
@@ -121,11 +121,11 @@ def run_cell(
         repeat=repeat,
         timeout_s=timeout_s,
         manifest=manifest,
-        ref=ref,
+        ws=ws,
         cancel=cancel,
         say=say,
         feed=load,
     )
     if rec.batch is None:
-        rec.batch = example_batch(paths.inputs_path(ref.slug))
+        rec.batch = example_batch(ws.inputs_path)
     return rec

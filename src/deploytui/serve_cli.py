@@ -32,7 +32,7 @@ def cell_json(cell: str, rec: RunRecord) -> dict[str, Any]:
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
-    from deploytui import defaults, machine, paths, serve, serve_store
+    from deploytui import defaults, machine, serve, serve_store
     from deploytui.cli import _sizes, build_progress
     from deploytui.families import registry
     from deploytui.manifest import load as load_manifest
@@ -49,9 +49,10 @@ def cmd_serve(args: argparse.Namespace) -> int:
     if repeat < 1 or warmup < 0 or args.timeout <= 0:
         print("error: need --repeat >= 1, --forward-warmup >= 0, --timeout > 0", file=sys.stderr)
         return 2
-    ref = paths.model()
+    ws = args.ws
+    ref = ws.model
     todo = serve.cells(chosen, batches, threads)
-    store = serve_store.load(ref.slug)
+    store = serve_store.load(ws)
     for msg in store.dropped:
         print(f"warning: {msg}", file=sys.stderr)
     out = sys.stderr if args.json else sys.stdout
@@ -68,10 +69,10 @@ def cmd_serve(args: argparse.Namespace) -> int:
             from deploytui.builder import run_build, steps_for
             from deploytui.builder.context import BuildContext
 
-            ctx = BuildContext.default()
+            ctx = BuildContext.of(ws)
             only = steps_for(ctx, [c.form for c in todo])
             run_build(ctx, only=only, on_event=build_progress(False, quiet_up_to_date=True, out=sys.stderr))
-        manifest = load_manifest()
+        manifest = load_manifest(ws)
         files: dict[int, Any] = {}
         print(
             f"serve: {len(todo)} cells ({len(chosen)} forms x batch {batches or ['example']} x threads "
@@ -86,7 +87,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
                 warmup=warmup,
                 timeout_s=args.timeout,
                 manifest=manifest,
-                ref=ref,
+                ws=ws,
                 files=files,
                 say=lambda line: print(line, file=sys.stderr, flush=True),
             )

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from deploytui import paths
 from deploytui.record import RecordError, RunRecord
 from deploytui.store import FormStore, FormTable
+from deploytui.workspace import Workspace
 
 
 def key(form: str, batch: int | None, threads: int) -> str:
@@ -63,12 +63,8 @@ class ServeStore(FormStore[RunRecord]):
         self.put_entry(cell, record)
 
 
-def serve_path(slug: str | None = None) -> Path:
-    return paths.model_dir(slug) / "serve.json"
-
-
-def load(slug: str | None = None) -> ServeStore:
-    return ServeStore(serve_path(slug)).load()
+def load(ws: Workspace) -> ServeStore:
+    return ServeStore(ws.serve_path).load()
 
 
 def items_per_s(rec: RunRecord) -> float | None:

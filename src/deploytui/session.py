@@ -22,9 +22,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from deploytui import defaults, forms, manifest, paths, results, sweep_store
+from deploytui import defaults, forms, manifest, results, sweep_store
 from deploytui.families import registry
 from deploytui.models import ZOO, ModelRef, inputs_text
+from deploytui.workspace import Workspace
 
 if TYPE_CHECKING:
     from deploytui.builder import BuildEvent
@@ -169,7 +170,11 @@ class Job:
     kind: str  # RUN | BUILD | EXPORT | INSPECT | OPEN | SWEEP | SHIP (bundle a form, check it isolated)
     keys: tuple[str, ...] = ()  # the forms to run, or the one to inspect (set when it starts)
     cancel: threading.Event = field(default_factory=threading.Event)
-    model: ModelRef | None = None  # the model it is for: the one shown when it was asked
+    ws: Workspace | None = None  # the workspace it is for: the model shown when it was asked
+
+    @property
+    def model(self) -> ModelRef | None:
+        return self.ws.model if self.ws is not None else None
 
 
 class JobLane:
@@ -237,26 +242,27 @@ class ModelState:
     status: dict[str, str]
 
     @classmethod
-    def read(cls, ref: ModelRef) -> ModelState:
-        view = manifest.load(slug=ref.slug)
+    def read(cls, ws: Workspace) -> ModelState:
+        view = manifest.load(ws)
         status = {}
         for f in registry.FORMS:
             try:
-                status[f.key] = manifest.availability(f, view, ref)
+                status[f.key] = manifest.availability(f, ws, view)
             except Exception as e:  # never die on a strange manifest
                 status[f.key] = f"cannot tell: {type(e).__name__}: {e}"
-        return cls(ref, view, manifest.model_info(ref.slug), status)
+        return cls(ws.model, view, manifest.model_info(ws.model_dir), status)
 
 
 class Session:
-    """The app's state. Read and changed on the app's thread only (workers get a `Job`)."""
+    """The app's state. Read and changed on the app's thread only (workers get a `Job`, which
+    carries the workspace it was asked for)."""
 
-    def __init__(self, settings: Settings | None = None) -> None:
+    def __init__(self, ws: Workspace, settings: Settings | None = None) -> None:
         self.settings = settings or Settings()
-        self.model = paths.model()
+        self.ws = ws  # the model shown and where its files are: switched by `switch`
         self.info: dict[str, Any] | None = None  # the model's description (model.json, or its check)
         self.builds: dict[str, BuildProgress] = {}  # per model slug: its build in flight (or last)
-        self.store = results.load()
+        self.store = results.load(ws.results_path)
         self.manifest = manifest.Manifest()
         self.status: dict[str, str] = {}  # form key → why it cannot run ("" = it can)
         self.current: str = registry.FORMS[0].key  # the highlighted form
@@ -268,9 +274,14 @@ class Session:
         self._sweep: SweepStore | None = None  # artifacts/sweep.json, read when the Scale screen asks
         self.load_state()
 
+    @property
+    def model(self) -> ModelRef:
+        """The model shown."""
+        return self.ws.model
+
     def load_state(self, state: ModelState | None = None) -> None:
         """Take the model's state (default: read it now) and forget the inspector sections."""
-        self.apply(state or ModelState.read(self.model))
+        self.apply(state or ModelState.read(self.ws))
         self.sections.clear()
 
     def apply(self, state: ModelState) -> None:
@@ -289,10 +300,10 @@ class Session:
             self.store.doc = doc
 
     def switch(self, ref: ModelRef, info: dict[str, Any] | None = None) -> None:
-        """Show `ref` from now on: its manifest, its results, its description."""
-        paths.set_model(ref)
-        self.model, self.info = ref, info
-        self.store = results.load()
+        """Show `ref` from now on: its manifest, its results, its description (jobs asked for
+        the model shown before keep their own workspace)."""
+        self.ws, self.info = self.ws.for_model(ref), info
+        self.store = results.load(self.ws.results_path)
         self.live = None
         self.load_state()
 
@@ -313,18 +324,18 @@ class Session:
 
     def known_models(self) -> list[tuple[str, str]]:
         """(`--model` text, one line about it) for the zoo and every model built here."""
-        built = manifest.built_models()
+        built = manifest.built_models(self.ws.artifacts)
         found = [(name, ("built · " if name in built else "") + line) for name, line in ZOO.items()]
         for text, slug in built.items():
             if text not in ZOO:
-                info = manifest.model_info(slug) or {}
+                info = manifest.model_info(self.ws.artifacts / slug) or {}
                 found.append((text, f"built · {describe_model(info)}" if info else "built"))
         return found
 
     def sweep_points(self) -> list[Point]:
         """The sweep's points, smallest first (sweep.json read once, again after each sweep record)."""
         if self._sweep is None:
-            self._sweep = sweep_store.load()
+            self._sweep = sweep_store.load(self.ws.sweep_path)
         return self._sweep.ordered()
 
     def reload_sweep(self) -> None:
@@ -350,12 +361,10 @@ class Session:
         return self.current
 
     def open_check(self, ref: ModelRef) -> str:
-        """Can `ref` be switched to now? "" or why not (a measurement asked for records into the
-        model shown)."""
+        """Can `ref` be switched to now? "" or why not. A job in flight goes on for the model
+        it was asked for (its `Job.ws`), whatever is shown meanwhile."""
         if ref == self.model:
             return f"{model_label(ref)} is the model shown"
-        if self.lane.find(RUN):
-            return "a run is in flight: cancel it (escape) or let it end before switching models"
         return ""
 
     def shutdown(self) -> None:

@@ -1,5 +1,5 @@
 """The glue between the form registry and the generic bundle machinery (`deploytui.ship`):
-`spec(form, ref)` says what a form ships for a model as plain data; `check(form, ref)` bundles it,
+`spec(form, ws=WS)` says what a form ships for a model as plain data; `check(form, ws=WS)` bundles it,
 runs it isolated, judges it with the bench's own evaluate path (numerics.compare_files against
 the model's reference.safetensors) and stores the verdict in artifacts/<slug>/ship.json.
 
@@ -34,16 +34,13 @@ from deploytui.ship.bundler import Bundle, ShipError, bundle, verify
 from deploytui.ship.pysource import plain_modules
 from deploytui.ship.spec import BIN_DIR, MODEL_DIR, VENV, BundleSpec, Library
 from deploytui.ship.store import ShipCheck
+from deploytui.workspace import Workspace
 
 PY_DIR = "py"  # a Python bundle's modules: the runner, protocol.py, the model's source, model.json
 
 
-def store_path(ref: ModelRef | None = None) -> Path:
-    return paths.ship_path((ref or paths.model()).slug)
-
-
-def default_dir(form: forms.Form, ref: ModelRef | None = None) -> Path:
-    return paths.bundles_dir((ref or paths.model()).slug) / form.key
+def default_dir(form: forms.Form, ws: Workspace) -> Path:
+    return ws.bundles_dir / form.key
 
 
 def wheelhouse() -> Path:
@@ -86,27 +83,27 @@ def _model_source(ref: ModelRef) -> list[tuple[str, str]]:
     return [(f"{PY_DIR}/{name}", text) for name, text in sorted(texts.items())]
 
 
-def spec(form: forms.Form, manifest: Manifest | None = None, ref: ModelRef | None = None) -> BundleSpec:
+def spec(form: forms.Form, manifest: Manifest | None = None, *, ws: Workspace) -> BundleSpec:
     """What `form` ships for the model, from the registry and the runtime facts the build probed."""
-    ref = ref or paths.model()
-    manifest = manifest if manifest is not None else load_manifest(slug=ref.slug)
-    why = availability(form, manifest, ref)
+    ref = ws.model
+    manifest = manifest if manifest is not None else load_manifest(ws)
+    why = availability(form, ws, manifest)
     if why:
         raise ShipError(f"{form.key}: {why}")
-    facts, why = runtime_facts(form, manifest, ref)
+    facts, why = runtime_facts(form, ws, manifest)
     if facts is None:
         raise ShipError(f"{form.key}: {why}")
-    art = paths.artifacts_dir()
+    art = ws.artifacts
     program = form.executable.replace("{m}", ref.slug) if form.executable else None
-    where = {f: _bundle_path(f, program) for f in form.ship_files(ref)}
-    inputs = f"{MODEL_DIR}/{paths.inputs_path(ref.slug).name}"
-    files = (*((art / f, where[f]) for f in where), (paths.inputs_path(ref.slug), inputs))
+    where = {f: _bundle_path(f, program) for f in form.ship_files(ws)}
+    inputs = f"{MODEL_DIR}/{ws.inputs_path.name}"
+    files = (*((art / f, where[f]) for f in where), (ws.inputs_path, inputs))
     prefix = f"{art}/"
 
     def word(w: str) -> str:  # an artifact path of the command -> its path in the bundle
         return where.get(w[len(prefix) :], w) if w.startswith(prefix) else w
 
-    command = form.command(ref)
+    command = form.command(ws)
     if form.compiled:
         libs = [lib for lib in facts.get("libraries", []) if lib.get("exists")]
         bundled = [lib for lib in libs if not lib.get("system")]
@@ -160,8 +157,8 @@ def is_cuda(name: str, path: str) -> bool:
     return "/nvidia/" in path or "_cuda" in name or "nvshmem" in name
 
 
-def make(form: forms.Form, out: Path | None = None, tar: bool = False, ref: ModelRef | None = None) -> Bundle:
-    return bundle(spec(form, ref=ref), out or default_dir(form, ref), tar=tar)
+def make(form: forms.Form, out: Path | None = None, tar: bool = False, *, ws: Workspace) -> Bundle:
+    return bundle(spec(form, ws=ws), out or default_dir(form, ws), tar=tar)
 
 
 def reason(error: str, stderr_tail: list[str]) -> str:
@@ -217,7 +214,7 @@ def check(
     form: forms.Form,
     out: Path | None = None,
     *,
-    ref: ModelRef | None = None,
+    ws: Workspace,
     tar: bool = False,
     n: int = defaults.SHIP_RUNS,
     warmup: int = defaults.WARMUP,
@@ -233,14 +230,14 @@ def check(
     from deploytui import bench
     from deploytui.ship import sandbox
 
-    ref = ref or paths.model()
+    ref = ws.model
     say = on_step or (lambda _msg: None)
-    root = (out or default_dir(form, ref)).resolve()
+    root = (out or default_dir(form, ws)).resolve()
     fact = ShipCheck(passed=False, model=ref.text, bundle=str(root), checked_at=stamp())
     try:
         if rebuild or not (root / "manifest.json").exists():
             say(f"bundling {form.key} ({ref.text}) → {root}")
-            manifest = bundle(spec(form, ref=ref), root, tar=tar).manifest
+            manifest = bundle(spec(form, ws=ws), root, tar=tar).manifest
         else:
             manifest = json.loads((root / "manifest.json").read_text())
         _sizes(manifest, fact)
@@ -249,7 +246,7 @@ def check(
         m = sandbox.run_checked(
             root, n=n, warmup=warmup, repeat=repeat, timeout_s=timeout_s, venv=venv, cancel=cancel
         )
-        rec = bench.evaluate(form, m, ref, n=n, warmup=warmup, outputs=sandbox.outputs_path(root))
+        rec = bench.evaluate(form, m, ws, n=n, warmup=warmup, outputs=sandbox.outputs_path(root))
         floor = sandbox.floor(root, n=n, warmup=warmup)
         passed = bench.judged_ok(rec)
         why = "" if passed else reason(rec.error or rec.status, rec.stderr_tail)
@@ -267,7 +264,7 @@ def check(
     except (ShipError, OSError, KeyError, ValueError) as e:
         fact.reason = str(e)
     if save and not form.applies(ref):  # a form that cannot exist for the model has no verdict
-        store.put(store_path(ref), form.key, fact)
+        store.put(ws.ship_path, form.key, fact)
     return fact
 
 
@@ -275,20 +272,21 @@ def _pip_env() -> dict[str, str]:
     return {"PIP_CACHE_DIR": str(paths.cache_dir() / "pip")}
 
 
-def facts(ref: ModelRef | None = None) -> dict[str, ShipCheck]:
+def facts(ws: Workspace) -> dict[str, ShipCheck]:
     """form key → its last isolated check for the model (artifacts/<slug>/ship.json)."""
-    return store.load(store_path(ref)).forms
+    return store.load(ws.ship_path).forms
 
 
-def fill_wheelhouse() -> int:
-    """Download every probed Python runtime's exact pins into the wheelhouse; prints what it did."""
+def fill_wheelhouse(ws: Workspace) -> int:
+    """Download every probed Python runtime's exact pins into the wheelhouse; prints what it did
+    (the runtimes as the build of the workspace's model probed them)."""
     from deploytui.ship import sandbox
 
-    manifest = load_manifest()
+    manifest = load_manifest(ws)
     status = 0
     for runtime in registry.RUNTIME_DISTRIBUTIONS:
         form = next(f for f in registry.FORMS if f.runtime == runtime)
-        got, why = runtime_facts(form, manifest)
+        got, why = runtime_facts(form, ws, manifest)
         if got is None:
             print(f"{runtime}: {why}", file=sys.stderr)
             status = 1
@@ -302,6 +300,6 @@ def fill_wheelhouse() -> int:
 
 
 if __name__ == "__main__":
-    if sys.argv[1:] != ["wheelhouse"]:
-        sys.exit("usage: python -m deploytui.shipping wheelhouse")
-    sys.exit(fill_wheelhouse())
+    if sys.argv[1:2] != ["wheelhouse"] or len(sys.argv) > 3:
+        sys.exit("usage: python -m deploytui.shipping wheelhouse [ARTIFACTS]")
+    sys.exit(fill_wheelhouse(Workspace.from_env(artifacts=sys.argv[2] if len(sys.argv) == 3 else None)))

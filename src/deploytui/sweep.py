@@ -20,7 +20,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from deploytui import defaults, paths, results
+from deploytui import defaults, results
 from deploytui.families import registry
 from deploytui.forms import Form
 from deploytui.manifest import Manifest
@@ -29,6 +29,7 @@ from deploytui.procs import tree_rss
 from deploytui.record import RunRecord
 from deploytui.sweep_store import Point, SweepStore, load
 from deploytui.units import human
+from deploytui.workspace import Workspace
 
 D_IN, D_OUT, BATCH = 16, 8, 8
 LOW, HIGH, POINTS = 1e2, 2e8, 7  # ~10² to ~2·10⁸ parameters (800 MB of f32 weights)
@@ -78,17 +79,17 @@ def parse_sizes(text: str) -> list[ModelRef]:
 # ------------------------------------------------------------------------------- from the manifest
 
 
-def ship_bytes(form: Form, ref: ModelRef, manifest: Manifest) -> int | None:
+def ship_bytes(form: Form, ws: Workspace, manifest: Manifest) -> int | None:
     """What ships for the form (model files + program): each file's size as the build recorded
     it, else as it is on disk (an optional file, the `.onnx.data`); None when one is missing.
     (The one place to switch to a ship bundle's compressed size.)"""
     total = 0
-    for rel in form.ship_files(ref):
+    for rel in form.ship_files(ws):
         art = manifest.artifacts.get(rel)
         size = art.size if art else None
         if size is None:
             try:
-                size = (paths.artifacts_dir() / rel).stat().st_size
+                size = (ws.artifacts / rel).stat().st_size
             except OSError:
                 return None
         total += size
@@ -176,6 +177,7 @@ def run_sweep(
     refs: list[ModelRef],
     chosen: list[Form] | None = None,
     *,
+    base: Workspace,
     runs: int = defaults.SWEEP_RUNS,
     warmup: int = defaults.WARMUP,
     repeat: int = defaults.REPEAT,
@@ -188,14 +190,15 @@ def run_sweep(
     store: SweepStore | None = None,
 ) -> SweepStore:
     """Build and measure every chosen form (default: the whole registry) at every size, smallest
-    first, storing each record as it comes; returns the store."""
+    first, each in `base`'s artifacts folder, storing each record as it comes (in `store`, default
+    the folder's sweep.json); returns the store."""
     from deploytui import bench
     from deploytui.builder import BuildEvent, closure, plan, run_build, steps_for
     from deploytui.builder.context import BuildContext
     from deploytui.manifest import load as load_manifest
 
     chosen = chosen if chosen is not None else list(registry.FORMS)
-    store = store if store is not None else load()
+    store = store if store is not None else load(base.sweep_path)
     t0 = time.monotonic()
     previous: dict[str, RunRecord] = {}
     done = 0
@@ -213,7 +216,8 @@ def run_sweep(
             event("skip", i, ref, point.params, text="already measured (--force measures it again)")
             continue
         event("point", i, ref, params_of(ref))
-        ctx = BuildContext.default(ref)
+        ws = base.for_model(ref)
+        ctx = BuildContext.of(ws)
         watchdog = Watchdog(memory_limit, build_timeout_s)
 
         def on_build(e: BuildEvent, i: int = i, ref: ModelRef = ref) -> None:
@@ -226,13 +230,13 @@ def run_sweep(
         run_build(ctx, only=only, on_event=on_build, cancel=cancel, watch=watchdog, jobs=1)
         if cancel is not None and cancel.is_set():
             break
-        manifest = load_manifest(ctx.art, ctx.slug)
+        manifest = load_manifest(ws)
         params = manifest.facts("export-model").get("params")
         if not isinstance(params, int) or params < 1:
             params = params_of(ref)
         if force or point is None or point.params != params:
             point = Point(ref.text, params)
-        per_model = results.load(paths.results_path(ctx.slug))
+        per_model = results.load(ws.results_path)
         for form in chosen:
             if cancel is not None and cancel.is_set():
                 break
@@ -248,7 +252,7 @@ def run_sweep(
                 repeat=repeat,
                 timeout_s=timeout_s,
                 manifest=manifest,
-                ref=ref,
+                ws=ws,
                 cancel=cancel,
             )
             if cancel is not None and cancel.is_set():
@@ -257,7 +261,7 @@ def run_sweep(
             point.records[form.key] = rec
             if note:
                 point.notes[form.key] = note
-            size, secs = ship_bytes(form, ref, manifest), build_seconds(form, manifest, after)
+            size, secs = ship_bytes(form, ws, manifest), build_seconds(form, manifest, after)
             if size is not None:
                 point.ship_bytes[form.key] = size
             if secs is not None:

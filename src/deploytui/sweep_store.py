@@ -9,13 +9,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
 
-from deploytui import paths
 from deploytui.models import parse
 from deploytui.record import RecordError, RunRecord
 from deploytui.store import Store
+from deploytui.workspace import SWEEP as NAME
 
 VERSION = 1
-NAME = "sweep.json"
 F32 = 4
 
 
@@ -144,11 +143,7 @@ class SweepStore(Store[Sweep]):
         self.update(lambda doc: doc.points.__setitem__(point.model, point))
 
 
-def store_path() -> Path:
-    return paths.artifacts_dir() / NAME
-
-
-def load(path: Path | None = None) -> SweepStore:
-    """What sweep.json holds; a damaged point is dropped and said in `dropped` (the file as it was
-    is kept beside it, as results.json's is)."""
-    return SweepStore(path or store_path()).load()
+def load(path: Path) -> SweepStore:
+    """What sweep.json holds (`Workspace.sweep_path`); a damaged point is dropped and said in
+    `dropped` (the file as it was is kept beside it, as results.json's is)."""
+    return SweepStore(path).load()

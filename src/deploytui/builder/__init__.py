@@ -113,7 +113,7 @@ def default_jobs() -> int:
 
 
 def run_build(
-    ctx: BuildContext | None = None,
+    ctx: BuildContext,
     only: list[str] | None = None,
     on_event: Callable[[BuildEvent], None] = lambda e: None,
     cancel: threading.Event | None = None,
@@ -133,7 +133,6 @@ def run_build(
     waits for it with a line saying so, then finds it up to date; a bench running a form that
     ships the step's outputs holds it for reading. The manifest is read again once the lock is
     held, and the step's record is written under the store's lock, so nothing is lost."""
-    ctx = ctx or BuildContext.default()
     for d in (ctx.art, ctx.mdir, ctx.shared, ctx.cache):
         d.mkdir(parents=True, exist_ok=True)
     paths.scratch_dir().mkdir(parents=True, exist_ok=True)
@@ -293,7 +292,7 @@ def _run_step(
     # The fingerprint holds no tool (neither its path nor its version), so it can be taken without
     # the tool; and a missing tool cannot have changed anything the step made. So the tool is
     # required only when the step has to run: a built step stays up to date without it.
-    fingerprint = step.fingerprint()
+    fingerprint = step.fingerprint(ctx.art)
     stale = _stale_reason(ctx, step, manifest, fingerprint)
     missing = [t for t in step.needs if shutil.which(t) is None]
     blank = StepRecord(StepStatus.FAILED)

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from deploytui import paths, runenv
 from deploytui.models import ModelRef
+from deploytui.workspace import SHARED, Workspace
 
 
 def package_dir(name: str) -> Path:
@@ -29,14 +30,14 @@ class BuildContext:
     model: ModelRef  # the model this build is for
 
     @classmethod
-    def default(cls, model: ModelRef | None = None) -> BuildContext:
-        return cls(
-            root=paths.ROOT,
-            art=paths.artifacts_dir(),
-            cache=paths.cache_dir(),
-            python=paths.python(),
-            model=model or paths.model(),
-        )
+    def of(cls, ws: Workspace) -> BuildContext:
+        """The build of the workspace's model, into its artifacts folder."""
+        return cls(paths.ROOT, ws.artifacts, paths.cache_dir(), paths.python(), ws.model)
+
+    @property
+    def ws(self) -> Workspace:
+        """The workspace this build writes (its bundles folder is no concern of the build)."""
+        return Workspace.at(self.model, self.art)
 
     @property
     def slug(self) -> str:
@@ -50,7 +51,7 @@ class BuildContext:
     @property
     def shared(self) -> Path:
         """The model-independent programs (C++ loaders, burn tools), built once for every model."""
-        return self.art / paths.SHARED
+        return self.art / SHARED
 
     @property
     def bin(self) -> Path:

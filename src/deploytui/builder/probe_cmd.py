@@ -13,7 +13,6 @@ files probed (size, mtime, sha256), so a reader can tell when they no longer des
 from __future__ import annotations
 
 import json
-import os
 import sys
 import time
 from pathlib import Path
@@ -34,7 +33,6 @@ def probe_runtime(runtime: str) -> dict[str, Any]:
 
 
 def probe_form(key: str, art: Path, model_text: str | None = None) -> dict[str, Any]:
-    os.environ["DEPLOYTUI_ARTIFACTS"] = str(art)  # form.command() and ship_paths() resolve here
     import tempfile
 
     from deploytui.families import registry
@@ -42,20 +40,21 @@ def probe_form(key: str, art: Path, model_text: str | None = None) -> dict[str, 
     from deploytui.inspectors import InspectError, elf
     from deploytui.models import parse
     from deploytui.runenv import runner_env
+    from deploytui.workspace import Workspace
 
     form = registry.get(key)
-    ref = parse(model_text)
-    files = {str(p.relative_to(art)): file_record(p) for p in form.ship_paths(ref)}
+    ws = Workspace.at(parse(model_text), art)  # the build's artifacts folder and model, as given
+    files = {str(p.relative_to(ws.artifacts)): file_record(p) for p in form.ship_paths(ws)}
     # in this step's process group: the build kills the group (program included) on cancel/timeout
     with tempfile.TemporaryDirectory() as tmp:
-        argv = form.run_command(Path(tmp) / "outputs.safetensors", 0, ref)
+        argv = form.run_command(Path(tmp) / "outputs.safetensors", 0, ws)
         run = elf.loaded_libraries(argv, env=runner_env(), timeout_s=120, own_group=False)
         # an AOTInductor package's shared object: its size, and the aoti_torch_* symbols it
         # leaves to the libtorch of the process that loads it (the reference page counts 23)
         objects = [
             {"package": pt2.name, "member": so.name, "bytes": so.stat().st_size}
             | {"aoti_symbols": len(elf.undefined_symbols(so).aoti)}
-            for pt2 in form.ship_paths(ref)
+            for pt2 in form.ship_paths(ws)
             if pt2.suffix == ".pt2"
             for so in elf.aoti_shared_object(pt2, Path(tmp) / pt2.stem)
         ]

@@ -55,7 +55,7 @@ def steps(ctx: BuildContext) -> list[Step]:
                 inputs=(
                     *CODE,
                     PKG / "inspectors" / "elf.py",
-                    *(ctx.art / f for f in form.ship_files(ctx.model)),
+                    *(ctx.art / f for f in form.all_files(ctx.ws)),
                     *(_installed((wheel,)) if wheel else ()),
                 ),
                 outputs=(),

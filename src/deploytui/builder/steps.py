@@ -48,15 +48,24 @@ class Step:
     stage: str = "build"
     on_demand: bool = False  # built only when named (`only`), not by a whole build
 
-    def fingerprint(self) -> str:
-        """Hash of the command, its environment and the content of every input."""
+    def fingerprint(self, art: Path) -> str:
+        """Hash of the command, its environment and the content of every input, with the
+        artifacts folder `art` written as `$ART` wherever it appears: a copied or moved artifacts
+        folder finds its steps up to date."""
         h = hashlib.sha256()
-        h.update(repr((self.argv, sorted(self.env.items()))).encode())
+        h.update(_relative(repr((self.argv, sorted(self.env.items()))), art).encode())
         for path in self.inputs:
             for f in _files(path):
-                h.update(str(f).encode())
+                h.update(_relative(str(f), art).encode())
                 h.update(_file_digest(f).encode())
         return h.hexdigest()
+
+
+ART = "$ART"  # the artifacts folder in a fingerprint
+
+
+def _relative(text: str, art: Path) -> str:
+    return text.replace(str(art), ART)
 
 
 def _files(path: Path) -> list[Path]:

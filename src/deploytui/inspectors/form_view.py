@@ -1,6 +1,6 @@
 """Everything deploytui can show about one form's artifacts, as view-model sections.
 
-`sections(form, manifest)` never raises: a section that cannot be built carries its error,
+`sections(form, manifest, ws)` never raises: a section that cannot be built carries its error,
 which the app and `deploytui inspect` show in place. Tabs: Artifact, Code, Graph, Symbols.
 What a form shows is its registry data (`Form.inspect`, one section builder per kind below);
 its runtime is what the build's probe step stored (`manifest.runtime_facts`): nothing here
@@ -16,15 +16,15 @@ from collections.abc import Callable
 from pathlib import Path
 
 from deploytui import forms as F
-from deploytui import paths
 from deploytui.families import registry
-from deploytui.forms import Form, Inspect
+from deploytui.forms import Form
 from deploytui.hashing import sha256_file
 from deploytui.inspectors import InspectError, archive, onnx_graph, safetensors_header
-from deploytui.inspectors.section import Builder, Section, code_file, one
+from deploytui.inspectors.section import Builder, Placed, Section, code_file, one
 from deploytui.manifest import Manifest, runtime_facts
 from deploytui.ship import store as ship_store
 from deploytui.units import human
+from deploytui.workspace import Workspace
 
 TABS = ("Artifact", "Code", "Graph", "Symbols")
 
@@ -41,11 +41,11 @@ def _guard(tab: str, title: str, kind: str, build: Callable[[], Section]) -> Sec
 # ------------------------------------------------------------------ Artifact
 
 
-def ships(form: Form, manifest: Manifest) -> Section:
+def ships(form: Form, manifest: Manifest, ws: Workspace) -> Section:
     """Each file as it is now (size, sha256), against what the build recorded for it."""
     rows = []
-    for p in form.ship_paths():
-        rel = str(p.relative_to(paths.artifacts_dir()))
+    for p in form.ship_paths(ws):
+        rel = str(p.relative_to(ws.artifacts))
         if not p.exists():
             rows.append([rel, "missing", "", ""])
             continue
@@ -78,11 +78,11 @@ def ships(form: Form, manifest: Manifest) -> Section:
     )
 
 
-def runtime(form: Form, manifest: Manifest) -> Section:
+def runtime(form: Form, manifest: Manifest, ws: Workspace) -> Section:
     """The runtime a form needs on the target machine and what it weighs on disk, as the build's
     probe step recorded it (the installed distributions, or the libraries one real run loaded)."""
     title = f"Runtime: {registry.RUNTIME_TITLES[form.runtime]}"
-    facts, why = runtime_facts(form, manifest)
+    facts, why = runtime_facts(form, ws, manifest)
     if facts is None:
         raise InspectError(why)
     total, at = human(facts["runtime_bytes"]), _when(facts.get("probed_at"))
@@ -116,11 +116,11 @@ def runtime(form: Form, manifest: Manifest) -> Section:
     )
 
 
-def bundle(form: Form) -> Section:
+def bundle(form: Form, ws: Workspace) -> Section:
     """The form's bundle (`deploytui ship FORM`): its manifest's files with their sizes, and the
     last isolated check's verdict (ship.json). Reads files; runs nothing."""
-    check = ship_store.load(paths.ship_path()).forms.get(form.key)
-    root = Path(check.bundle if check and check.bundle else paths.bundles_dir() / form.key)
+    check = ship_store.load(ws.ship_path).forms.get(form.key)
+    root = Path(check.bundle if check and check.bundle else ws.bundles_dir / form.key)
     try:
         made = json.loads((root / "manifest.json").read_text())
     except FileNotFoundError:  # not an error: nothing was shipped yet
@@ -238,13 +238,13 @@ def ldd_section(path: Path) -> Section:
 # ------------------------------------------------------------------ assembly
 
 
-def _source(i: Inspect) -> Section:
+def _source(i: Placed) -> Section:
     language = {".py": "python", ".rs": "rust"}.get(Path(i.path).suffix)
     return code_file("Code", i.file(), language, i.title or i.path)
 
 
 # Inspect.kind -> (its tab, section kind, title when it cannot be built, builder of its sections)
-BUILDERS: dict[str, tuple[str, str, Callable[[Inspect], str], Builder]] = {
+BUILDERS: dict[str, tuple[str, str, Callable[[Placed], str], Builder]] = {
     F.ZIP_MEMBERS: ("Artifact", "tree", lambda i: i.file().name, one(lambda i: zip_tree(i.file()))),
     F.SAFETENSORS_HEADER: (
         "Artifact",
@@ -267,16 +267,18 @@ for _family in registry.FAMILIES:
         BUILDERS.update(importlib.import_module(_family.sections).BUILDERS)
 
 
-def sections(form: Form, manifest: Manifest) -> list[Section]:
-    """All sections for a form, tab by tab, each tab's in the order of `form.inspect`."""
+def sections(form: Form, manifest: Manifest, ws: Workspace) -> list[Section]:
+    """All sections for a form of the workspace's model, tab by tab, each tab's in the order of
+    `form.inspect`."""
     found: dict[str, list[Section]] = {tab: [] for tab in TABS}
     found["Artifact"] += [
-        _guard("Artifact", "What ships", "table", lambda: ships(form, manifest)),
-        _guard("Artifact", "Runtime", "table", lambda: runtime(form, manifest)),
-        _guard("Artifact", "Bundle", "table", lambda: bundle(form)),
+        _guard("Artifact", "What ships", "table", lambda: ships(form, manifest, ws)),
+        _guard("Artifact", "Runtime", "table", lambda: runtime(form, manifest, ws)),
+        _guard("Artifact", "Bundle", "table", lambda: bundle(form, ws)),
     ]
-    for i in form.inspect:
-        tab, kind, title, build = BUILDERS[i.kind]
+    for entry in form.inspect:
+        i = Placed(entry, ws)
+        tab, kind, title, build = BUILDERS[entry.kind]
         found[tab] += _many(tab, title(i), kind, functools.partial(build, i))
     found["Artifact"].append(_guard("Artifact", "Build", "table", lambda: build_notes(form, manifest)))
     return [s for tab in TABS for s in found[tab]]

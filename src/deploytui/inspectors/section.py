@@ -10,6 +10,7 @@ from pathlib import Path
 
 from deploytui.forms import Inspect
 from deploytui.inspectors import InspectError, archive
+from deploytui.workspace import Workspace
 
 
 @dataclass
@@ -24,12 +25,32 @@ class Section:
     error: str = ""
 
 
-Builder = Callable[[Inspect], list[Section]]
+@dataclass(frozen=True)
+class Placed:
+    """A form's `Inspect` entry in a workspace: what a section builder gets (`file()` is the
+    entry's file for the workspace's model, under its artifacts folder)."""
+
+    entry: Inspect
+    ws: Workspace
+
+    @property
+    def path(self) -> str:
+        return self.entry.path
+
+    @property
+    def title(self) -> str:
+        return self.entry.title
+
+    def file(self) -> Path:
+        return self.entry.file(self.ws)
+
+
+Builder = Callable[[Placed], list[Section]]
 # Inspect.kind -> (its tab, section kind, title when it cannot be built, builder of its sections)
-Builders = dict[str, tuple[str, str, Callable[[Inspect], str], Builder]]
+Builders = dict[str, tuple[str, str, Callable[[Placed], str], Builder]]
 
 
-def one(build: Callable[[Inspect], Section]) -> Builder:
+def one(build: Callable[[Placed], Section]) -> Builder:
     return lambda i: [build(i)]
 
 

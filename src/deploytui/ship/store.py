@@ -1,4 +1,4 @@
-"""A model's ship.json (artifacts/<slug>/ship.json, `paths.ship_path`): each form's last isolated
+"""A model's ship.json (artifacts/<slug>/ship.json, `Workspace.ship_path`): each form's last isolated
 check (`ShipCheck`: passed or not and why, the bundle's sizes, the sandboxed runs' start-up and
 peak RSS), kept next to its results.json. A `store.Store` like the others: a damaged entry is
 dropped and said, every other form's verdict kept. Nothing run: the report and the app read it."""

@@ -12,14 +12,16 @@ from deploytui.tui import _start  # first: the start-up clock
 
 if TYPE_CHECKING:
     from deploytui.tui.app import DeployApp
+    from deploytui.workspace import Workspace
 
 
-def run_app(*, headless: bool = False) -> DeployApp:
-    """Run the app until it exits; returns it (its `return_code`, `ready_ms`, `ready_at_ns`)."""
+def run_app(ws: Workspace, *, headless: bool = False) -> DeployApp:
+    """Run the app on `ws` (the model shown first, the artifacts folder) until it exits; returns
+    it (its `return_code`, `ready_ms`, `ready_at_ns`)."""
     _start.hold_gc()  # released by the app once its first frame is up
     from deploytui.tui.app import DeployApp
 
-    app = DeployApp(handle_signals=True)
+    app = DeployApp(ws, handle_signals=True)
     app.run(headless=headless)
     return app
 

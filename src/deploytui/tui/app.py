@@ -51,6 +51,7 @@ from deploytui.session import (
 )
 from deploytui.tui import _start  # first: the start-up clock
 from deploytui.tui import messages as msg
+from deploytui.workspace import Workspace
 
 EXIT_ON_READY_ENV = "DEPLOYTUI_EXIT_ON_READY"
 # the one-letter actions that are off on a screen of fields (`TYPING`): a letter typed there
@@ -132,14 +133,21 @@ class DeployApp(App):
     ]
 
     def __init__(
-        self, *, handle_signals: bool = False, runs: int = defaults.RUNS, warmup: int = defaults.WARMUP
+        self,
+        ws: Workspace | None = None,
+        *,
+        handle_signals: bool = False,
+        runs: int = defaults.RUNS,
+        warmup: int = defaults.WARMUP,
     ) -> None:
+        """`ws`: the model to show first and where the files are (default: a1 in the default
+        artifacts folder)."""
         super().__init__()
         self.started_ns = _start.START_NS
         self.ready_ms: float | None = None
         self.ready_at_ns = 0
         self.handle_signals = handle_signals
-        self.session = Session(Settings(runs=runs, warmup=warmup))
+        self.session = Session(ws or Workspace.at(), Settings(runs=runs, warmup=warmup))
         self.timeline_built: set[str] = set()  # forms whose `built` event the timeline has
 
     # shortcuts to the session (tests and screens read these)
@@ -194,7 +202,7 @@ class DeployApp(App):
         self.session.ready = True  # the inspectors' imports waited until the app was on screen
         if self.session.never_built:  # a fresh clone (`make run`) or a new --model: build it here
             self.notify(f"{model_label(self.session.model)} is not built yet: building it in the background")
-            self.submit(Job(BUILD, model=self.session.model))
+            self.submit(Job(BUILD, ws=self.session.ws))
         self.load_sections(self.main.current)
 
     def shutdown(self) -> None:
@@ -238,7 +246,7 @@ class DeployApp(App):
             self.notify(f"{key} cannot run: {self.status[key]}", severity="warning")
             return
         self.main.show_tab("run")
-        self.submit(Job(RUN, (key,), model=self.session.model))
+        self.submit(Job(RUN, (key,), ws=self.session.ws))
 
     def action_run_all(self) -> None:
         if self._busy():
@@ -248,7 +256,7 @@ class DeployApp(App):
             self.notify("No form is built yet: press b to build", severity="warning")
             return
         self.main.show_tab("run")
-        self.submit(Job(RUN, tuple(keys), model=self.session.model))
+        self.submit(Job(RUN, tuple(keys), ws=self.session.ws))
 
     def action_ship(self, key: str | None = None) -> None:
         """Bundle the highlighted form and run the bundle isolated: a job of the lane, like a run."""
@@ -258,7 +266,7 @@ class DeployApp(App):
             return
         if self.session.lane.find(RUN, BUILD, SHIP):
             self.notify(f"The ship check of {key} starts once the job in flight ends", title="Queued")
-        self.submit(Job(SHIP, (key,), model=self.session.model))
+        self.submit(Job(SHIP, (key,), ws=self.session.ws))
 
     def action_cancel(self) -> None:
         job = self.session.lane.find(RUN, BUILD, SWEEP, SHIP)
@@ -284,7 +292,7 @@ class DeployApp(App):
             return
         self.push_screen(BuildScreen())
         if self.session.lane.find(BUILD, model=self.session.model) is None:
-            self.submit(Job(BUILD, model=self.session.model))
+            self.submit(Job(BUILD, ws=self.session.ws))
 
     def action_open_model(self) -> None:
         from deploytui.tui.model_screen import ModelScreen
@@ -309,14 +317,14 @@ class DeployApp(App):
             return
         from deploytui import manifest
 
-        if ref.text in manifest.built_models():
+        if ref.text in manifest.built_models(self.session.ws.artifacts):
             self._switch(ref)
             return
         if self.session.lane.find(OPEN, model=ref):
             return  # asked already
         busy = self.session.lane.find(RUN, BUILD)
         self.notify(f"Checking {model_label(ref)}…" + (" once the job in flight ends" if busy else ""))
-        self.submit(Job(OPEN, model=ref))
+        self.submit(Job(OPEN, ws=self.session.ws.for_model(ref)))
 
     def _switch(self, ref: ModelRef, info: dict | None = None) -> None:
         self.session.switch(ref, info)
@@ -357,7 +365,7 @@ class DeployApp(App):
         """The default sweep in the background (sizes already measured are skipped)."""
         if self._busy():
             return
-        self.submit(Job(SWEEP))
+        self.submit(Job(SWEEP, ws=self.session.ws))
 
     def action_help(self) -> None:
         from deploytui.tui.help_screen import HelpScreen
@@ -368,7 +376,7 @@ class DeployApp(App):
     def action_export(self) -> None:
         if self.session.lane.find(RUN, BUILD):
             self.notify("The report is written once the job in flight ends", title="Export queued")
-        self.submit(Job(EXPORT))
+        self.submit(Job(EXPORT, ws=self.session.ws))
 
     async def action_quit(self) -> None:
         self.shutdown()
@@ -404,7 +412,7 @@ class DeployApp(App):
         while job is not None and job.kind == INSPECT:
             key = self.session.inspect_target()
             if key is not None:
-                job.keys, job.model = (key,), self.session.model  # what is shown when it starts
+                job.keys, job.ws = (key,), self.session.ws  # what is shown when it starts
                 self.main.show_waiting(key, f"Looking inside {key}…")
                 break
             job = self.session.lane.finish(job)  # nothing left to look at: next one
@@ -432,23 +440,25 @@ class DeployApp(App):
             result, error = None, f"{type(e).__name__}: {e}"
         self.post_message(msg.JobEnded(job, result, error))
 
-    # the bodies run in the worker thread: they read the session's settings and manifest, which
-    # do not change while a job runs (a build is a job too), and post messages for the rest
+    # the bodies run in the worker thread: they read the session's settings (which do not change
+    # while a job runs) and the job's own workspace (the model shown may change), and post
+    # messages for the rest
     def _measure(self, job: Job) -> tuple[int, int]:
-        from deploytui import bench, paths, results
+        from deploytui import bench, results
 
-        assert job.model is not None
+        ws = job.ws
+        assert ws is not None
         settings, done = self.session.settings, 0
-        disk = results.ResultsStore(paths.results_path(job.model.slug))  # written here, off the UI
+        disk = results.ResultsStore(ws.results_path)  # written here, off the UI
         for key in job.keys:
             if job.cancel.is_set():
                 break
-            self.post_message(msg.RunStarted(key, settings.total))
+            self.post_message(msg.RunStarted(key, settings.total, ws.slug))
             gate = ProgressGate(settings.total)
 
             def progress(p, key=key, gate=gate) -> None:
                 if gate.admit(p):
-                    self.post_message(msg.RunProgress(key, p, gate.finished, list(gate.walls)))
+                    self.post_message(msg.RunProgress(key, p, gate.finished, list(gate.walls), ws.slug))
 
             record = bench.bench_form(
                 registry.get(key),
@@ -456,19 +466,18 @@ class DeployApp(App):
                 warmup=settings.warmup,
                 on_progress=progress,
                 cancel=job.cancel,
-                manifest=self.session.manifest,
-                ref=job.model,
+                ws=ws,  # its manifest read there: the model shown may change meanwhile
                 say=self._say,  # waiting for a step another deploytui is building
             )
             cancelled = job.cancel.is_set()
             if not cancelled:
                 disk.put(record)  # under the store's lock; what other processes stored is kept
                 try:  # the app's copy, on the app's thread, before the next form starts
-                    self.call_from_thread(self.session.stored, job.model, disk.doc)
+                    self.call_from_thread(self.session.stored, ws.model, disk.doc)
                 except RuntimeError:  # the app is gone
                     break
                 done += 1
-            self.post_message(msg.RunFinished(key, record, cancelled))
+            self.post_message(msg.RunFinished(key, record, cancelled, ws.slug))
         return done, len(job.keys)
 
     def _say(self, line: str) -> None:
@@ -482,15 +491,15 @@ class DeployApp(App):
         from deploytui.builder import BuildEvent, run_build
         from deploytui.builder.context import BuildContext
 
-        assert job.model is not None
-        model, slug = job.model, job.model.slug
+        ws = job.ws
+        assert ws is not None
 
         def on_event(e: BuildEvent) -> None:  # the manifest read here, off the app's thread
-            state = ModelState.read(model) if e.kind == "end" else None
-            self.post_message(msg.BuildLine(e, slug, state))
+            state = ModelState.read(ws) if e.kind == "end" else None
+            self.post_message(msg.BuildLine(e, ws.slug, state))
 
-        view = run_build(BuildContext.default(model), on_event=on_event, cancel=job.cancel)
-        return view, ModelState.read(model)
+        view = run_build(BuildContext.of(ws), on_event=on_event, cancel=job.cancel)
+        return view, ModelState.read(ws)
 
     def _open(self, job: Job) -> tuple[dict | None, str]:
         """The model's check (`deploytui.models.describe`, a subprocess that imports torch)."""
@@ -505,38 +514,44 @@ class DeployApp(App):
         def on_event(e: sweep.SweepEvent) -> None:
             self.post_message(msg.SweepLine(e))
 
+        assert job.ws is not None
         refs = [sweep.shape_for(t) for t in sweep.default_targets()]
-        store = sweep.run_sweep(refs, on_event=on_event, cancel=job.cancel)
+        store = sweep.run_sweep(refs, base=job.ws, on_event=on_event, cancel=job.cancel)
         return len(store.points)
 
     def _ship(self, job: Job):
         """The check, and its verdict put on the form's stored record (files: off the UI thread)."""
-        from deploytui import bench, paths, results, shipping
+        from deploytui import bench, results, shipping
 
-        assert job.model is not None
+        ws = job.ws
+        assert ws is not None
         form = registry.get(job.keys[0])
-        check = shipping.check(form, ref=job.model, cancel=job.cancel)
-        disk = results.load(paths.results_path(job.model.slug))
+        check = shipping.check(form, ws=ws, cancel=job.cancel)
+        disk = results.load(ws.results_path)
         rec = disk.forms.get(form.key)
         if rec is not None:
-            rec.isolated = bench.isolated(form, job.model)
+            rec.isolated = bench.isolated(form, ws)
             disk.put(rec)
         return check, disk.doc
 
     def _export(self, job: Job) -> Path:
-        from deploytui import report
+        from deploytui import manifest, report, results
 
-        return report.write_report(self.session.store, self.session.manifest, "md")
+        ws = job.ws  # the model shown when it was asked, whatever is shown now
+        assert ws is not None
+        return report.write_report(ws, results.load(ws.results_path), manifest.load(ws), "md")
 
     def _inspect(self, job: Job) -> tuple[list, str]:
         """Inspecting runs ldd, nm and the ONNX reader (the runtime facts were probed by the build): a job."""
-        key = job.keys[0]
+        key, ws = job.keys[0], job.ws
+        assert ws is not None
         try:
+            from deploytui import manifest
             from deploytui.inspectors.form_view import sections
         except ImportError as e:
             return [], f"inspectors not available: {e}"
         try:
-            return list(sections(registry.get(key), self.session.manifest)), ""
+            return list(sections(registry.get(key), manifest.load(ws), ws)), ""
         except Exception as e:  # sections() should never raise; if it does, say so in place
             return [], f"inspecting {key} failed: {type(e).__name__}: {e}"
 
@@ -549,7 +564,7 @@ class DeployApp(App):
             self.main.show_waiting(
                 key, "Looking inside waits until the job in flight ends (inspecting runs ldd and nm)."
             )
-        self.submit(Job(INSPECT, model=s.model))
+        self.submit(Job(INSPECT, ws=s.ws))
 
     # ---- messages from workers: one handler, one quitting guard ---------------------------
     @on(msg.JobMessage)
@@ -567,6 +582,8 @@ class DeployApp(App):
         handle(m)
 
     def _run_started(self, m: msg.RunStarted) -> None:
+        if m.slug != self.session.model.slug:
+            return  # a run of a model no longer shown: it records into that model's folder
         self.session.live = self.session.live_run(m.form, m.total)
         self.main.refresh_form(m.form)
         from deploytui.tui.widgets.form_list import FormList
@@ -575,15 +592,19 @@ class DeployApp(App):
 
     def _run_progress(self, m: msg.RunProgress) -> None:
         live = self.session.live
-        if live is None or live.form != m.form:
+        if live is None or live.form != m.form or m.slug != self.session.model.slug:
             return
         live.update(m.progress, m.done, m.walls)
         self.main.show_live(m.form)
 
     def _run_finished(self, m: msg.RunFinished) -> None:
+        rec = m.record
+        if m.slug != self.session.model.slug:  # stored in its own model's folder by the worker
+            if rec.status != "ok" or rec.error:
+                self.notify(f"{m.form} ({rec.model}): {rec.error}", title="Run failed", severity="error")
+            return
         self.session.live = None
         self.main.refresh_form(m.form)
-        rec = m.record
         if m.cancelled:
             kept = "earlier result kept" if m.form in self.store.forms else "nothing stored"
             self.notify(f"{m.form}: cancelled, {kept}", severity="warning")
@@ -678,7 +699,7 @@ class DeployApp(App):
                 )
             elif not (why := s.open_check(job.model)):
                 self._switch(job.model, info)
-                self.submit(Job(BUILD, model=job.model))
+                self.submit(Job(BUILD, ws=job.ws))
             else:
                 self.notify(f"{model_label(job.model)} checked, not shown: {why}", severity="warning")
         elif job.kind == SWEEP:

@@ -13,7 +13,7 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static
 
-from deploytui import forms, paths, units, variants
+from deploytui import forms, units, variants
 from deploytui.families import registry
 from deploytui.manifest import Manifest, runtime_facts
 from deploytui.record import RunRecord
@@ -21,6 +21,7 @@ from deploytui.ship import store as ship_store
 from deploytui.ship.store import ShipCheck
 from deploytui.tui import fmt
 from deploytui.tui.widgets.chart import PlotextChart, bars
+from deploytui.workspace import Workspace
 
 if TYPE_CHECKING:
     from deploytui.tui.app import DeployApp
@@ -58,9 +59,9 @@ class Cell:
         return (1, 0) if missing else (0, self.raw)
 
 
-def ship_size(form: forms.Form, manifest: Manifest) -> int | None:
+def ship_size(form: forms.Form, manifest: Manifest, ws: Workspace) -> int | None:
     total, known = 0, False
-    for p in form.ship_paths():
+    for p in form.ship_paths(ws):
         size = None
         for key, info in manifest.artifacts.items():
             if p.as_posix().endswith("/" + key):
@@ -74,11 +75,11 @@ def ship_size(form: forms.Form, manifest: Manifest) -> int | None:
     return total if known else None
 
 
-def runtime_size(form: forms.Form, manifest: Manifest) -> int | None:
+def runtime_size(form: forms.Form, manifest: Manifest, ws: Workspace) -> int | None:
     """The runtime's size as the build probed it (Python: its distributions; compiled: the
     non-system libraries a run loads), None when not probed."""
     try:
-        facts, _why = runtime_facts(form, manifest)
+        facts, _why = runtime_facts(form, ws, manifest)
     except (OSError, ValueError):
         return None
     value = (facts or {}).get("runtime_bytes")
@@ -98,7 +99,7 @@ def isolated_cell(check: ShipCheck | None) -> Cell:
 
 
 def accuracy_cells(
-    form: forms.Form, rec: RunRecord | None, parent: RunRecord | None, manifest: Manifest
+    form: forms.Form, rec: RunRecord | None, parent: RunRecord | None, manifest: Manifest, ws: Workspace
 ) -> list[Cell]:
     """A variant's accuracy against eager (worst cosine, top-1) and its ratios to its fp32 parent;
     – for fp32 forms (their verdict is the tolerance)."""
@@ -116,7 +117,7 @@ def accuracy_cells(
         )
     if rec is None:
         return [accuracy, Cell(None, "–", "grey50")]
-    r = variants.ratios(rec, form.parent, parent, lambda key: ship_size(registry.get(key), manifest))
+    r = variants.ratios(rec, form.parent, parent, lambda key: ship_size(registry.get(key), manifest, ws))
     text = " ".join(f"{v:.2f}×" if v is not None else "–" for v in r.values())
     return [accuracy, Cell(r["steady"], text if any(v is not None for v in r.values()) else "–", right=True)]
 
@@ -126,15 +127,16 @@ def row_cells(
     why: str,
     rec: RunRecord | None,
     manifest: Manifest,
+    ws: Workspace,
     isolated: ShipCheck | None = None,
     parent: RunRecord | None = None,
 ) -> list[Cell]:
     ok = fmt.ok_runs(rec)
     walls = rec.wall_s if rec and ok else None
     rss = fmt.median(rec.peak_rss_bytes) if rec and ok else None
-    size = ship_size(form, manifest)
-    runtime = runtime_size(form, manifest)
-    ships = ", ".join(p.name for p in form.ship_paths()) or "–"
+    size = ship_size(form, manifest, ws)
+    runtime = runtime_size(form, manifest, ws)
+    ships = ", ".join(p.name for p in form.ship_paths(ws)) or "–"
     diff = rec.max_abs_diff if rec else None
     if why and not rec:
         verdict = Cell(4, fmt.short_reason(why), "grey50")
@@ -145,7 +147,7 @@ def row_cells(
             {fmt.CHECK: "✓ ok", fmt.CROSS: "✗ differs", fmt.BANG: "! failed"}.get(mark, "not run"),
             "green" if mark == fmt.CHECK else "red" if mark.strip() else "grey50",
         )
-    extra = accuracy_cells(form, rec, parent, manifest)
+    extra = accuracy_cells(form, rec, parent, manifest, ws)
     return [
         Cell(form.key, form.key, "bold" if not why else "grey62"),
         Cell(form.runtime, registry.RUNTIME_TITLES.get(form.runtime, form.runtime).split(" and ")[0]),
@@ -206,7 +208,7 @@ class CompareScreen(Screen):
         for key, label in COLUMNS:
             table.add_column(label, key=key)
         app = self.app
-        ship = ship_store.load(paths.ship_path())
+        ship = ship_store.load(app.session.ws.ship_path)
         if ship.dropped:
             self.notify("; ".join(ship.dropped), title="ship.json damaged", severity="warning", timeout=15)
         shipped = ship.forms
@@ -217,6 +219,7 @@ class CompareScreen(Screen):
                     app.session.status.get(f.key, ""),
                     app.session.store.forms.get(f.key),
                     app.session.manifest,
+                    app.session.ws,
                     shipped.get(f.key),
                     app.session.store.forms.get(f.parent) if f.parent else None,
                 ),

@@ -229,7 +229,7 @@ class MainScreen(Screen):
         state = s.form_state(key)
         t = Text(f"{form.key}", style="bold")
         t.append(f" — {form.title}\n")
-        ships = ", ".join(p.name for p in form.ship_paths()) or "(nothing)"
+        ships = ", ".join(p.name for p in form.ship_paths(s.ws)) or "(nothing)"
         t.append("ships ", style="dim")
         t.append(ships)
         t.append("  runtime ", style="dim")
@@ -241,7 +241,7 @@ class MainScreen(Screen):
         elif why:
             t.append("\n○ ", style="grey50")
             t.append(why, style="yellow")
-            _, stage, log, _ = manifest.way(form, s.manifest)
+            _, stage, log, _ = manifest.way(form, s.manifest, s.model)
             if stage:
                 t.append(f"  (stage {stage} failed" + (f"; full log: {log})" if log else ")"), style="yellow")
         rec = s.store.forms.get(key)
@@ -299,7 +299,7 @@ class MainScreen(Screen):
         if tab == "run":
             view.show(key, rec, s.live, why, s.settings)
         elif tab == "diff":
-            view.show(key, rec, unavailable=why)
+            view.show(key, rec, s.ws, unavailable=why)
         else:
             if key in s.sections:
                 view.show(key, s.sections[key])

@@ -19,25 +19,28 @@ class JobMessage(Message):
 
 
 class RunStarted(JobMessage):
-    def __init__(self, form: str, total: int) -> None:
+    def __init__(self, form: str, total: int, slug: str) -> None:
         super().__init__()
         self.form = form
         self.total = total  # warm-up + counted runs
+        self.slug = slug  # the model the run is for (maybe no longer the one shown)
 
 
 class RunProgress(JobMessage):
-    def __init__(self, form: str, progress, done: int, walls: list[float]) -> None:
+    def __init__(self, form: str, progress, done: int, walls: list[float], slug: str) -> None:
         super().__init__()
         self.form = form
+        self.slug = slug
         self.progress = progress  # measure.Progress
         self.done = done  # runs finished so far (warm-up included)
         self.walls = walls  # wall times of the counted runs that were ok so far
 
 
 class RunFinished(JobMessage):
-    def __init__(self, form: str, record: RunRecord, cancelled: bool) -> None:
+    def __init__(self, form: str, record: RunRecord, cancelled: bool, slug: str) -> None:
         super().__init__()
         self.form = form
+        self.slug = slug
         self.record = record
         self.cancelled = cancelled
 

@@ -64,7 +64,7 @@ class ServeScreen(Screen):
 
     def redraw(self) -> None:
         ref = self.app.session.model
-        store = serve_store.load(ref.slug)
+        store = serve_store.load(self.app.session.ws)
         cells = store.forms
         status = (
             f"{len(cells)} cells stored for {ref.text} (artifacts/{ref.slug}/serve.json), "

@@ -11,10 +11,11 @@ from textual.app import ComposeResult
 from textual.containers import VerticalScroll
 from textual.widgets import DataTable, Static
 
-from deploytui import numerics, paths, variants
+from deploytui import numerics, variants
 from deploytui.models import tolerance
 from deploytui.record import RunRecord
 from deploytui.tensorfile import TensorFileError
+from deploytui.workspace import Workspace
 
 
 class DiffView(VerticalScroll):
@@ -28,7 +29,8 @@ class DiffView(VerticalScroll):
         yield Static(id="diff-summary")
         yield DataTable(show_cursor=False, zebra_stripes=True, id="diff-table")
 
-    def show(self, form_key: str, rec: RunRecord | None, unavailable: str = "") -> None:
+    def show(self, form_key: str, rec: RunRecord | None, ws: Workspace, unavailable: str = "") -> None:
+        """`ws`: the workspace of the model shown (its outputs and eager's reference)."""
         summary = self.query_one("#diff-summary", Static)
         table = self.query_one("#diff-table", DataTable)
         table.clear(columns=True)
@@ -41,10 +43,9 @@ class DiffView(VerticalScroll):
             why = rec.error or "the run wrote no outputs"
             summary.update(Text(f"No comparison for {form_key}: {why}", style="red"))
             return
-        ref = paths.model()
-        atol, rtol = tolerance(ref)
+        atol, rtol = tolerance(ws.model)
         try:
-            diffs = numerics.compare_files(paths.outputs_path(form_key), paths.reference_path(), atol, rtol)
+            diffs = numerics.compare_files(ws.outputs_path(form_key), ws.reference_path, atol, rtol)
         except (numerics.ShapeError, TensorFileError) as e:
             summary.update(Text(f"No comparison for {form_key}: {e}", style="red"))
             return
