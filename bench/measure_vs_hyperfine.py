@@ -19,7 +19,8 @@ import subprocess
 import sys
 import tempfile
 
-from deploytui import forms, manifest, runenv
+from deploytui import manifest, runenv
+from deploytui.families import registry
 from deploytui.measure import measure
 from deploytui.workspace import Workspace
 
@@ -61,7 +62,7 @@ def gnu_time_rss(argv: list[str], n: int, env: dict) -> float:
 
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("forms", nargs="*", default=list(forms.CROSS_CHECK))
+    p.add_argument("forms", nargs="*", default=list(registry.CROSS_CHECK))
     p.add_argument("-n", type=int, default=20)
     p.add_argument("--quick", action="store_true", help="n=5: one run a round (the test suite's)")
     args = p.parse_args()
@@ -79,7 +80,7 @@ def main() -> int:
     )
     ok = True
     for key in args.forms:
-        form = forms.get(key)
+        form = registry.get(key)
         why = manifest.availability(form, ws)
         if why:
             print(f"{key:<16} skipped: {why}")

@@ -23,7 +23,8 @@ from importlib.metadata import version
 from pathlib import Path
 from typing import Any
 
-from deploytui import forms, machine, paths
+from deploytui import machine, paths
+from deploytui.families import registry
 from deploytui.manifest import model_info
 from deploytui.models import parse
 from deploytui.report import scrub, weight_fields
@@ -34,14 +35,14 @@ sys.path.insert(0, str(paths.ROOT / "tests"))
 import real_models  # the corpus lives with the tests that use it
 
 OUT = paths.ROOT / "docs" / "results"
-# the model libraries and every Python runtime's distributions (forms.RUNTIME_DISTRIBUTIONS)
+# the model libraries and every Python runtime's distributions (registry.RUNTIME_DISTRIBUTIONS)
 LIBRARIES = tuple(
     dict.fromkeys(
         [
             "torchvision",
             "timm",
             "transformers",
-            *(d for ds in forms.RUNTIME_DISTRIBUTIONS.values() for d in ds),
+            *(d for ds in registry.RUNTIME_DISTRIBUTIONS.values() for d in ds),
         ]
     )
 )
@@ -72,7 +73,7 @@ def run_model(name: str, text: str, n: int, base: Workspace) -> dict[str, Any]:
         "outputs": [o.get("name") for o in info.get("outputs") or []],
         "wall_s": round(time.perf_counter() - t0, 1),
         "forms": doc["forms"],
-        "weights": {f.key: weight_fields(f, info, ws) for f in forms.FORMS},
+        "weights": {f.key: weight_fields(f, info, ws) for f in registry.FORMS},
         "measured_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
     }
 
@@ -94,7 +95,8 @@ def per_form(names: list[str], value: Callable[[str, int], str]) -> list[str]:
     """A table with a row per form and a column per model: value(form key, model index)."""
     head = ["| form | " + " | ".join(names) + " |", "|---" * (len(names) + 1) + "|"]
     return head + [
-        f"| {f.key} | " + " | ".join(value(f.key, i) for i in range(len(names))) + " |" for f in forms.FORMS
+        f"| {f.key} | " + " | ".join(value(f.key, i) for i in range(len(names))) + " |"
+        for f in registry.FORMS
     ]
 
 
@@ -217,7 +219,7 @@ def main() -> int:
             ws = base.for_model(parse(corpus.get(name, "")))
             info = model_info(ws.model_dir)
             if info is not None:
-                m["weights"] = {f.key: weight_fields(f, info, ws) for f in forms.FORMS}
+                m["weights"] = {f.key: weight_fields(f, info, ws) for f in registry.FORMS}
         store.write_text(json.dumps(data, indent=1) + "\n")
     if not args.render:
         corpus_dir().mkdir(parents=True, exist_ok=True)

@@ -20,7 +20,8 @@ import statistics
 import subprocess
 import sys
 
-from deploytui import fit, forms, sweep, sweep_store
+from deploytui import fit, sweep, sweep_store
+from deploytui.families import registry
 from deploytui.measure import measure
 from deploytui.workspace import Workspace
 
@@ -48,7 +49,7 @@ def main() -> int:
     args = ap.parse_args()
     base = Workspace.from_env()  # DEPLOYTUI_ARTIFACTS or the default folder, handed to the sweep
     if args.quick:
-        first = forms.FORMS[0].key  # torch-eager: the export-model step only
+        first = registry.FORMS[0].key  # torch-eager: the export-model step only
         args.sizes, args.forms, args.n = args.sizes or "1e2,1e3", args.forms or first, args.n or 2
     if not args.skip_sweep:
         cmd = [sys.executable, "-m", "deploytui", "sweep", "--artifacts", str(base.artifacts)]
@@ -72,7 +73,7 @@ def main() -> int:
         else {"fixed_s": ref_line.fixed, "per_mparam_s": ref_line.per_mparam},
         "forms": {},
     }
-    keys = args.forms.split(",") if args.forms else [k.key for k in forms.FORMS]
+    keys = args.forms.split(",") if args.forms else [k.key for k in registry.FORMS]
     for f in fit.fit_all(points, keys):
         line = f.lines["startup"]
         rss = f.lines["rss"]

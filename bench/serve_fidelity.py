@@ -20,7 +20,8 @@ import sys
 import time
 from typing import Any
 
-from deploytui import bench, defaults, forms
+from deploytui import bench, defaults
+from deploytui.families import registry
 from deploytui.models import parse
 from deploytui.workspace import Workspace
 
@@ -29,7 +30,7 @@ TARGET = 0.05
 
 def ours(key: str, repeat: int, ws: Workspace) -> float:
     feed = bench.Load(warmup=defaults.SERVE_WARMUP, threads=1)
-    rec = bench.bench_form(forms.get(key), n=1, warmup=0, repeat=repeat, ws=ws, feed=feed)
+    rec = bench.bench_form(registry.get(key), n=1, warmup=0, repeat=repeat, ws=ws, feed=feed)
     if rec.forwards is None:
         sys.exit(f"{key}: no timed forwards ({rec.status}: {rec.error})")
     return rec.forwards.p50_ms
@@ -103,7 +104,7 @@ def main() -> int:
     ws = Workspace.from_env(parse(args.model))  # DEPLOYTUI_ARTIFACTS or the default folder
     result: dict[str, Any] = {"model": args.model, "rounds": args.rounds, "repeat": args.repeat}
     missed = False
-    for (key, anchor_name), make in zip(forms.FIDELITY, (torch_anchor, ort_anchor), strict=True):
+    for (key, anchor_name), make in zip(registry.FIDELITY, (torch_anchor, ort_anchor), strict=True):
         anchor = make(args.repeat, ws)
         mine, theirs = [], []
         for _ in range(args.rounds):

@@ -90,9 +90,9 @@ def pane(lines: list[str]) -> list[str]:
 def list_order() -> list[str]:
     """Form keys in the order the list shows them (grouped by family)."""
     sys.path.insert(0, str(ROOT / "src"))
-    from deploytui import forms
+    from deploytui.families import registry
 
-    return [f.key for fam in forms.FAMILIES for f in forms.FORMS if f.family == fam]
+    return [f.key for fam in registry.GROUPS for f in registry.FORMS if f.family == fam]
 
 
 def model_slug(text: str) -> str:

@@ -19,7 +19,7 @@ def test_noop_build_skips_every_step(built_artifacts):
 
 
 def test_plan_names_every_step_forms_depend_on():
-    from deploytui.forms import FORMS
+    from deploytui.families.registry import FORMS
 
     names = {s.name for s in plan(BuildContext.of(A1))}
     for form in FORMS:
@@ -27,14 +27,14 @@ def test_plan_names_every_step_forms_depend_on():
 
 
 def test_bench_builds_only_the_steps_its_forms_need():
-    from deploytui import forms
     from deploytui.builder import steps_for
+    from deploytui.families import registry
 
     ctx = BuildContext.of(built("convnet"))
-    assert steps_for(ctx, [forms.get("torch-eager")]) == ["export-model"]
-    native = steps_for(ctx, [forms.get("onnxruntime-native")])
+    assert steps_for(ctx, [registry.get("torch-eager")]) == ["export-model"]
+    native = steps_for(ctx, [registry.get("onnxruntime-native")])
     assert native is not None and set(native) == {"export-model", "export-onnx", "ort-build"}
-    assert steps_for(ctx, list(forms.FORMS)) is None  # every form: the whole plan
+    assert steps_for(ctx, list(registry.FORMS)) is None  # every form: the whole plan
 
 
 def test_missing_toolchain_marks_steps_unavailable(artifacts_copy, copy_ws, monkeypatch):
@@ -95,8 +95,8 @@ def test_damaged_output_is_rebuilt_and_the_log_says_why(artifacts_copy, copy_ws)
 
 
 def test_built_steps_stay_up_to_date_without_their_tools(artifacts_copy, copy_ws, monkeypatch):
-    from deploytui import forms
     from deploytui import manifest as manifest_file
+    from deploytui.families import registry
 
     ctx = BuildContext.of(copy_ws)
     bare = artifacts_copy.parent / "bin-without-tools"
@@ -115,13 +115,13 @@ def test_built_steps_stay_up_to_date_without_their_tools(artifacts_copy, copy_ws
     manifest = run_build(ctx, only=cc_and_cargo, on_event=events.append)
     assert {e.step: e.status for e in events if e.kind == "end"} == dict.fromkeys(cc_and_cargo, "up-to-date")
     for key in ("aoti-python", "cpp-aoti-lean", "burn-file", "burn-embed"):
-        assert manifest_file.availability(forms.get(key), copy_ws, manifest) == "", key
+        assert manifest_file.availability(registry.get(key), copy_ws, manifest) == "", key
     (artifacts_copy / "a1" / "bin" / "burn-embed").write_bytes(b"damaged")  # burn-embed has to run
     manifest = run_build(ctx, only=["burn-convert", "burn-embed"], on_event=lambda e: None)
     assert manifest.steps["burn-convert"].status == StepStatus.OK
     assert manifest.steps["burn-embed"].status == StepStatus.UNAVAILABLE
     assert manifest.steps["burn-embed"].reason == "cargo not found on PATH"
-    assert "cargo not found" in manifest_file.availability(forms.get("burn-embed"), copy_ws, manifest)
+    assert "cargo not found" in manifest_file.availability(registry.get("burn-embed"), copy_ws, manifest)
 
 
 def test_decisive_line_is_the_tools_own_words():

@@ -4,7 +4,7 @@ PROGRAM [MODEL_FILE] --inputs IN.safetensors --outputs OUT.safetensors [--repeat
 `input_0..`, outputs `output_0..` (F32, I64 for ints), one JSON line with `stages_ms` and `outputs`.
 
 Two small models are exported here with torch.onnx.export(dynamo=True) and built with the same
-command the build steps run (deploytui.builder.rust_cmd, --out a temp model folder holding
+command the build steps run (deploytui.families.common.cargo_cmd, --out a temp model folder holding
 <name>.onnx, --stem <name>); the MLP binaries are the built ones, fed MLPs of other sizes.
 """
 
@@ -172,7 +172,7 @@ def _build_onnx(name: str, work: Path) -> dict:
         argv = [
             sys.executable,
             "-m",
-            "deploytui.builder.rust_cmd",
+            "deploytui.families.common.cargo_cmd",
             step,
             "--out",
             str(art),

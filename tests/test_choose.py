@@ -10,8 +10,9 @@ from dataclasses import replace
 
 import pytest
 
-from deploytui import a1_page, choose, forms, units
+from deploytui import choose, units
 from deploytui.choose import BROKEN, MET, UNKNOWN, FormFacts
+from deploytui.families import registry
 
 MIB = 1 << 20
 
@@ -100,7 +101,7 @@ def test_runtimes_allowed():
     assert keys(a) == ["burn-embed", "tract", "cpp-torchscript"]
     assert others(a)["torch-eager"] == "runtime python-torch not allowed"
     assert a.request.says() == "runtime libtorch or none"
-    most = choose.request([("runtime", ",".join(r for r in forms.RUNTIME_TITLES if r != "python-torch"))])
+    most = choose.request([("runtime", ",".join(r for r in registry.RUNTIME_TITLES if r != "python-torch"))])
     assert most.says() == "runtime not python-torch"
     with pytest.raises(ValueError, match="unknown runtime torchlib; known: python-torch"):
         choose.request([("runtime", "torchlib")])
@@ -366,7 +367,7 @@ def test_the_three_situations():
 
 def test_the_pages_claims_against_ours():
     facts = choose.by_key(FACTS)
-    judged = {c.text: choose.judge(c, facts) for c in a1_page.CLAIMS}
+    judged = {c.text: choose.judge(c, facts) for c in registry.CLAIMS}
     twice = judged["starts twice as fast as torch.export"]
     assert (twice.ours, twice.verdict) == ("2.08×", choose.AGREES)
     assert judged["about 80 MiB less than torch.export"].verdict == choose.AGREES
@@ -375,9 +376,9 @@ def test_the_pages_claims_against_ours():
     aoti = judged["starts twice as fast as AOTInductor"]
     assert aoti.verdict == choose.NOT_MEASURED and aoti.ours == "no such form in the registry"
     facts["aoti-python"] = replace(EXPORT, key="aoti-python", ran="")
-    assert choose.judge(a1_page.CLAIMS[1], facts).ours == "not measured yet: run deploytui bench aoti-python"
+    assert choose.judge(registry.CLAIMS[1], facts).ours == "not measured yet: run deploytui bench aoti-python"
     facts["torch-export"] = replace(EXPORT, startup_s=1.3)
-    assert choose.judge(a1_page.CLAIMS[0], facts) == choose.Judged(
+    assert choose.judge(registry.CLAIMS[0], facts) == choose.Judged(
         "starts twice as fast as torch.export", "2× (1264.5 ÷ 659.3 ms)", "1.08×", "differs: ours is lower"
     )
     assert choose.agrees("at-least", 500 * MIB, 404 * MIB) and not choose.agrees("about", 0.2, 0.12)
@@ -386,14 +387,16 @@ def test_the_pages_claims_against_ours():
 
 def test_every_claim_and_advice_names_real_forms_and_situations():
     situations = {s.key for s in choose.SITUATIONS}
-    for c in a1_page.CLAIMS:
+    for c in registry.CLAIMS:
         assert (
-            c.situation in situations and c.measure in choose.MEASURES and set(c.forms) <= set(forms.BY_KEY)
+            c.situation in situations
+            and c.measure in choose.MEASURES
+            and set(c.forms) <= set(registry.BY_KEY)
         )
         assert c.agree in ("about", "at-least", "equal")
-    for adv in a1_page.ADVICE:
-        assert adv.situation in situations and set(adv.forms) <= set(forms.BY_KEY)
-    assert [a.situation for a in a1_page.ADVICE] == [s.key for s in choose.SITUATIONS]
+    for adv in registry.ADVICE:
+        assert adv.situation in situations and set(adv.forms) <= set(registry.BY_KEY)
+    assert [a.situation for a in registry.ADVICE] == [s.key for s in choose.SITUATIONS]
 
 
 # ---- from the stores: choose_facts and `deploytui choose` -----------------------------------------
@@ -446,7 +449,7 @@ def test_cli_choose(tmp_path, monkeypatch, capsys):
     assert cli.main(["choose", "--model", "a1", "--no-python", "--max-ship", "400MiB", "--chart"]) == 0
     out = capsys.readouterr().out
     assert out.startswith(
-        f"a1: 1 of {len(forms.FORMS)} forms meet every constraint (no Python, ship ≤ 400.0 MiB); "
+        f"a1: 1 of {len(registry.FORMS)} forms meet every constraint (no Python, ship ≤ 400.0 MiB); "
         "ranked by ship\n"
     )
     assert "  1  burn-embed  3.10 ms   2.8 MiB   100 B (files 100 B + runtime 0 B)  ✓ 2.0 MiB .tar.gz" in out

@@ -17,8 +17,10 @@ import pytest
 
 from cpp_support import A1_CASES, built_loaders, private_tmp_env, run_program
 from deploytui import a1
-from deploytui.builder import cpp_plan as cpp_build
 from deploytui.builder.context import BuildContext
+from deploytui.families.executorch import plan as executorch_plan
+from deploytui.families.libtorch import plan as libtorch_plan
+from deploytui.families.openvino import plan as openvino_plan
 from deploytui.models import parse
 
 TOL = 1e-6
@@ -129,7 +131,9 @@ def test_links_only_libtorch_cpu_and_c10(art):
 
 def test_step_definition():
     ctx = BuildContext(root=Path("/r"), art=Path("/a"), cache=Path("/c"), python="/py", model=parse("a1"))
-    step, et_step, ov_step = cpp_build.steps(ctx)
+    (step,) = libtorch_plan.steps(ctx)
+    (et_step,) = [s for s in executorch_plan.steps(ctx) if s.name == "cpp-executorch-build"]
+    (ov_step,) = [s for s in openvino_plan.steps(ctx) if s.name == "cpp-openvino-build"]
     assert et_step.name == "cpp-executorch-build" and et_step.outputs == (ctx.bin / "cpp-executorch",)
     assert ov_step.name == "cpp-openvino-build" and ov_step.outputs == (ctx.bin / "cpp-openvino",)
     assert Path("/r/cpp/openvino_run.cpp") in ov_step.inputs and "--openvino" in ov_step.argv
@@ -138,7 +142,7 @@ def test_step_definition():
     assert ctx.bin == Path("/a/shared/bin")
     assert step.outputs == (ctx.bin / "cpp-torchscript", ctx.bin / "cpp-aoti")
     assert "g++" in step.needs
-    assert step.argv[:3] == ("/py", "-m", "deploytui.builder.cpp_cmd")
+    assert step.argv[:3] == ("/py", "-m", "deploytui.families.common.cpp_cmd")
     assert Path("/r/cpp/aoti_run.cpp") in step.inputs
     assert Path("/r/cpp/safetensors.h") in step.inputs
     assert any(p.name == "version.py" for p in step.inputs)

@@ -18,7 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from deploytui import cli, forms, paths
+from deploytui import cli, paths
+from deploytui.families import registry
 
 ROOT = paths.ROOT
 README_LIMIT = 12_500  # bytes: "at most ~12 KB"
@@ -71,7 +72,7 @@ def universe() -> frozenset[str]:
     from deploytui.models import parse
     from deploytui.workspace import Workspace
 
-    names = {f.key for f in forms.FORMS} | set(forms.RUNTIME_TITLES)
+    names = {f.key for f in registry.FORMS} | set(registry.RUNTIME_TITLES)
     steps = [s for m in ("a1", "convnet") for s in plan(BuildContext.of(Workspace.at(parse(m))))]
     names |= {s.name for s in steps}
     names |= {o.name for s in steps if s.scope == "shared" for o in s.outputs}  # the shared programs

@@ -18,7 +18,8 @@ from pathlib import Path
 import psutil
 import pytest
 
-from deploytui import bench, forms, manifest, paths, report, results
+from deploytui import bench, manifest, paths, report, results
+from deploytui.families import registry
 from deploytui.forms import Form
 from workspaces import A1
 
@@ -52,7 +53,7 @@ def run_cli(*args: str, timeout: float = 600) -> subprocess.CompletedProcess:
 
 
 def others_still_run(ws, key: str = "burn-embed") -> None:
-    rec = bench.bench_form(forms.get(key), n=1, warmup=0, ws=ws)
+    rec = bench.bench_form(registry.get(key), n=1, warmup=0, ws=ws)
     assert rec.status == "ok" and rec.within_tol, rec.error
 
 
@@ -61,7 +62,7 @@ def others_still_run(ws, key: str = "burn-embed") -> None:
 
 def test_missing_artifact_is_unavailable_with_reason(artifacts_copy, copy_ws):
     (artifacts_copy / "a1" / "a1_script.pt").unlink()
-    rec = bench.bench_form(forms.get("torchscript-script"), n=1, warmup=0, ws=copy_ws)
+    rec = bench.bench_form(registry.get("torchscript-script"), n=1, warmup=0, ws=copy_ws)
     assert rec.status == "unavailable" and "a1_script.pt" in rec.error
     res = run_cli("bench", "torchscript-script", "burn-embed", "-n", "1", "--warmup", "0", "--no-build")
     assert res.returncode == 1
@@ -105,11 +106,11 @@ def truncate(path: Path, keep: float = 0.5) -> None:
 )
 def test_truncated_artifact_fails_at_its_form_in_one_line(artifacts_copy, copy_ws, key, file):
     truncate(artifacts_copy / "a1" / file)
-    rec = bench.bench_form(forms.get(key), n=1, warmup=0, ws=copy_ws, timeout_s=300)
+    rec = bench.bench_form(registry.get(key), n=1, warmup=0, ws=copy_ws, timeout_s=300)
     assert rec.status == "failed", rec
     assert rec.error.startswith("exit 1: error:"), rec.error
     assert rec.stderr_tail[-1].startswith("error: ")  # the runner's own one-line message comes last
-    if forms.get(key).compiled:  # compiled runners print nothing else
+    if registry.get(key).compiled:  # compiled runners print nothing else
         assert len(rec.stderr_tail) == 1, rec.stderr_tail
 
 
@@ -121,9 +122,9 @@ def test_corrupt_safetensors_header_and_zip_shown_by_inspectors(artifacts_copy, 
     pt = artifacts_copy / "a1" / "a1_script.pt"
     pt.write_bytes(b"garbage" + pt.read_bytes()[-10:])
     m = manifest.load(copy_ws)
-    errs = {s.title: s.error for s in sections(forms.get("torch-eager"), m, copy_ws) if s.error}
+    errs = {s.title: s.error for s in sections(registry.get("torch-eager"), m, copy_ws) if s.error}
     assert any("header length" in e for e in errs.values()), errs
-    errs = {s.title: s.error for s in sections(forms.get("torchscript-script"), m, copy_ws) if s.error}
+    errs = {s.title: s.error for s in sections(registry.get("torchscript-script"), m, copy_ws) if s.error}
     assert any("not a readable ZIP" in e for e in errs.values()), errs
 
 
@@ -220,13 +221,13 @@ def test_no_cargo_makes_burn_forms_unavailable_rest_builds(artifacts_copy, copy_
         assert steps[step].status == "unavailable" and "cargo" in steps[step].reason, steps[step]
     assert steps["tract-optimise"].status == "skipped" and "tract-build" in steps["tract-optimise"].reason
     for key in ("tract", "onnxruntime-native"):
-        rec = bench.bench_form(forms.get(key), n=1, warmup=0, ws=copy_ws)
+        rec = bench.bench_form(registry.get(key), n=1, warmup=0, ws=copy_ws)
         assert rec.status == "unavailable" and "cargo not found" in rec.error, (key, rec.error)
     assert steps["export-model"].status == "ok"
     assert steps["burn-tools"].status == "unavailable" and "cargo" in steps["burn-tools"].reason
     assert steps["burn-convert"].status == "skipped" and "burn-tools" in steps["burn-convert"].reason
     assert steps["burn-embed"].status == "unavailable" and "cargo" in steps["burn-embed"].reason
-    rec = bench.bench_form(forms.get("burn-file"), n=1, warmup=0, ws=copy_ws)
+    rec = bench.bench_form(registry.get("burn-file"), n=1, warmup=0, ws=copy_ws)
     assert rec.status == "unavailable" and "cargo not found" in rec.error
     assert rec.stage is None and rec.stage_status["build"] == "skipped"
 
@@ -242,12 +243,12 @@ def test_burn_onnx_file_relocation_failure(built_artifacts):
     moved = bpk.with_suffix(".bpk.moved-by-test")
     bpk.rename(moved)
     try:
-        rec = bench.bench_form(forms.get("burn-onnx-file"), n=1, warmup=0, ws=A1)
+        rec = bench.bench_form(registry.get("burn-onnx-file"), n=1, warmup=0, ws=A1)
     finally:
         moved.rename(bpk)
     assert rec.status == "failed" and rec.stage == "run", rec.error
     assert "Failed to load burnpack file" in rec.error, rec.error
-    rec = bench.bench_form(forms.get("burn-onnx-embed"), n=1, warmup=0, ws=A1)
+    rec = bench.bench_form(registry.get("burn-onnx-embed"), n=1, warmup=0, ws=A1)
     assert rec.status == "ok"
 
 
@@ -394,7 +395,7 @@ def test_inspecting_every_form_in_process_imports_no_torch(built_artifacts):
         "from deploytui import manifest; "
         "from deploytui.models import parse; from deploytui.workspace import Workspace; "
         "ws = Workspace.at(parse('a1'), sys.argv[1]); "
-        "m = manifest.load(ws); [sections(f, m, ws) for f in forms.FORMS]; "
+        "m = manifest.load(ws); [sections(f, m, ws) for f in registry.FORMS]; "
         "bad = [n for n in ('torch', 'onnx', 'onnxruntime', 'numpy', 'pickle_loaded') if n in sys.modules]; "
         "print(bad); sys.exit(1 if bad else 0)"
     )
@@ -411,7 +412,7 @@ def test_inspecting_every_form_in_process_imports_no_torch(built_artifacts):
 def test_report_has_no_foreign_absolute_paths_nor_environment(artifacts_copy, copy_ws, monkeypatch):
     monkeypatch.setenv("DEPLOYTUI_SECRET_TOKEN", "s3cr3t-value-42")
     store = results.load(copy_ws.results_path)
-    store.put(bench.bench_form(forms.get("burn-embed"), n=1, warmup=0, ws=copy_ws))
+    store.put(bench.bench_form(registry.get("burn-embed"), n=1, warmup=0, ws=copy_ws))
     rec = bench.bench_form(
         fake_form(
             "burn-onnx-file",

@@ -2,14 +2,15 @@
 
 import pytest
 
-from deploytui import forms, manifest
+from deploytui import manifest
+from deploytui.families import registry
 from deploytui.inspectors import form_view
 from workspaces import A1
 
 
-@pytest.mark.parametrize("key", [f.key for f in forms.FORMS])
+@pytest.mark.parametrize("key", [f.key for f in registry.FORMS])
 def test_every_built_form_inspects_without_error(built_artifacts, key):
-    secs = form_view.sections(forms.get(key), manifest.load(A1), A1)
+    secs = form_view.sections(registry.get(key), manifest.load(A1), A1)
     errors = [(s.tab, s.title, s.error) for s in secs if s.error]
     assert not errors
     tabs = {s.tab for s in secs}
@@ -18,19 +19,19 @@ def test_every_built_form_inspects_without_error(built_artifacts, key):
 
 
 def test_onnx_and_capture_graphs(built_artifacts):
-    secs = form_view.sections(forms.get("burn-onnx-embed"), manifest.load(A1), A1)
+    secs = form_view.sections(registry.get("burn-onnx-embed"), manifest.load(A1), A1)
     graph = next(s for s in secs if s.tab == "Graph")
     assert "Gemm → Relu → Gemm" in graph.title
     code = next(s for s in secs if s.tab == "Code")
     assert "pub struct Model" in code.text and code.language == "rust"
-    secs = form_view.sections(forms.get("burn-file"), manifest.load(A1), A1)
+    secs = form_view.sections(registry.get("burn-file"), manifest.load(A1), A1)
     ops = [r[1] for r in next(s for s in secs if s.tab == "Graph").rows]
     for kind in ("Matmul", "Reshape", "Add", "Relu"):
         assert any(kind in op for op in ops), ops
 
 
 def test_what_ships_checks_each_file_against_the_build_and_names_the_baked_bpk(built_artifacts):
-    ships = form_view.ships(forms.get("burn-onnx-file"), manifest.load(A1), A1)
+    ships = form_view.ships(registry.get("burn-onnx-file"), manifest.load(A1), A1)
     binary, baked = ships.rows
     assert binary[0] == "a1/bin/burn-onnx-file" and binary[3] == "as built"
     assert baked[0].endswith("/out/model/a1.bpk") and "not shipped" in baked[3] and baked[1] != "missing"
@@ -38,5 +39,5 @@ def test_what_ships_checks_each_file_against_the_build_and_names_the_baked_bpk(b
 
 def test_what_ships_flags_a_file_changed_since_the_build(artifacts_copy, copy_ws):
     (artifacts_copy / "a1" / "a1_export.pt2").write_bytes(b"PK\x03\x04 not the package any more")
-    row = form_view.ships(forms.get("torch-export"), manifest.load(copy_ws), copy_ws).rows[0]
+    row = form_view.ships(registry.get("torch-export"), manifest.load(copy_ws), copy_ws).rows[0]
     assert row[0] == "a1/a1_export.pt2" and row[3].startswith("CHANGED since the build")

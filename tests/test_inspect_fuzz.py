@@ -9,7 +9,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from deploytui.inspectors import InspectError, archive, elf, form_view, onnx_graph, safetensors_header
+from deploytui.families.burn import sections as burn_sections
+from deploytui.families.pytorch import sections as pytorch_sections
+from deploytui.inspectors import InspectError, archive, elf, onnx_graph, safetensors_header
 
 FUZZ = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 SLOW = settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -87,7 +89,7 @@ def test_onnx_inspector(built_artifacts, edits):
 @given(edits=mutations())
 def test_capture_inspector(built_artifacts, edits):
     only_inspect_error(
-        form_view.capture_section, mutated_copy(built_artifacts / "a1" / "capture.json", edits)
+        burn_sections.capture_section, mutated_copy(built_artifacts / "a1" / "capture.json", edits)
     )
 
 
@@ -104,4 +106,4 @@ def test_elf_inspectors(built_artifacts, name, edits):
 @given(edits=mutations())
 def test_aoti_package_so_inspector(built_artifacts, edits):
     path = mutated_copy(built_artifacts / "a1" / "a1_aoti.pt2", edits)
-    only_inspect_error(form_view.aoti_so_sections, path)
+    only_inspect_error(pytorch_sections.aoti_so_sections, path)

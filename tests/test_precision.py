@@ -9,7 +9,9 @@ from typing import ClassVar
 import pytest
 
 from deploytui import accuracy, forms, tensorfile, variants
-from deploytui.inspectors import InspectError, openvino_ir
+from deploytui.families import registry
+from deploytui.families.openvino import openvino_ir
+from deploytui.inspectors import InspectError
 from deploytui.numerics import OUTPUTS_KEY
 from deploytui.precision import FP32, Budget, OutputTally, class_scores, cosine, top1_matches
 from deploytui.record import RunRecord, RunStatus
@@ -58,7 +60,7 @@ def _write(path, values: dict[str, list[float]]) -> None:
 
 
 def test_accuracy_tallies_files_by_the_references_names(tmp_path):
-    form = forms.get("onnxruntime-int8")
+    form = registry.get("onnxruntime-int8")
     want, got = tmp_path / "want.safetensors", tmp_path / "got.safetensors"
     _write(want, {"logits": [0.0, 1.0, 0.5], "extra": [2.0, 2.0]})
     _write(got, {"logits": [0.0, 0.9, 0.5], "extra": [2.0, 2.0]})
@@ -76,10 +78,10 @@ def test_accuracy_tallies_files_by_the_references_names(tmp_path):
 
 
 def test_variants_are_registry_data_with_a_measured_parent():
-    vs = [f for f in forms.FORMS if f.variant]
+    vs = [f for f in registry.FORMS if f.variant]
     assert {f.key for f in vs} >= {"onnxruntime-int8", "onnxruntime-native-int8", "tract-int8"}
     for f in vs:
-        parent = forms.get(f.parent)
+        parent = registry.get(f.parent)
         assert parent.precision == FP32 and parent.family == f.family and parent.runtime == f.runtime
         assert f.budget is not None and "export-samples" in f.steps
     with pytest.raises(ValueError, match="variant"):
@@ -137,7 +139,8 @@ def test_openvino_and_nncf_telemetry_is_off_in_our_processes():
     import sys
 
     code = (
-        "from deploytui.builder.variant_exports import no_openvino_telemetry; no_openvino_telemetry(); "
+        "from deploytui.families.common.variant_exports import no_openvino_telemetry; "
+        "no_openvino_telemetry(); "
         "import openvino.tools.ovc.telemetry_utils as ovc; import nncf.telemetry.wrapper as w; "
         "print(ovc.tm.__name__, isinstance(w.telemetry, w.NNCFTelemetryStub))"
     )
@@ -150,7 +153,7 @@ def test_openvino_and_nncf_telemetry_is_off_in_our_processes():
 def test_drawn_samples_are_like_the_examples_and_fixed():
     import torch
 
-    from deploytui.builder.variant_exports import draw_samples
+    from deploytui.families.common.variant_exports import draw_samples
 
     class M:
         inputs: ClassVar = {

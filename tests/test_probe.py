@@ -9,9 +9,10 @@ import subprocess
 
 import pytest
 
-from deploytui import forms, manifest, measure, report, results
+from deploytui import manifest, measure, report, results
 from deploytui.builder import plan, run_build
 from deploytui.builder.context import BuildContext
+from deploytui.families import registry
 from deploytui.inspectors import elf, form_view
 from tui_support import a1_at, make_artifacts, record
 from workspaces import A1
@@ -19,7 +20,7 @@ from workspaces import A1
 
 def test_the_build_stores_runtime_facts_for_every_form(built_artifacts):
     m = manifest.load(A1)
-    for form in forms.FORMS:
+    for form in registry.FORMS:
         facts, why = manifest.runtime_facts(form, A1, m)
         assert facts is not None, (form.key, why)
         assert facts["probed_at"] and facts["runtime_bytes"] >= 0
@@ -28,21 +29,21 @@ def test_the_build_stores_runtime_facts_for_every_form(built_artifacts):
             assert set(facts["files"]) == set(form.ship_files(A1))
         else:
             names = {d["name"].lower() for d in facts["distributions"]}
-            assert set(forms.RUNTIME_DISTRIBUTIONS[form.runtime]) <= names, (form.key, names)
+            assert set(registry.RUNTIME_DISTRIBUTIONS[form.runtime]) <= names, (form.key, names)
 
 
 def test_stored_runtime_sizes_show_the_cuda_pull_in(built_artifacts):
     m = manifest.load(A1)
 
     def size(key: str) -> int:
-        facts, why = manifest.runtime_facts(forms.get(key), A1, m)
+        facts, why = manifest.runtime_facts(registry.get(key), A1, m)
         assert facts is not None, why
         return facts["runtime_bytes"]
 
     lean, full, burn = size("cpp-aoti-lean"), size("cpp-aoti"), size("burn-embed")
     assert burn == 0
     assert 300 * 2**20 < lean < 1024 * 2**20 < 2 * 1024 * 2**20 < full
-    libs = {lib["name"] for lib in manifest.runtime_facts(forms.get("cpp-aoti"), A1, m)[0]["libraries"]}
+    libs = {lib["name"] for lib in manifest.runtime_facts(registry.get("cpp-aoti"), A1, m)[0]["libraries"]}
     assert {"libtorch.so", "libtorch_cuda.so"} <= libs
     assert size("torch-eager") == size("aoti-python") > size("onnxruntime") > 0  # one probe per runtime
 
@@ -68,14 +69,14 @@ def test_the_report_reads_stored_runtime_facts_and_runs_nothing(
 ):
     fixed = {
         f.key: {"form": f.key, "status": "ok", "wall_s": [0.01], "peak_rss_bytes": [5 << 20]}
-        for f in forms.FORMS
+        for f in registry.FORMS
     }
     (artifacts_copy / "a1" / "results.json").write_text(json.dumps({"version": 1, "forms": fixed}))
     ws = copy_ws
     store, m = results.load(ws.results_path), manifest.load(ws)
     _forbid_running(monkeypatch)
     rows = {r["form"]: r for r in report.rows(ws, store, m)}
-    assert set(rows) == set(forms.BY_KEY), (set(rows), store.dropped)
+    assert set(rows) == set(registry.BY_KEY), (set(rows), store.dropped)
     assert all(r["runtime_bytes"] is not None and r["runtime_probed_at"] for r in rows.values()), rows
     assert rows["cpp-aoti"]["runtime_bytes"] > 3 * rows["cpp-aoti-lean"]["runtime_bytes"]
     assert any("libtorch_cuda" in p["name"] for p in rows["cpp-aoti"]["runtime_parts"])
@@ -87,14 +88,14 @@ def test_the_report_reads_stored_runtime_facts_and_runs_nothing(
     assert {f["form"]: f["runtime_bytes"] for f in data["forms"]} == {
         k: r["runtime_bytes"] for k, r in rows.items()
     }
-    section = form_view.runtime(forms.get("cpp-aoti"), m, ws)  # the Artifact tab's Runtime section
+    section = form_view.runtime(registry.get("cpp-aoti"), m, ws)  # the Artifact tab's Runtime section
     assert "probed" in section.title and any("libtorch_cuda.so" in r[0] for r in section.rows)
 
 
 def test_without_a_probe_the_report_and_the_tab_say_so(tmp_path, monkeypatch):
     ws = a1_at(make_artifacts(tmp_path, results={"burn-embed": record("burn-embed", [3.0], 3.0)}))
     store, m = results.load(ws.results_path), manifest.load(ws)
-    (section,) = [s for s in form_view.sections(forms.get("onnxruntime"), m, ws) if s.title == "Runtime"]
+    (section,) = [s for s in form_view.sections(registry.get("onnxruntime"), m, ws) if s.title == "Runtime"]
     assert section.error == manifest.NOT_PROBED  # in place, in the Artifact tab
     _forbid_running(monkeypatch)
     (row,) = report.rows(ws, store, m)
@@ -103,17 +104,17 @@ def test_without_a_probe_the_report_and_the_tab_say_so(tmp_path, monkeypatch):
     m.steps["probe-burn-embed"] = manifest.StepRecord(
         manifest.StepStatus.OK, facts={"runtime_bytes": 1, "libraries": ["x"]}
     )
-    facts, why = manifest.runtime_facts(forms.get("burn-embed"), ws, m)
+    facts, why = manifest.runtime_facts(registry.get("burn-embed"), ws, m)
     assert facts is None and "no readable runtime facts" in why
     failed = manifest.StepStatus.FAILED
     m.steps["probe-burn-embed"] = manifest.StepRecord(failed, reason="exit 1: error: boom")
-    facts, why = manifest.runtime_facts(forms.get("burn-embed"), ws, m)
+    facts, why = manifest.runtime_facts(registry.get("burn-embed"), ws, m)
     assert why == "not probed: step probe-burn-embed failed: exit 1: error: boom (run `deploytui build`)"
 
 
 def test_a_stored_fact_goes_stale_with_its_files_and_the_build_probes_again(copy_ws):
     """On a copy of the artifacts (its manifest as the build left it: a copied folder is current)."""
-    ws, form = copy_ws, forms.get("burn-embed")
+    ws, form = copy_ws, registry.get("burn-embed")
     exe = form.executable_path(ws)
     os.utime(exe, ns=(exe.stat().st_atime_ns, exe.stat().st_mtime_ns + 10**9))  # touched, same bytes
     facts, why = manifest.runtime_facts(form, ws)
@@ -137,7 +138,7 @@ def test_a_stored_fact_goes_stale_with_its_files_and_the_build_probes_again(copy
 
 
 def test_a_probe_step_is_up_to_date_until_an_input_changes(artifacts_copy, copy_ws):
-    form = forms.get("burn-st")
+    form = registry.get("burn-st")
     events = []
     run_build(BuildContext.of(copy_ws), only=[form.probe_step], on_event=events.append)
     assert [e.status for e in events if e.kind == "end"] == ["up-to-date"]
@@ -146,8 +147,8 @@ def test_a_probe_step_is_up_to_date_until_an_input_changes(artifacts_copy, copy_
     assert step.after == form.steps
 
 
-@pytest.mark.parametrize("form", [f for f in forms.FORMS if not f.compiled], ids=lambda f: f.key)
+@pytest.mark.parametrize("form", [f for f in registry.FORMS if not f.compiled], ids=lambda f: f.key)
 def test_python_forms_share_their_runtimes_probe(form):
     assert form.probe_step == f"probe-{form.runtime}"
     names = {s.name for s in plan(BuildContext.of(A1))}
-    assert {f.probe_step for f in forms.FORMS} <= names
+    assert {f.probe_step for f in registry.FORMS} <= names

@@ -19,7 +19,8 @@ from pathlib import Path
 
 import pytest
 
-from deploytui import bench, forms, manifest, paths
+from deploytui import bench, manifest, paths
+from deploytui.families import registry
 from real_models import models, write_hf
 from workspaces import A1, built
 
@@ -56,7 +57,7 @@ def built_real(built_artifacts, corpus):
         if (name, keys) not in done:
             ws = built(corpus[name])
             ctx = BuildContext.of(ws)
-            run_build(ctx, only=steps_for(ctx, [forms.get(k) for k in keys]))
+            run_build(ctx, only=steps_for(ctx, [registry.get(k) for k in keys]))
             done[(name, keys)] = manifest.load(ws)
         return done[(name, keys)]
 
@@ -67,7 +68,7 @@ def _records(built_real, corpus, name: str, keys: tuple[str, ...]) -> dict:
     ws = built(corpus[name])
     m = built_real(name, keys)
     return {
-        k: bench.bench_form(forms.get(k), n=1, warmup=0, repeat=1, timeout_s=600, manifest=m, ws=ws)
+        k: bench.bench_form(registry.get(k), n=1, warmup=0, repeat=1, timeout_s=600, manifest=m, ws=ws)
         for k in keys
     }
 

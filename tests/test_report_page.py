@@ -6,7 +6,8 @@ from __future__ import annotations
 import dataclasses
 import json
 
-from deploytui import a1_page, manifest, report, results
+from deploytui import manifest, report, results
+from deploytui.families import registry
 from test_probe import _forbid_running
 from tui_support import FIXED_RESULTS, a1_at, make_artifacts
 
@@ -39,8 +40,8 @@ def test_a1s_report_sets_every_page_figure_beside_ours(tmp_path, monkeypatch):
     section = text[text.index("## A1 beside the reference page") :]
     assert "another machine (M2 Max, macOS 27" in section
     rows = {(r["form"], r["figure"]): r for r in report.page_rows(ws, store, m)}
-    assert len(rows) == len(a1_page.FIGURES)
-    for fig in a1_page.FIGURES:  # the page's value, as the page writes it, in its row
+    assert len(rows) == len(registry.FIGURES)
+    for fig in registry.FIGURES:  # the page's value, as the page writes it, in its row
         r = rows[(fig.form, fig.what)]
         assert r["page"] == fig.page and f"| {fig.form} | {fig.what} | {fig.page} | {r['ours']} |" in section
     start = rows[("torch-export", "start-up median (min)")]

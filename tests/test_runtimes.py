@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from deploytui import bench, forms, manifest
+from deploytui import bench, manifest
+from deploytui.families import registry
 from deploytui.inspectors import elf, form_view
 from workspaces import A1
 
@@ -25,7 +26,7 @@ pytestmark = pytest.mark.slow
 
 @pytest.mark.parametrize("key", NEW)
 def test_runs_a1_and_matches_eager_with_its_stages(built_artifacts, key):
-    rec = bench.bench_form(forms.get(key), n=1, warmup=0, repeat=3, timeout_s=300, ws=A1)
+    rec = bench.bench_form(registry.get(key), n=1, warmup=0, repeat=3, timeout_s=300, ws=A1)
     assert rec.status == "ok" and rec.within_tol is True, (rec.error, rec.stderr_tail)
     assert set(rec.stages_ms) >= {"load", "first_forward", "steady_forward"}, rec.stages_ms
     if key in ("onnxruntime-native", "executorch"):  # loading the runtime itself is a stage of its own
@@ -35,7 +36,7 @@ def test_runs_a1_and_matches_eager_with_its_stages(built_artifacts, key):
 def test_tract_lists_its_optimised_nodes(built_artifacts):
     (nodes,) = [
         s
-        for s in form_view.sections(forms.get("tract"), manifest.load(A1), A1)
+        for s in form_view.sections(registry.get("tract"), manifest.load(A1), A1)
         if s.title.startswith("the model as tract optimised it")
     ]
     ops = [r[1] for r in nodes.rows]
@@ -44,7 +45,7 @@ def test_tract_lists_its_optimised_nodes(built_artifacts):
 
 
 def test_delegation_names_what_xnnpack_took(built_artifacts):
-    secs = form_view.sections(forms.get("cpp-executorch"), manifest.load(A1), A1)
+    secs = form_view.sections(registry.get("cpp-executorch"), manifest.load(A1), A1)
     (table,) = [s for s in secs if s.title.startswith("XNNPACK delegation")]
     by_op = {r[0]: (int(r[1]), int(r[2])) for r in table.rows}
     assert by_op["aten_linear_default"] == (2, 0) and by_op["aten_relu_default"] == (1, 0), by_op
@@ -55,7 +56,7 @@ def test_tract_and_ort_run_link_no_runtime_and_ort_loads_the_wheels_library(buil
     for exe in ("tract-run", "ort-run"):
         report = elf.ldd(built_artifacts / "shared" / "bin" / exe)
         assert all(lib.system for lib in report.libraries), (exe, report.libraries)
-    facts, why = manifest.runtime_facts(forms.get("onnxruntime-native"), A1)
+    facts, why = manifest.runtime_facts(registry.get("onnxruntime-native"), A1)
     assert facts is not None, why
     libs = [lib for lib in facts["libraries"] if not lib["system"]]
     assert any(Path(lib["path"]).name.startswith("libonnxruntime.so.") for lib in libs), libs
@@ -71,7 +72,7 @@ def test_cpp_executorch_links_the_wheels_runtime_and_no_libtorch(built_artifacts
         "libexecutorch_kernels_optimized.so",
     } <= names
     assert not any(n.startswith(("libtorch", "libc10", "libpython")) for n in names), names
-    facts, why = manifest.runtime_facts(forms.get("cpp-executorch"), A1)
+    facts, why = manifest.runtime_facts(registry.get("cpp-executorch"), A1)
     assert facts is not None, why
     assert facts["runtime_bytes"] < 50_000_000  # against libtorch's hundreds of MiB
 
@@ -84,7 +85,7 @@ def test_protocol_errors_are_one_line(built_artifacts, tmp_path):
         ("onnxruntime-native", a1 / "a1.pte"),
         ("cpp-executorch", a1 / "a1.onnx"),
     ):
-        exe = forms.get(key).executable_path(A1)
+        exe = registry.get(key).executable_path(A1)
         assert exe is not None
         proc = subprocess.run(
             [str(exe), str(model), *io], capture_output=True, text=True, timeout=60, check=False

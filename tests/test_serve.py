@@ -7,9 +7,10 @@ import json
 
 import pytest
 
-from deploytui import forms, serve, serve_store, tensorfile
+from deploytui import serve, serve_store, tensorfile
 from deploytui.builder import steps_for
 from deploytui.builder.context import BuildContext
+from deploytui.families import registry
 from deploytui.models import parse
 from deploytui.record import Forwards, RunRecord, RunStatus, Threads
 from deploytui.workspace import Workspace
@@ -38,7 +39,7 @@ def test_batch_files_repeat_the_first_item_along_dim_0(tmp_path):
 
 def test_a_batch_runs_the_dynamic_exports_where_the_exporter_makes_one():
     conv = Workspace.at(parse("convnet"))
-    todo = serve.cells([forms.get("cpp-aoti"), forms.get("torchscript-script")], [1, 8], [1, 2])
+    todo = serve.cells([registry.get("cpp-aoti"), registry.get("torchscript-script")], [1, 8], [1, 2])
     assert [c.key for c in todo][:4] == [
         "cpp-aoti@b1@t1",
         "cpp-aoti@b1@t2",
@@ -48,17 +49,17 @@ def test_a_batch_runs_the_dynamic_exports_where_the_exporter_makes_one():
     aoti = todo[0].form
     assert aoti.key == "cpp-aoti" and aoti.ship_files(conv)[0] == "convnet/convnet_aoti_dyn.pt2"
     assert aoti.steps == ("export-dyn-aoti", "cpp-build")
-    assert todo[-1].form is forms.get("torchscript-script")  # runs as built
-    as_built = serve.cells([forms.get("cpp-aoti")], [], [2])
-    assert [c.key for c in as_built] == ["cpp-aoti@b-@t2"] and as_built[0].form is forms.get("cpp-aoti")
-    tract = forms.for_batch(forms.get("tract"))
+    assert todo[-1].form is registry.get("torchscript-script")  # runs as built
+    as_built = serve.cells([registry.get("cpp-aoti")], [], [2])
+    assert [c.key for c in as_built] == ["cpp-aoti@b-@t2"] and as_built[0].form is registry.get("cpp-aoti")
+    tract = registry.for_batch(registry.get("tract"))
     assert tract.optional_files == ("{m}/{m}_dyn.onnx.data",) and "export-dyn-onnx" in tract.steps
 
 
 def test_dynamic_exports_are_built_on_demand_only():
     ctx = BuildContext.of(Workspace.at(parse("a1")))
-    assert steps_for(ctx, list(forms.FORMS)) is None  # a whole build: no dynamic export
-    wanted = steps_for(ctx, [forms.for_batch(f) for f in forms.FORMS])
+    assert steps_for(ctx, list(registry.FORMS)) is None  # a whole build: no dynamic export
+    wanted = steps_for(ctx, [registry.for_batch(f) for f in registry.FORMS])
     assert wanted is not None
     assert {"export-dyn-aoti", "export-dyn-onnx", "export-dyn-executorch", "export-dyn-torch-export"} <= set(
         wanted

@@ -96,20 +96,20 @@ def test_session_module_imports_no_textual():
 
 
 def test_build_progress_follows_each_forms_steps():
-    from deploytui import forms
     from deploytui.builder import BuildEvent
+    from deploytui.families import registry
     from deploytui.models import parse
     from deploytui.session import BUILDING, BUILT, WAITING, BuildProgress
 
     eager, script, cpp = (
-        forms.get("torch-eager"),
-        forms.get("torchscript-script"),
-        forms.get("cpp-torchscript"),
+        registry.get("torch-eager"),
+        registry.get("torchscript-script"),
+        registry.get("cpp-torchscript"),
     )
     p = BuildProgress(parse("convnet"))
     p.update(BuildEvent("plan", total=3, text="export-model export-script cpp-build"))
     assert [p.state(f) for f in (eager, script, cpp)] == [WAITING, WAITING, WAITING]
-    assert p.state(forms.get("burn-file")) == ""  # none of its steps in this build
+    assert p.state(registry.get("burn-file")) == ""  # none of its steps in this build
     p.update(BuildEvent("start", "export-model", "weights", 1, 3))
     assert (p.state(eager), p.describe()) == (BUILDING, "step 1/3 export-model (weights)")
     p.update(BuildEvent("end", "export-model", "weights", 1, 3, status="ok"))
@@ -135,7 +135,7 @@ def test_build_progress_follows_each_forms_steps():
     assert p.describe() == "finished"
     # a form that does not apply is never shown built, even when the steps it names all end ok
     # (burn-st's are shared ones: they run for every model)
-    st = forms.get("burn-st")
+    st = registry.get("burn-st")
     for model, want in (("convnet", ""), ("mlp:hidden=8,depth=2", BUILT)):
         q = BuildProgress(parse(model))
         q.update(BuildEvent("plan", total=len(st.steps), text=" ".join(st.steps)))

@@ -18,7 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from deploytui import forms, shipping
+from deploytui import shipping
+from deploytui.families import registry
 from deploytui.models import parse
 from deploytui.ship import sandbox, store
 from deploytui.ship.bundler import ShipError, patchelf, verify
@@ -38,7 +39,7 @@ PASS_ISOLATED = (
     "cpp-torchscript",
     "cpp-aoti",
 )
-COMPILED = tuple(f.key for f in forms.FORMS if f.compiled)
+COMPILED = tuple(f.key for f in registry.FORMS if f.compiled)
 A1, CONVNET = built("a1"), built("convnet")  # in the real artifacts folder
 RELOCATION_PANIC = "Failed to load burnpack file"
 
@@ -63,7 +64,7 @@ class _Checked(dict):
         slug, key = item
         where = self.root / slug / key
         self[item] = shipping.check(
-            forms.get(key), where, ws=built(slug), n=2, warmup=1, repeat=2, save=False
+            registry.get(key), where, ws=built(slug), n=2, warmup=1, repeat=2, save=False
         )
         if (self[item].unpacked_bytes or 0) > 1 << 30:  # cpp-aoti: 2.5 GiB; its fact is enough
             shutil.rmtree(where, ignore_errors=True)
@@ -107,7 +108,7 @@ def test_every_compiled_form_is_expected():
 def test_new_compiled_forms_of_convnet_run_isolated(built_convnet, checked, key):
     fact = checked["convnet", key]
     assert fact.passed, fact.reason
-    if forms.get(key).variant:  # int8: not eager's to 1e-6, within its budget all the same
+    if registry.get(key).variant:  # int8: not eager's to 1e-6, within its budget all the same
         assert fact.max_abs_diff is not None and fact.max_abs_diff > 1e-6
 
 
@@ -122,11 +123,11 @@ def test_compiled_bundle_of_a1_runs_isolated(checked, key):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("key", [f.key for f in forms.FORMS if f.compiled])
+@pytest.mark.parametrize("key", [f.key for f in registry.FORMS if f.compiled])
 def test_compiled_bundle_of_convnet_runs_isolated_or_says_why(built_convnet, checked, key):
     """convnet: the C++ and burn-onnx forms ship and run; the hand-written burn forms do not
     apply to it, and burn-onnx-file fails the way it fails for a1."""
-    form = forms.get(key)
+    form = registry.get(key)
     fact = checked["convnet", key]
     if form.applies(CONVNET.model):
         assert not fact.passed and "not applicable" in fact.reason
@@ -233,7 +234,7 @@ def test_a_bundle_missing_a_library_fails_with_the_loaders_line(checked, bundles
     (broken / "lib/libc10.so").unlink()
     try:
         fact = shipping.check(
-            forms.get("cpp-aoti-lean"), broken, ws=A1, n=1, warmup=0, rebuild=False, save=False
+            registry.get("cpp-aoti-lean"), broken, ws=A1, n=1, warmup=0, rebuild=False, save=False
         )
     finally:
         shutil.rmtree(broken)
@@ -247,7 +248,9 @@ def test_a_bundle_missing_its_model_file_fails_with_the_programs_line(checked, b
     broken = tmp_path / "burn-onnx-bpk"
     shutil.copytree(bundles_dir / "a1" / "burn-onnx-bpk", broken)
     (broken / "model/a1_onnx.bpk").unlink()
-    fact = shipping.check(forms.get("burn-onnx-bpk"), broken, ws=A1, n=1, warmup=0, rebuild=False, save=False)
+    fact = shipping.check(
+        registry.get("burn-onnx-bpk"), broken, ws=A1, n=1, warmup=0, rebuild=False, save=False
+    )
     assert not fact.passed
     assert "model/a1_onnx.bpk is missing from the bundle" in fact.reason, fact.reason
 
@@ -262,7 +265,7 @@ def test_a_check_writes_nothing_outside_its_bundle(checked, bundles_dir, built_a
     checked["a1", "burn-embed"]
     before = _tree(built_artifacts)
     root = tmp_path / "burn-st"
-    fact = shipping.check(forms.get("burn-st"), root, ws=A1, n=1, warmup=0, save=False)
+    fact = shipping.check(registry.get("burn-st"), root, ws=A1, n=1, warmup=0, save=False)
     assert fact.passed, fact.reason
     assert _tree(built_artifacts) == before
     written = {p.relative_to(root).parts[0] for p in root.rglob("*")}
@@ -288,16 +291,16 @@ def test_the_sandbox_sees_only_the_bundle_and_usr(checked, bundles_dir):
 
 def test_python_bundles_do_not_import_deploytui(built_artifacts):
     for key in ("torch-eager", "onnxruntime", "torchscript-script", "torch-export", "aoti-python"):
-        spec = shipping.spec(forms.get(key), ws=A1)
+        spec = shipping.spec(registry.get(key), ws=A1)
         texts = dict(spec.texts)
         assert spec.entry[1] in texts and "py/protocol.py" in texts
         assert not any("deploytui" in ln for t in texts.values() for ln in t.splitlines() if "import" in ln)
         assert any(r.startswith(("torch==", "onnxruntime==")) for r in spec.requirements)
         assert spec.inputs == "model/inputs.safetensors" and "--model" not in spec.entry
-    onnx = shipping.spec(forms.get("onnxruntime"), ws=A1)
+    onnx = shipping.spec(registry.get("onnxruntime"), ws=A1)
     assert onnx.entry[:2] == ("venv/bin/python", "py/ort_runner.py")  # the runner itself ships
     assert any(r.startswith("safetensors==") for r in onnx.requirements)  # the protocol's files
-    eager = shipping.spec(forms.get("torch-eager"), ws=A1)
+    eager = shipping.spec(registry.get("torch-eager"), ws=A1)
     assert eager.entry[:3] == ("venv/bin/python", "py/torch_bundle.py", "eager")
     texts = dict(eager.texts)
     assert {"py/zoo.py", "py/model.py", "py/a1.py", "py/units.py", "py/model.json"} <= set(texts)
@@ -311,8 +314,8 @@ def test_a_form_that_is_not_built_does_not_ship(tmp_path, monkeypatch):
 
     ws = a1_at(make_artifacts(tmp_path, built=("burn-embed",)))
     with pytest.raises(ShipError, match="cpp-aoti"):
-        shipping.spec(forms.get("cpp-aoti"), ws=ws)
-    fact = shipping.check(forms.get("cpp-aoti"), tmp_path / "b", ws=ws, save=False)
+        shipping.spec(registry.get("cpp-aoti"), ws=ws)
+    fact = shipping.check(registry.get("cpp-aoti"), tmp_path / "b", ws=ws, save=False)
     assert not fact.passed and fact.reason
 
 
@@ -322,7 +325,7 @@ def test_python_bundle_runs_isolated(built_artifacts, bundles_dir, key):
     """The venv is made inside the sandbox from the wheelhouse (pip --no-index) into the cache,
     once per set of pins (`make test` on a fresh machine pays it once), then run there."""
     root = bundles_dir / "a1" / key
-    fact = shipping.check(forms.get(key), root, ws=A1, n=2, warmup=1, repeat=2, save=False)
+    fact = shipping.check(registry.get(key), root, ws=A1, n=2, warmup=1, repeat=2, save=False)
     assert fact.passed, fact.reason
     assert fact.max_abs_diff <= 1e-6 and fact.venv_bytes > 10 << 20
     reqs = (root / "requirements.txt").read_text().split()
@@ -367,11 +370,11 @@ def test_bench_records_carry_the_isolated_verdict(tmp_path, monkeypatch):
     fact = store.ShipCheck(False, reason=f"exit 101: {RELOCATION_PANIC}", compressed_bytes=2_000_000)
     fact.stderr_tail = ["x"]
     store.put(ws.ship_path, "burn-onnx-file", fact)
-    rec = bench.bench_form(forms.get("burn-onnx-file"), ws=ws)
+    rec = bench.bench_form(registry.get("burn-onnx-file"), ws=ws)
     assert rec.status == "unavailable" and rec.isolated is not None
     back = RunRecord.from_json(json.loads(json.dumps(rec.to_json())))
     assert back.isolated == rec.isolated and back.isolated.reason == fact.reason
-    assert bench.bench_form(forms.get("burn-embed"), ws=ws).isolated is None
+    assert bench.bench_form(registry.get("burn-embed"), ws=ws).isolated is None
 
 
 def test_the_apps_ship_check_is_a_job_of_the_lane(copy_ws, tmp_path, monkeypatch):

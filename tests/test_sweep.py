@@ -11,7 +11,8 @@ import threading
 
 import pytest
 
-from deploytui import fit, forms, scale_text, sweep, sweep_store
+from deploytui import fit, scale_text, sweep, sweep_store
+from deploytui.families import registry
 from deploytui.record import RunRecord
 from deploytui.workspace import Workspace
 
@@ -139,7 +140,7 @@ def test_small_sweep_resumes_and_shows_a_failing_point(tmp_path, monkeypatch):
     monkeypatch.setenv("DEPLOYTUI_ARTIFACTS", str(tmp_path / "art"))  # for `deploytui sweep --show`
     monkeypatch.setenv("DEPLOYTUI_CACHE", str(tmp_path / "cache"))
     base = Workspace.at(artifacts=tmp_path / "art")
-    chosen = [forms.get(k) for k in QUICK]
+    chosen = [registry.get(k) for k in QUICK]
     refs = sweep.parse_sizes("1e2,1e3")
     cancel = threading.Event()
     events: list[sweep.SweepEvent] = []

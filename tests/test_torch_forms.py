@@ -2,7 +2,8 @@
 
 import pytest
 
-from deploytui import bench, forms, runenv
+from deploytui import bench, runenv
+from deploytui.families import registry
 from workspaces import A1
 
 PYTHON_FORMS = [
@@ -18,7 +19,7 @@ PYTHON_FORMS = [
 @pytest.mark.slow
 @pytest.mark.parametrize("key", PYTHON_FORMS)
 def test_python_form_runs_and_matches_eager(built_artifacts, key):
-    rec = bench.bench_form(forms.get(key), n=2, warmup=0, timeout_s=300, ws=A1)
+    rec = bench.bench_form(registry.get(key), n=2, warmup=0, timeout_s=300, ws=A1)
     assert rec.status == "ok", (rec.error, rec.stderr_tail)
     assert rec.within_tol is True
     if key != "onnxruntime":
@@ -31,7 +32,7 @@ def test_python_form_runs_and_matches_eager(built_artifacts, key):
 
 @pytest.mark.slow
 def test_torch_export_load_imports_sympy(built_artifacts):
-    rec = bench.bench_form(forms.get("torch-export"), n=1, warmup=0, timeout_s=300, ws=A1)
+    rec = bench.bench_form(registry.get("torch-export"), n=1, warmup=0, timeout_s=300, ws=A1)
     assert rec.modules_added.get("sympy", 0) > 100, rec.modules_added
     torch_own = rec.modules_added_torch
     assert sum(torch_own.values()) == rec.modules_added["torch"], torch_own
@@ -65,7 +66,7 @@ def test_aoti_lean_package_loads_in_python_with_rtld_global(built_artifacts, tmp
         [
             bench.paths.python(),
             "-m",
-            "deploytui.runners.torch_runner",
+            "deploytui.families.pytorch.torch_runner",
             "aoti-lean",
             str(built_artifacts / "a1" / "a1_aoti_lean.pt2"),
             "--inputs",
@@ -102,7 +103,7 @@ def test_runner_reports_missing_model_in_one_line(tmp_path):
         [
             bench.paths.python(),
             "-m",
-            "deploytui.runners.torch_runner",
+            "deploytui.families.pytorch.torch_runner",
             "jit",
             str(tmp_path / "no.pt"),
             "--inputs",

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from deploytui import forms
+from deploytui.families import registry
 from test_choose import _stored
 from test_tui import with_pilot
 
@@ -21,13 +21,15 @@ def test_choose_screen_from_the_keyboard(tmp_path, monkeypatch):
         await pilot.pause()
         screen = app.screen
         assert isinstance(screen, ChooseScreen)
-        assert screen.answer.headline().startswith(f"a1: 3 of {len(forms.FORMS)} forms meet every constraint")
+        assert screen.answer.headline().startswith(
+            f"a1: 3 of {len(registry.FORMS)} forms meet every constraint"
+        )
         assert app.focused.id == "choose-max-ship"  # typing starts at once
         await pilot.press(*"400MiB")
         await pilot.press("shift+tab", "shift+tab", "space")  # back past the runtimes to "no Python"
         await pilot.pause()
         assert screen.answer.headline() == (
-            f"a1: 1 of {len(forms.FORMS)} forms meet every constraint (ship ≤ 400.0 MiB, no Python); "
+            f"a1: 1 of {len(registry.FORMS)} forms meet every constraint (ship ≤ 400.0 MiB, no Python); "
             "ranked by ship"
         )
         table = screen.query_one("#choose-table", DataTable)

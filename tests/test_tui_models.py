@@ -129,7 +129,7 @@ def test_a_model_never_built_is_built_in_the_background_with_per_form_progress(a
     real while the rows follow: waiting → building… → ✓ built; the app answers meanwhile. The
     timeline (bench/fresh_setup.py's clock on `make run`) gets the first frame and each form built."""
     import deploytui.builder as builder
-    from deploytui import forms
+    from deploytui.families import registry
     from deploytui.tui.app import TIMELINE_ENV, DeployApp
 
     timeline = tmp_path / "timeline"
@@ -168,7 +168,7 @@ def test_a_model_never_built_is_built_in_the_background_with_per_form_progress(a
         built = len(app.session.runnable())  # the 3 exported here, cpp-torchscript with the fixture's loader
         assert built == 4 and app.status["cpp-torchscript"] == ""
         assert (
-            f"Build of tests/models/two_outputs.py:make done: {built}/{len(forms.FORMS)} forms built"
+            f"Build of tests/models/two_outputs.py:make done: {built}/{len(registry.FORMS)} forms built"
             in notes(app)
         )
         assert not app.main.query_one("#build-line").display

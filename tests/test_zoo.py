@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 
 from deploytui import bench, forms, manifest, paths
+from deploytui.families import registry
 from deploytui.models import parse
 from workspaces import A1, built
 
@@ -64,7 +65,7 @@ OUTSIDE_BUDGET = {
     for name in ("two_outputs", "int_input", "data_dependent")
     for key in ("openvino-int8", "openvino-native-int8")
 } | {("int_input", "executorch-int8"), ("int_input", "cpp-executorch-int8")}
-MLP_ONLY = {f.key for f in forms.FORMS if f.mlp_only}
+MLP_ONLY = {f.key for f in registry.FORMS if f.mlp_only}
 
 pytestmark = pytest.mark.slow
 
@@ -95,7 +96,7 @@ def test_every_form_works_or_says_why_at_its_stage(built_model, name):
     m = built_model(name)
     records = {
         f.key: bench.bench_form(f, n=1, warmup=0, repeat=2, timeout_s=300, manifest=m, ws=ws)
-        for f in forms.FORMS
+        for f in registry.FORMS
     }
     matrix = {k: r.stage or ("n/a" if r.status == "not-applicable" else "ok") for k, r in records.items()}
     for key, rec in records.items():
@@ -115,7 +116,7 @@ def test_every_form_works_or_says_why_at_its_stage(built_model, name):
         else:
             # an int8 variant is judged by its accuracy budget, any other form by the tolerance
             assert rec.status == "ok" and bench.judged_ok(rec), (where, matrix)
-            assert (rec.accuracy is not None) == forms.get(key).variant, where
+            assert (rec.accuracy is not None) == registry.get(key).variant, where
             assert rec.stage is None and set(rec.stage_status.values()) == {"ok"}, where
             assert set(rec.stages_ms) >= {"load", "first_forward", "steady_forward"}, where
             assert ws.outputs_path(key).is_file()  # the Diff view recomputes from it
@@ -125,7 +126,7 @@ def test_every_form_works_or_says_why_at_its_stage(built_model, name):
 def test_outputs_are_compared_one_by_one_whatever_their_rank_and_dtype(built_model):
     two = built(MODELS["two_outputs"])
     rec = bench.bench_form(
-        forms.get("burn-onnx-embed"), n=1, warmup=0, repeat=0, manifest=built_model("two_outputs"), ws=two
+        registry.get("burn-onnx-embed"), n=1, warmup=0, repeat=0, manifest=built_model("two_outputs"), ws=two
     )
     assert rec.status == "ok", rec.error
     assert [(o.name, o.shape) for o in rec.outputs] == [("0", [2, 2]), ("1", [2, 3])]
@@ -133,7 +134,7 @@ def test_outputs_are_compared_one_by_one_whatever_their_rank_and_dtype(built_mod
     assert "steady_forward" not in rec.stages_ms  # K=0: no steady forward to take the median of
     lm = built(MODELS["tinylm"])
     rec = bench.bench_form(
-        forms.get("onnxruntime"), n=1, warmup=0, repeat=1, manifest=built_model("tinylm"), ws=lm
+        registry.get("onnxruntime"), n=1, warmup=0, repeat=1, manifest=built_model("tinylm"), ws=lm
     )
     assert rec.status == "ok" and rec.outputs[0].shape[:2] == [1, 16], rec.error
     assert len(rec.outputs[0].worst) == 10 and rec.outputs[0].worst[0].abs_diff == rec.outputs[0].max_abs

@@ -9,6 +9,7 @@ import json
 from pathlib import Path
 
 from deploytui import forms, numerics, tensorfile, units
+from deploytui.families import registry
 
 REFERENCE = [[-0.132, -0.07, 0.127], [-0.106, 0.002, 0.105], [-0.114, 0.084, 0.072], [-0.127, 0.142, 0.056]]
 FLAT = [units.f32(v) for r in REFERENCE for v in r]
@@ -112,10 +113,10 @@ def make_artifacts(root: Path, *, results: dict | None = None, built: tuple[str,
     ws = Workspace.at(parse("a1"), art)
     a1 = art / "a1"
     (a1 / "outputs").mkdir(parents=True, exist_ok=True)
-    keep = set(built if built is not None else [f.key for f in forms.FORMS])
+    keep = set(built if built is not None else [f.key for f in registry.FORMS])
     steps, artifacts = {}, {}
     shared = {"cpp-build", "burn-tools"}
-    for f in forms.FORMS:
+    for f in registry.FORMS:
         if f.key not in keep:
             continue
         for s in f.steps:
@@ -152,7 +153,7 @@ def install_fake_form(monkeypatch, art: Path, sleep_s: float = 0.15) -> forms.Fo
     """Replace FAKE_KEY in the registry with a form that runs fake_runner.py (prints the reference)."""
     (art / "a1" / "fake_runner.py").write_text(FAKE_RUNNER)
     fake = dataclasses.replace(
-        forms.get(FAKE_KEY),
+        registry.get(FAKE_KEY),
         title="fake runner (test)",
         model_files=("{m}/fake_runner.py",),
         executable=None,
@@ -163,9 +164,9 @@ def install_fake_form(monkeypatch, art: Path, sleep_s: float = 0.15) -> forms.Fo
         mlp_only=False,
         inspect=(),
     )
-    new = tuple(fake if f.key == FAKE_KEY else f for f in forms.FORMS)
-    monkeypatch.setattr(forms, "FORMS", new)
-    monkeypatch.setattr(forms, "BY_KEY", {f.key: f for f in new})
+    new = tuple(fake if f.key == FAKE_KEY else f for f in registry.FORMS)
+    monkeypatch.setattr(registry, "FORMS", new)
+    monkeypatch.setattr(registry, "BY_KEY", {f.key: f for f in new})
     return fake
 
 

@@ -8,7 +8,7 @@
                                            # model's file, once their build dependencies compiled
 
 Standard library only: `make rust-deps` runs it before the venv exists. The build steps read the
-same table through deploytui.builder.rust_cmd.
+same table through deploytui.families.common.cargo_cmd.
 """
 
 from __future__ import annotations

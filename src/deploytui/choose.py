@@ -5,7 +5,7 @@ stores), its output an `Answer` that `deploytui choose`, the report's "How to ch
 app's Choose screen only render.
 
 A `Figure` is one named reader of a form's facts (start-up, ship size, …): a value, or why there
-is none ("not measured yet: run deploytui bench burn-st"). A `Rule` is one kind of constraint:
+is none ("not measured yet: run deploytui bench KEY"). A `Rule` is one kind of constraint:
 a figure, a comparison and its wording ("ship 438.0 MiB > 50.0 MiB"); a `Constraint` is a rule
 with the user's limit. A form qualifies when it meets every constraint of the `Request` (the
 user's, in their order, then "runs here" and, unless the user gave an accuracy budget, "within
@@ -26,6 +26,7 @@ from typing import Any, NamedTuple
 
 from deploytui import forms, units
 from deploytui.a1_page import Claim
+from deploytui.families import registry
 
 MET, BROKEN, UNKNOWN = "met", "broken", "unknown"
 # a form's build state, as FormFacts.built holds it
@@ -38,7 +39,7 @@ class FormFacts:
 
     key: str
     title: str
-    runtime: str  # a runtime key of the registry (forms.RUNTIME_TITLES)
+    runtime: str  # a runtime key of the registry (registry.RUNTIME_TITLES)
     python: bool  # its runtime is a Python interpreter with packages
     files: int  # how many files ship (model files + program)
     order: int  # its place in the registry: the last tie-break
@@ -327,16 +328,16 @@ def _number(text: str) -> float:
 
 def _runtimes(text: str) -> frozenset[str]:
     names = {t.strip() for t in text.split(",") if t.strip()}
-    unknown = sorted(names - set(forms.RUNTIME_TITLES))
+    unknown = sorted(names - set(registry.RUNTIME_TITLES))
     if unknown or not names:
-        known = ", ".join(forms.RUNTIME_TITLES)
+        known = ", ".join(registry.RUNTIME_TITLES)
         raise ValueError(f"unknown runtime {', '.join(unknown) or '(none given)'}; known: {known}")
     return frozenset(names)
 
 
 def _runtime_says(limit: frozenset[str]) -> str:
     """`runtime libtorch or none`, or `runtime not python-torch` when that is shorter."""
-    barred = [r for r in forms.RUNTIME_TITLES if r not in limit]
+    barred = [r for r in registry.RUNTIME_TITLES if r not in limit]
     if barred and len(barred) < len(limit):
         return "runtime not " + " nor ".join(barred)
     return "runtime " + " or ".join(sorted(limit))
@@ -359,7 +360,7 @@ RULES: tuple[Rule, ...] = (
     Rule(
         "runtime",
         RUNTIME_FIG,
-        f"the runtimes allowed, comma-separated: {', '.join(forms.RUNTIME_TITLES)}",
+        f"the runtimes allowed, comma-separated: {', '.join(registry.RUNTIME_TITLES)}",
         meets=lambda v, lim: v in lim,
         broken=lambda v, _lim: f"runtime {v} not allowed",
         says=_runtime_says,
@@ -730,9 +731,9 @@ class Situation:
         return " ".join(f"--{key} {text}".strip() for key, text in self.given)
 
 
-PY_RUNTIMES = ",".join(sorted(forms.RUNTIME_DISTRIBUTIONS))
+PY_RUNTIMES = ",".join(sorted(registry.RUNTIME_DISTRIBUTIONS))
 LIBRARIES = ",".join(
-    sorted(set(forms.RUNTIME_TITLES) - set(forms.RUNTIME_DISTRIBUTIONS) - {forms.NO_RUNTIME})
+    sorted(set(registry.RUNTIME_TITLES) - set(registry.RUNTIME_DISTRIBUTIONS) - {forms.NO_RUNTIME})
 )
 SITUATIONS: tuple[Situation, ...] = (
     Situation("python", "Serve from Python, the model's source at hand", (("runtime", PY_RUNTIMES),)),

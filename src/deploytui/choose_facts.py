@@ -12,6 +12,7 @@ from dataclasses import replace
 
 from deploytui import forms, manifest, results, serve_store
 from deploytui.choose import BUILD_FAILED, BUILT, NOT_APPLICABLE, NOT_BUILT, FormFacts
+from deploytui.families import registry
 from deploytui.manifest import Manifest
 from deploytui.record import RunRecord
 from deploytui.ship import store as ship_store
@@ -28,7 +29,7 @@ def read(ws: Workspace, store: results.ResultsStore | None = None) -> tuple[list
     shipped = ship_store.load(ws.ship_path)
     served = serve_store.load(ws)
     facts = []
-    for i, form in enumerate(forms.FORMS):
+    for i, form in enumerate(registry.FORMS):
         ran, refused = serve_store.by_batch(served.forms, form.key)
         fact = _facts(i, form, ws, view, store.forms.get(form.key), shipped.forms.get(form.key))
         facts.append(replace(fact, serving=ran, serving_refused=refused))

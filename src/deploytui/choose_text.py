@@ -35,7 +35,7 @@ def chart(answer: Answer) -> Callable[[int, int], str] | None:
 
 
 def legend(answer: Answer) -> str:
-    """`a burn-embed ◆  b tract  c torch-eager ✗`: each letter's form; ✗ where it does not qualify."""
+    """`a KEY ◆  b KEY  c KEY ✗`: each letter's form; ✗ where it does not qualify."""
     letters = markers(answer)
     parts = []
     for key, _s, _b, ok, front in answer.points():

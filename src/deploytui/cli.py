@@ -156,7 +156,8 @@ def _sizes(text: str | None, what: str, least: int) -> list[int]:
 def cmd_bench(args: argparse.Namespace) -> int:
     import json
 
-    from deploytui import bench, defaults, forms, machine, results, variants
+    from deploytui import bench, defaults, machine, results, variants
+    from deploytui.families import registry
     from deploytui.manifest import load as load_manifest
     from deploytui.record import RunStatus
 
@@ -173,7 +174,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
         print(f"error: {err}", file=sys.stderr)
         return 2
     try:
-        chosen = [forms.get(k) for k in args.forms] if args.forms else list(forms.FORMS)
+        chosen = [registry.get(k) for k in args.forms] if args.forms else list(registry.FORMS)
     except KeyError as e:
         print(f"error: {e.args[0]}", file=sys.stderr)
         return 2
@@ -237,11 +238,12 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
 def _vs_parent(rec: RunRecord, store: Any, ws: Workspace) -> dict[str, float | None]:
     """A variant's ratios to its fp32 parent's stored record (`variants.ratios`)."""
-    from deploytui import forms, report, variants
+    from deploytui import report, variants
+    from deploytui.families import registry
 
-    parent = forms.get(rec.form or "").parent
+    parent = registry.get(rec.form or "").parent
     return variants.ratios(
-        rec, parent, store.forms.get(parent), lambda key: report.ship_bytes(forms.get(key), ws)
+        rec, parent, store.forms.get(parent), lambda key: report.ship_bytes(registry.get(key), ws)
     )
 
 
@@ -287,12 +289,12 @@ def cmd_measure(args: argparse.Namespace) -> int:
 
 
 def cmd_inspect(args: argparse.Namespace) -> int:
-    from deploytui import forms
+    from deploytui.families import registry
     from deploytui.inspectors import form_view
     from deploytui.manifest import load as load_manifest
 
     try:
-        form = forms.get(args.form)
+        form = registry.get(args.form)
     except KeyError as e:
         print(f"error: {e.args[0]}", file=sys.stderr)
         return 2
@@ -350,11 +352,12 @@ def cmd_report(args: argparse.Namespace) -> int:
 
 
 def cmd_ship(args: argparse.Namespace) -> int:
-    from deploytui import forms, shipping
+    from deploytui import shipping
+    from deploytui.families import registry
     from deploytui.ship.bundler import ShipError
     from deploytui.units import human, ms
 
-    form = forms.get(args.form)
+    form = registry.get(args.form)
     ws = args.ws
     ref = ws.model
     out = args.output.resolve() if args.output else shipping.default_dir(form, ws)
@@ -534,7 +537,8 @@ def cmd_models(args: argparse.Namespace) -> int:
 
 def cmd_sweep(args: argparse.Namespace) -> int:
     """Build and measure every form across the mlp sizes (deploytui.sweep), then print the fit."""
-    from deploytui import defaults, forms, sweep, sweep_store
+    from deploytui import defaults, sweep, sweep_store
+    from deploytui.families import registry
     from deploytui.units import human
 
     try:
@@ -543,7 +547,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
             if args.sizes
             else [sweep.shape_for(t) for t in sweep.default_targets()]
         )
-        chosen = [forms.get(k) for k in args.forms.split(",")] if args.forms else list(forms.FORMS)
+        chosen = [registry.get(k) for k in args.forms.split(",")] if args.forms else list(registry.FORMS)
     except (ValueError, KeyError) as e:
         print(f"error: {e.args[0] if isinstance(e, KeyError) else e}", file=sys.stderr)
         return 2
@@ -753,7 +757,7 @@ def build_parser() -> argparse.ArgumentParser:
     me.add_argument("cmd", nargs=argparse.REMAINDER, metavar="-- COMMAND [ARG ...]")
     me.set_defaults(func=cmd_measure)
 
-    from deploytui.forms import BY_KEY
+    from deploytui.families.registry import BY_KEY
 
     ins = sub.add_parser("inspect", help="what a form ships and what is inside its artifacts")
     ins.add_argument("form", choices=list(BY_KEY), metavar="FORM", help=", ".join(BY_KEY))

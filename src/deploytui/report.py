@@ -19,6 +19,7 @@ from typing import Any
 
 from deploytui import a1_page, choose, choose_facts, choose_text, machine, paths, plot, record, variants
 from deploytui import forms as F
+from deploytui.families import registry
 from deploytui.manifest import Manifest, model_info, runtime_facts
 from deploytui.precision import FP32
 from deploytui.record import median
@@ -133,7 +134,7 @@ def rows(ws: Workspace, store: Store, manifest: Manifest) -> list[dict[str, Any]
     out = []
     shipped = ship_store.load(ws.ship_path).forms
     info = model_info(ws.model_dir)
-    for form in F.FORMS:
+    for form in registry.FORMS:
         rec = store.forms.get(form.key)
         if rec is None:
             continue
@@ -162,7 +163,7 @@ def rows(ws: Workspace, store: Store, manifest: Manifest) -> list[dict[str, Any]
                 or "–",
                 "ship_bytes": ship_bytes(form, ws),
                 **weight_fields(form, info, ws),
-                "runtime": F.RUNTIME_TITLES[form.runtime],
+                "runtime": registry.RUNTIME_TITLES[form.runtime],
                 **runtime_fields(form, manifest, ws),
                 **isolated_fields(shipped.get(form.key)),
                 "max_abs_diff": rec.max_abs_diff,
@@ -184,7 +185,10 @@ def rows(ws: Workspace, store: Store, manifest: Manifest) -> list[dict[str, Any]
                 "within_budget": rec.accuracy.within_budget if rec.accuracy is not None else None,
                 "vs_parent": (
                     variants.ratios(
-                        rec, form.parent, store.forms.get(form.parent), lambda key: ship_bytes(F.get(key), ws)
+                        rec,
+                        form.parent,
+                        store.forms.get(form.parent),
+                        lambda key: ship_bytes(registry.get(key), ws),
                     )
                     if form.variant
                     else None
@@ -454,7 +458,7 @@ def scale_section(ws: Workspace) -> list[str]:
     points = sweep_store.load(ws.sweep_path).ordered()
     if not points:
         return []
-    keys = [f.key for f in F.FORMS]
+    keys = [f.key for f in registry.FORMS]
     parts = [
         f"## Scale: the mlp family from {scale_text.params_text(points[0].params)} "
         f"to {scale_text.params_text(points[-1].params)} parameters",
@@ -527,7 +531,7 @@ def choose_section(ws: Workspace, beside_page: bool) -> list[str]:
         "its constraints, ranked by start-up, with their figures; ship = model files + program + "
         "runtime. A figure not measured yet is named, never guessed.",
     ]
-    advice = {a.situation: a for a in a1_page.ADVICE}
+    advice = {a.situation: a for a in registry.ADVICE}
     for situation in choose.SITUATIONS:
         answer = choose.choose(facts, situation.request(), ref.text)
         parts += [
@@ -577,7 +581,7 @@ def _scrubbed(value: Any) -> Any:
 
 def _beside_page(advice: a1_page.Advice, answer: choose.Answer, by_key: dict[str, Any]) -> list[str]:
     judged = [choose.pick_verdict(advice.forms, answer)] + [
-        choose.judge(c, by_key) for c in a1_page.CLAIMS if c.situation == advice.situation
+        choose.judge(c, by_key) for c in registry.CLAIMS if c.situation == advice.situation
     ]
     return [
         f"The page ({a1_page.MACHINE}): {advice.says} ({advice.original})",
@@ -607,13 +611,13 @@ def page_rows(ws: Workspace, store: Store, manifest: Manifest) -> list[dict[str,
             "page": f.page,
             "ours": _ours(f, store, manifest, ws),
         }
-        for f in a1_page.FIGURES
+        for f in registry.FIGURES
     ]
 
 
 def _ours(fig: a1_page.Figure, store: Store, manifest: Manifest, ws: Workspace) -> str:
     kind, _, arg = fig.ours.partition(":")
-    form = F.get(fig.form)
+    form = registry.get(fig.form)
     if kind == "file":
         art = manifest.artifacts.get(arg)
         return _bytes(art.size) if art else f"{NOT_MEASURED}: not built (run deploytui build)"
@@ -809,7 +813,7 @@ def matrix(stores: dict[str, Store], sizes: dict[str, Sizes] | None = None) -> s
                 for text, store in stores.items()
             ),
         ]
-        for f in F.FORMS
+        for f in registry.FORMS
     ]
     return (
         "\n\n".join(

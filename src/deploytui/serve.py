@@ -5,7 +5,7 @@ A cell is one fresh run of one form at one batch size and one thread count: afte
 first forward, W untimed warm-up forwards, then K timed ones (the runner protocol); its record is
 a RunRecord with `batch`, `forwards` (p50/p90/p99/...) and `threads`. At a batch size the inputs
 are the example's first item repeated along dim 0 (`batch_files`), the form runs on its
-dynamic-batch export where it has one (`forms.for_batch`), and its outputs are compared with
+dynamic-batch export where it has one (`registry.for_batch`), and its outputs are compared with
 eager's first item repeated the same way, so a form that accepts the size but computes something
 else still fails. The cells of a model are kept in artifacts/<slug>/serve.json (serve_store),
 so the view and the report redraw them without running anything.
@@ -22,7 +22,8 @@ from pathlib import Path
 
 from deploytui import tensorfile
 from deploytui.bench import Load, bench_form
-from deploytui.forms import Form, for_batch
+from deploytui.families.registry import for_batch
+from deploytui.forms import Form
 from deploytui.manifest import Manifest
 from deploytui.record import RunRecord
 from deploytui.serve_store import key

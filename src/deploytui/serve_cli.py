@@ -32,14 +32,15 @@ def cell_json(cell: str, rec: RunRecord) -> dict[str, Any]:
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
-    from deploytui import defaults, forms, machine, serve, serve_store
+    from deploytui import defaults, machine, serve, serve_store
     from deploytui.cli import _sizes, build_progress
+    from deploytui.families import registry
     from deploytui.manifest import load as load_manifest
 
     try:
         batches = _sizes(args.batch, "--batch", 1)
         threads = _sizes(args.threads, "--threads", 1) or [1]
-        chosen = [forms.get(k) for k in args.forms] if args.forms else list(forms.FORMS)
+        chosen = [registry.get(k) for k in args.forms] if args.forms else list(registry.FORMS)
     except (ValueError, KeyError) as e:
         print(f"error: {e.args[0] if isinstance(e, KeyError) else e}", file=sys.stderr)
         return 2

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from deploytui import defaults, forms, manifest, results, sweep_store
+from deploytui.families import registry
 from deploytui.models import ZOO, ModelRef, inputs_text
 from deploytui.workspace import Workspace
 
@@ -244,7 +245,7 @@ class ModelState:
     def read(cls, ws: Workspace) -> ModelState:
         view = manifest.load(ws)
         status = {}
-        for f in forms.FORMS:
+        for f in registry.FORMS:
             try:
                 status[f.key] = manifest.availability(f, ws, view)
             except Exception as e:  # never die on a strange manifest
@@ -264,7 +265,7 @@ class Session:
         self.store = results.load(ws.results_path)
         self.manifest = manifest.Manifest()
         self.status: dict[str, str] = {}  # form key → why it cannot run ("" = it can)
-        self.current: str = forms.FORMS[0].key  # the highlighted form
+        self.current: str = registry.FORMS[0].key  # the highlighted form
         self.live: LiveRun | None = None
         self.lane = JobLane()
         self.sections: dict[str, list[Any]] = {}  # inspector sections, per form
@@ -319,7 +320,7 @@ class Session:
     def form_state(self, key: str) -> str:
         """The form in the build of the model shown: BUILDING, WAITING, BUILT or ""."""
         progress = self.progress
-        return progress.state(forms.get(key)) if progress else ""
+        return progress.state(registry.get(key)) if progress else ""
 
     def known_models(self) -> list[tuple[str, str]]:
         """(`--model` text, one line about it) for the zoo and every model built here."""
@@ -344,7 +345,7 @@ class Session:
         return LiveRun(form, total, self.settings.warmup)
 
     def runnable(self) -> list[str]:
-        return [f.key for f in forms.FORMS if not self.status.get(f.key)]
+        return [f.key for f in registry.FORMS if not self.status.get(f.key)]
 
     @property
     def job(self) -> str:

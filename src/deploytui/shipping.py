@@ -5,8 +5,8 @@ the model's reference.safetensors) and stores the verdict in artifacts/<slug>/sh
 
 A new form needs nothing here when it is compiled (its program, model files and the non-system
 libraries its probe step found ship, `argv` becomes the run entry); a new Python runner needs an
-entry in RUNNER_SCRIPTS: itself when it imports no more of deploytui than runners.protocol, else
-a counterpart that does not.
+entry in its family's `ship_scripts` (registry.RUNNER_SCRIPTS): itself when it imports no more of
+deploytui than runners.protocol, else a counterpart that does not.
 
 `python -m deploytui.shipping wheelhouse` fills the wheelhouse the Python checks install from
 (the exact pins of every Python runtime the build probed; `make wheelhouse`).
@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from deploytui import defaults, forms, paths
+from deploytui.families import registry
 from deploytui.manifest import Manifest, availability, runtime_facts
 from deploytui.manifest import load as load_manifest
 from deploytui.models import LIBRARY_KINDS, LIBRARY_PACKAGE, ModelRef
@@ -35,14 +36,6 @@ from deploytui.ship.spec import BIN_DIR, MODEL_DIR, VENV, BundleSpec, Library
 from deploytui.ship.store import ShipCheck
 from deploytui.workspace import Workspace
 
-# what each Python runner ships as: a module that imports no more of deploytui than
-# runners.protocol (copied beside it as plain modules, `ship.pysource`)
-RUNNER_SCRIPTS = {
-    "deploytui.runners.torch_runner": "deploytui.runners.torch_bundle",  # no model seam: py/model.json
-    "deploytui.runners.ort_runner": "deploytui.runners.ort_runner",  # itself
-    "deploytui.runners.executorch_runner": "deploytui.runners.executorch_runner",  # + torch_bundle
-    "deploytui.runners.openvino_runner": "deploytui.runners.openvino_runner",  # itself
-}
 PY_DIR = "py"  # a Python bundle's modules: the runner, protocol.py, the model's source, model.json
 
 
@@ -58,12 +51,21 @@ def _bundle_path(rel: str, program: str | None) -> str:
     return f"{BIN_DIR}/{Path(rel).name}" if rel == program else f"{MODEL_DIR}/{Path(rel).name}"
 
 
+def _graph_forms() -> list[str]:
+    """The fp32 forms whose files carry the model's graph (they ship without its Python source)."""
+    return [
+        f.key
+        for f in registry.FORMS
+        if not f.variant and not any(i.kind == forms.MODEL_SOURCE for i in f.inspect)
+    ]
+
+
 def _model_source(ref: ModelRef) -> list[tuple[str, str]]:
     """The model's Python source as plain modules under py/, and py/model.json naming its factory."""
     if ref.kind in LIBRARY_KINDS:
         raise ShipError(
             f"{ref.kind}: models have no eager bundle yet (it would need {LIBRARY_PACKAGE[ref.kind]} in the "
-            "bundle's venv): ship a form that carries the graph (torch-export, onnxruntime, cpp-aoti, ...)"
+            f"bundle's venv): ship a form that carries the graph ({', '.join(_graph_forms()[:3])}, ...)"
         )
     if ref.kind == "file":
         module = Path(ref.target).stem
@@ -120,16 +122,18 @@ def spec(form: forms.Form, manifest: Manifest | None = None, *, ws: Workspace) -
             },
         )
     runner = form.runner or ""
-    if runner not in RUNNER_SCRIPTS:
-        raise ShipError(f"{form.key}: no bundle runner for {runner} (shipping.RUNNER_SCRIPTS)")
+    if runner not in registry.RUNNER_SCRIPTS:
+        raise ShipError(f"{form.key}: no bundle runner for {runner} (its family's ship_scripts)")
     rest = command[command.index(runner) + 1 :]
     if "--model" in rest:  # the bundle names its model in py/model.json
         i = rest.index("--model")
         del rest[i : i + 2]
-    texts = [(f"{PY_DIR}/{name}", text) for name, text in plain_modules(RUNNER_SCRIPTS[runner]).items()]
+    texts = [
+        (f"{PY_DIR}/{name}", text) for name, text in plain_modules(registry.RUNNER_SCRIPTS[runner]).items()
+    ]
     if any(i.kind == forms.MODEL_SOURCE for i in form.inspect):
         texts += _model_source(ref)
-    script = f"{PY_DIR}/{RUNNER_SCRIPTS[runner].rsplit('.', 1)[-1]}.py"
+    script = f"{PY_DIR}/{registry.RUNNER_SCRIPTS[runner].rsplit('.', 1)[-1]}.py"
     return BundleSpec(
         name=form.key,
         entry=(f"{VENV}/bin/python", script, *(word(w) for w in rest)),
@@ -280,8 +284,8 @@ def fill_wheelhouse(ws: Workspace) -> int:
 
     manifest = load_manifest(ws)
     status = 0
-    for runtime in forms.RUNTIME_DISTRIBUTIONS:
-        form = next(f for f in forms.FORMS if f.runtime == runtime)
+    for runtime in registry.RUNTIME_DISTRIBUTIONS:
+        form = next(f for f in registry.FORMS if f.runtime == runtime)
         got, why = runtime_facts(form, ws, manifest)
         if got is None:
             print(f"{runtime}: {why}", file=sys.stderr)

@@ -20,7 +20,8 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from deploytui import defaults, forms, results
+from deploytui import defaults, results
+from deploytui.families import registry
 from deploytui.forms import Form
 from deploytui.manifest import Manifest
 from deploytui.models import ModelRef, parse
@@ -196,7 +197,7 @@ def run_sweep(
     from deploytui.builder.context import BuildContext
     from deploytui.manifest import load as load_manifest
 
-    chosen = chosen if chosen is not None else list(forms.FORMS)
+    chosen = chosen if chosen is not None else list(registry.FORMS)
     store = store if store is not None else load(base.sweep_path)
     t0 = time.monotonic()
     previous: dict[str, RunRecord] = {}

@@ -1,6 +1,7 @@
 """`deploytui build`: every step, incremental, side by side where they can, with progress events.
 
-The plan is the concatenation of each family's `steps(ctx)` for the context's model; a step
+The plan is the concatenation of each registered family's `steps(ctx)` for the context's model
+(deploytui/families/<name>/plan.py, exports first); a step
 runs once the steps it needs have ended (`run_build`), up to one per core. A step is
 up to date when its last run was ok, its fingerprint (command + input contents) is the same and
 its outputs are still what that run wrote (size and mtime, else sha256, against the manifest);
@@ -32,18 +33,14 @@ from deploytui import jsonio, locks, paths, procs
 from deploytui import manifest as manifest_file
 from deploytui.builder.context import BuildContext
 from deploytui.builder.steps import Step
-from deploytui.forms import FORMS, Form
+from deploytui.families import registry
+from deploytui.forms import Form
 from deploytui.hashing import file_record
 from deploytui.manifest import ArtifactRecord, Manifest, StepRecord, StepStatus
 from deploytui.procs import tool_version
 from deploytui.store import Store
 
-FAMILY_MODULES = (
-    "deploytui.builder.torch_plan",
-    "deploytui.builder.cpp_plan",
-    "deploytui.builder.rust_plan",
-    "deploytui.builder.probe_plan",  # last: each probe step runs after its form's steps
-)
+PROBE_PLAN = "deploytui.builder.probe_plan"  # last: each probe step runs after its form's steps
 
 
 Watch = Callable[[str, int], str]  # (step name, pid of its process group) -> "" or why to kill it
@@ -62,8 +59,10 @@ class BuildEvent:
 
 
 def plan(ctx: BuildContext) -> list[Step]:
+    """Every registered family's steps (registry.PLANS): the exports first, in family order, then
+    the programs and the rest, then the probes."""
     found: list[Step] = []
-    for name in FAMILY_MODULES:
+    for name in registry.PLANS:
         try:
             module = importlib.import_module(name)
         except ModuleNotFoundError as e:
@@ -71,7 +70,8 @@ def plan(ctx: BuildContext) -> list[Step]:
                 raise
             continue
         found.extend(module.steps(ctx))
-    return found
+    found.sort(key=lambda s: s.stage != "export")  # stable: each family's order stays
+    return [*found, *importlib.import_module(PROBE_PLAN).steps(ctx)]
 
 
 def tool_versions(ctx: BuildContext) -> dict[str, str]:
@@ -90,7 +90,7 @@ def steps_for(ctx: BuildContext, chosen: Sequence[Form]) -> list[str] | None:
     after = {s.name: s.after for s in steps}
     needed = closure(("export-model", *(s for f in chosen for s in f.steps)), after)
     on_demand = any(s.on_demand and s.name in needed for s in steps)
-    if {f.key for f in chosen} == {f.key for f in FORMS} and not on_demand:
+    if {f.key for f in chosen} == {f.key for f in registry.FORMS} and not on_demand:
         return None
     return [name for name in after if name in needed]
 

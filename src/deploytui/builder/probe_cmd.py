@@ -20,10 +20,10 @@ from typing import Any
 
 
 def probe_runtime(runtime: str) -> dict[str, Any]:
-    from deploytui import forms
+    from deploytui.families import registry
     from deploytui.inspectors import python_runtime
 
-    dists = python_runtime.closure(forms.RUNTIME_DISTRIBUTIONS[runtime])
+    dists = python_runtime.closure(registry.RUNTIME_DISTRIBUTIONS[runtime])
     return {
         "probe": "distributions",
         "runtime": runtime,
@@ -35,14 +35,14 @@ def probe_runtime(runtime: str) -> dict[str, Any]:
 def probe_form(key: str, art: Path, model_text: str | None = None) -> dict[str, Any]:
     import tempfile
 
-    from deploytui import forms
+    from deploytui.families import registry
     from deploytui.hashing import file_record
     from deploytui.inspectors import InspectError, elf
     from deploytui.models import parse
     from deploytui.runenv import runner_env
     from deploytui.workspace import Workspace
 
-    form = forms.get(key)
+    form = registry.get(key)
     ws = Workspace.at(parse(model_text), art)  # the build's artifacts folder and model, as given
     files = {str(p.relative_to(ws.artifacts)): file_record(p) for p in form.ship_paths(ws)}
     # in this step's process group: the build kills the group (program included) on cancel/timeout

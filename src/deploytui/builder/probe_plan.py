@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from deploytui import forms
 from deploytui.builder.context import BuildContext
 from deploytui.builder.steps import Step
+from deploytui.families import registry
 from deploytui.inspectors import InspectError, python_runtime
 
 PKG = Path(__file__).resolve().parents[1]
@@ -34,19 +34,19 @@ def steps(ctx: BuildContext) -> list[Step]:
     out = [
         Step(
             name=f"probe-{runtime}",
-            title=f"probe: installed size of {forms.RUNTIME_TITLES[runtime]}",
+            title=f"probe: installed size of {registry.RUNTIME_TITLES[runtime]}",
             argv=(*argv, "runtime", runtime),
             inputs=(*CODE, PKG / "inspectors" / "python_runtime.py", *_installed(roots)),
             outputs=(),
             timeout_s=300.0,
             scope="shared",
         )
-        for runtime, roots in forms.RUNTIME_DISTRIBUTIONS.items()
+        for runtime, roots in registry.RUNTIME_DISTRIBUTIONS.items()
     ]
-    for form in forms.FORMS:
+    for form in registry.FORMS:
         if not form.compiled or form.probe_step in {s.name for s in out} or form.applies(ctx.model):
             continue
-        wheel = forms.RUNTIME_WHEEL.get(form.runtime)
+        wheel = registry.RUNTIME_WHEEL.get(form.runtime)
         out.append(
             Step(
                 name=form.probe_step,

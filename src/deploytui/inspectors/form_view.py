@@ -10,34 +10,23 @@ runs the form's program.
 from __future__ import annotations
 
 import functools
+import importlib
 import json
-import tempfile
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from deploytui import forms as F
-from deploytui.forms import Form, Inspect
+from deploytui.families import registry
+from deploytui.forms import Form
 from deploytui.hashing import sha256_file
-from deploytui.inspectors import InspectError, archive, onnx_graph, openvino_ir, safetensors_header
+from deploytui.inspectors import InspectError, archive, onnx_graph, safetensors_header
+from deploytui.inspectors.section import Builder, Placed, Section, code_file, one
 from deploytui.manifest import Manifest, runtime_facts
 from deploytui.ship import store as ship_store
 from deploytui.units import human
 from deploytui.workspace import Workspace
 
 TABS = ("Artifact", "Code", "Graph", "Symbols")
-
-
-@dataclass
-class Section:
-    tab: str
-    title: str
-    kind: str  # "text" | "code" | "table" | "tree"
-    text: str = ""
-    language: str | None = None
-    columns: list[str] = field(default_factory=list)
-    rows: list[list[str]] = field(default_factory=list)
-    error: str = ""
 
 
 def _guard(tab: str, title: str, kind: str, build: Callable[[], Section]) -> Section:
@@ -92,7 +81,7 @@ def ships(form: Form, manifest: Manifest, ws: Workspace) -> Section:
 def runtime(form: Form, manifest: Manifest, ws: Workspace) -> Section:
     """The runtime a form needs on the target machine and what it weighs on disk, as the build's
     probe step recorded it (the installed distributions, or the libraries one real run loaded)."""
-    title = f"Runtime: {F.RUNTIME_TITLES[form.runtime]}"
+    title = f"Runtime: {registry.RUNTIME_TITLES[form.runtime]}"
     facts, why = runtime_facts(form, ws, manifest)
     if facts is None:
         raise InspectError(why)
@@ -204,34 +193,6 @@ def build_notes(form: Form, manifest: Manifest) -> Section:
 # ------------------------------------------------------------------ Code
 
 
-def code_file(tab: str, path: Path, language: str | None, title: str | None = None) -> Section:
-    if not path.exists():
-        raise InspectError(f"{path.name} is missing ({path}): run `deploytui build`")
-    text = path.read_text(errors="replace")
-    return Section(tab, title or path.name, "code", text=text, language=language)
-
-
-def zip_code(
-    path: Path, suffixes: tuple[str, ...], language: str, limit: int = 3, under: str = ""
-) -> list[Section]:
-    """Source members of an archive: names ending in one of `suffixes` (and containing `under`)."""
-    out: list[Section] = []
-    for m in archive.members(path):
-        if m.name.endswith(suffixes) and under in m.name and len(out) < limit:
-            out.append(
-                Section(
-                    "Code",
-                    f"{path.name}: {m.name}",
-                    "code",
-                    text=archive.read_text(path, m.name),
-                    language=language,
-                )
-            )
-    if not out:
-        raise InspectError(f"{path.name} holds no {'/'.join(suffixes)} source")
-    return out
-
-
 # ------------------------------------------------------------------ Graph
 
 
@@ -257,73 +218,6 @@ def onnx_section(path: Path) -> Section:
     )
 
 
-def capture_section(path: Path) -> Section:
-    if not path.exists():
-        raise InspectError(f"{path.name} is missing: the burn-capture step has not run")
-    try:
-        data = json.loads(path.read_text())
-        ops = data["operations"]
-    except (ValueError, KeyError, TypeError) as e:
-        raise InspectError(f"{path.name} is not a captured graph: {e}") from None
-    rows = []
-    for i, op in enumerate(ops):
-        ins = " ".join(f"#{t.get('id')}{t.get('shape')}" for t in op.get("inputs", []))
-        outs = " ".join(f"#{t.get('id')}{t.get('shape')}" for t in op.get("outputs", []))
-        rows.append([str(i), str(op.get("kind", "?")), ins, outs])
-    title = (
-        f"burn GraphIr captured on Device::capture: {len(ops)} operations, inputs {data.get('inputs')}, "
-        f"outputs {data.get('outputs')}, {len(data.get('values', []))} recorded values"
-    )
-    return Section("Graph", title, "table", columns=["#", "operation", "inputs", "outputs"], rows=rows)
-
-
-def tract_nodes_section(path: Path) -> Section:
-    """tract_nodes.txt (NAME, OP, OUTPUT FACTS per line, tab-separated), as tract-run listed it."""
-    if not path.exists():
-        raise InspectError(f"{path.name} is missing: the tract-optimise step has not run")
-    rows = [line.split("\t", 2) for line in path.read_text(errors="replace").splitlines()]
-    rows = [r for r in rows if len(r) == 3]
-    if not rows:
-        raise InspectError(f"{path.name} lists no nodes")
-    ops = " → ".join(r[1] for r in rows if r[1] not in {"Source", "Const"})
-    return Section(
-        "Graph",
-        f"the model as tract optimised it: {len(rows)} nodes ({ops})",
-        "table",
-        columns=["node", "operator", "output"],
-        rows=rows,
-    )
-
-
-def delegation_section(path: Path) -> Section:
-    """The .pte's operators, delegated to XNNPACK or left to ExecuTorch's kernels, as
-    ExecuTorch's get_delegation_info reported them at export (`<m>_delegation.json`)."""
-    if not path.exists():
-        raise InspectError(f"{path.name} is missing: the export-executorch step has not run")
-    try:
-        data = json.loads(path.read_text())
-        rows = [[str(o["op"]), str(o["delegated"]), str(o["non_delegated"])] for o in data["operators"]]
-        title = (
-            f"XNNPACK delegation: {data['delegated_nodes']} nodes in {data['delegated_subgraphs']} "
-            f"delegated subgraph(s), {data['non_delegated_nodes']} left to ExecuTorch's kernels"
-        )
-    except (ValueError, KeyError, TypeError) as e:
-        raise InspectError(f"{path.name} is not a delegation report: {e}") from None
-    return Section("Graph", title, "table", columns=["operator", "delegated", "not delegated"], rows=rows)
-
-
-def openvino_section(path: Path) -> Section:
-    """The IR's layers, as its .xml lists them."""
-    rows = openvino_ir.layers(path)
-    return Section(
-        "Graph",
-        f"OpenVINO IR: {len(rows)} layers ({openvino_ir.summary(rows)})",
-        "table",
-        columns=["id", "type", "name", "output"],
-        rows=[list(r) for r in rows],
-    )
-
-
 # ------------------------------------------------------------------ Symbols
 
 
@@ -341,69 +235,7 @@ def ldd_section(path: Path) -> Section:
     )
 
 
-def nm_section(path: Path, title: str | None = None) -> Section:
-    from deploytui.inspectors import elf
-
-    sym = elf.undefined_symbols(path)
-    text = (
-        f"{len(sym.aoti)} undefined aoti_torch_* symbols (provided by the libtorch loaded in the process):\n"
-        + "\n".join(f"  {s}" for s in sym.aoti)
-        + f"\n\n{len(sym.other)} other undefined symbols:\n"
-        + "\n".join(f"  {s}" for s in sym.other)
-    )
-    return Section("Symbols", title or f"nm -u -D {path.name}", "text", text=text)
-
-
-def aoti_so_sections(pt2: Path) -> list[Section]:
-    from deploytui.inspectors import elf
-
-    out = []
-    with tempfile.TemporaryDirectory(prefix="deploytui-aoti-") as tmp:
-        for so in elf.aoti_shared_object(pt2, tmp):
-            out.append(nm_section(so, f"nm -u -D {pt2.name}: {so.name} ({human(so.stat().st_size)})"))
-            rep = elf.ldd(so)
-            rows = [[lib.name, lib.path or "not found", human(lib.size)] for lib in rep.libraries]
-            rows += [[name, "not found (resolved from the loading process)", ""] for name in rep.not_found]
-            out.append(
-                Section(
-                    "Symbols",
-                    f"ldd {pt2.name}: {so.name}",
-                    "table",
-                    columns=["needs", "resolves to", "size"],
-                    rows=rows,
-                )
-            )
-    return out
-
-
 # ------------------------------------------------------------------ assembly
-
-
-@dataclass(frozen=True)
-class Placed:
-    """A form's `Inspect` entry in a workspace: what a section builder gets (`file()` is the
-    entry's file for the workspace's model, under its artifacts folder)."""
-
-    entry: Inspect
-    ws: Workspace
-
-    @property
-    def path(self) -> str:
-        return self.entry.path
-
-    @property
-    def title(self) -> str:
-        return self.entry.title
-
-    def file(self) -> Path:
-        return self.entry.file(self.ws)
-
-
-_Builder = Callable[[Placed], list[Section]]
-
-
-def _one(build: Callable[[Placed], Section]) -> _Builder:
-    return lambda i: [build(i)]
 
 
 def _source(i: Placed) -> Section:
@@ -412,82 +244,27 @@ def _source(i: Placed) -> Section:
 
 
 # Inspect.kind -> (its tab, section kind, title when it cannot be built, builder of its sections)
-BUILDERS: dict[str, tuple[str, str, Callable[[Placed], str], _Builder]] = {
-    F.ZIP_MEMBERS: ("Artifact", "tree", lambda i: i.file().name, _one(lambda i: zip_tree(i.file()))),
+BUILDERS: dict[str, tuple[str, str, Callable[[Placed], str], Builder]] = {
+    F.ZIP_MEMBERS: ("Artifact", "tree", lambda i: i.file().name, one(lambda i: zip_tree(i.file()))),
     F.SAFETENSORS_HEADER: (
         "Artifact",
         "table",
         lambda i: i.file().name,
-        _one(lambda i: safetensors_table(i.file())),
+        one(lambda i: safetensors_table(i.file())),
     ),
-    F.MODEL_SOURCE: ("Code", "code", lambda i: "model source", _one(_source)),
-    F.TORCHSCRIPT_CODE: (
-        "Code",
-        "text",
-        lambda i: i.file().name,
-        lambda i: zip_code(i.file(), (".py",), "python", under="/code/__torch__/"),
-    ),
-    F.EXPORT_CODE: (
-        "Code",
-        "code",
-        lambda i: "graph",
-        _one(lambda i: code_file("Code", i.file(), "python", i.title or "torch.export graph_module.code")),
-    ),
-    F.AOTI_SOURCE: (
-        "Code",
-        "text",
-        lambda i: i.file().name,
-        lambda i: zip_code(i.file(), (".wrapper.cpp", ".kernel.cpp"), "cpp", 2),
-    ),
-    F.GENERATED_RUST: (
-        "Code",
-        "code",
-        lambda i: "a1.rs",
-        _one(lambda i: code_file("Code", i.file(), "rust", i.title or None)),
-    ),
-    F.EXPORT_GRAPH: (
-        "Graph",
-        "code",
-        lambda i: "torch.export graph",
-        _one(
-            lambda i: code_file(
-                "Graph", i.file(), "python", i.title or "the ATen graph torch.export recorded"
-            )
-        ),
-    ),
-    F.ONNX_GRAPH: ("Graph", "table", lambda i: "ONNX graph", _one(lambda i: onnx_section(i.file()))),
-    F.BURN_GRAPHIR: (
-        "Graph",
-        "table",
-        lambda i: "captured GraphIr",
-        _one(lambda i: capture_section(i.file())),
-    ),
-    F.TRACT_NODES: (
-        "Graph",
-        "table",
-        lambda i: "the model as tract optimised it",
-        _one(lambda i: tract_nodes_section(i.file())),
-    ),
-    F.PTE_DELEGATION: (
-        "Graph",
-        "table",
-        lambda i: "XNNPACK delegation",
-        _one(lambda i: delegation_section(i.file())),
-    ),
-    F.OPENVINO_IR: ("Graph", "table", lambda i: "OpenVINO IR", _one(lambda i: openvino_section(i.file()))),
+    F.MODEL_SOURCE: ("Code", "code", lambda i: "model source", one(_source)),
+    F.ONNX_GRAPH: ("Graph", "table", lambda i: "ONNX graph", one(lambda i: onnx_section(i.file()))),
     F.ELF_LINKAGE: (
         "Symbols",
         "table",
         lambda i: f"ldd {i.file().name}",
-        _one(lambda i: ldd_section(i.file())),
-    ),
-    F.AOTI_SYMBOLS: (
-        "Symbols",
-        "text",
-        lambda i: f"{i.file().name} .so",
-        lambda i: aoti_so_sections(i.file()),
+        one(lambda i: ldd_section(i.file())),
     ),
 }
+# the registered families' own kinds (`Family.sections`: a module with its BUILDERS)
+for _family in registry.FAMILIES:
+    if _family.sections:
+        BUILDERS.update(importlib.import_module(_family.sections).BUILDERS)
 
 
 def sections(form: Form, manifest: Manifest, ws: Workspace) -> list[Section]:

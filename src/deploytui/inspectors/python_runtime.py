@@ -1,6 +1,6 @@
 """What a Python form drags along: the installed distributions its runtime needs, and their size.
 
-The roots of each runtime are registry data (`forms.RUNTIME_DISTRIBUTIONS`).
+The roots of each runtime are registry data (`registry.RUNTIME_DISTRIBUTIONS`).
 """
 
 from __future__ import annotations

@@ -37,7 +37,7 @@ ZOO: dict[str, str] = {
 }
 
 
-# the models with the hand-written burn `Mlp` twin (burn-file, burn-embed, burn-st, the capture)
+# the models with the hand-written burn `Mlp` twin (the burn family's forms and its capture)
 MLP_LAYOUT = ("a1", "mlp")
 
 

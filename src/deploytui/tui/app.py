@@ -29,7 +29,8 @@ from textual.app import App, SystemCommand
 from textual.binding import Binding
 from textual.screen import Screen
 
-from deploytui import defaults, forms
+from deploytui import defaults
+from deploytui.families import registry
 from deploytui.models import ModelRef, ModelRefError, parse
 from deploytui.session import (
     BUILD,
@@ -460,7 +461,7 @@ class DeployApp(App):
                     self.post_message(msg.RunProgress(key, p, gate.finished, list(gate.walls), ws.slug))
 
             record = bench.bench_form(
-                forms.get(key),
+                registry.get(key),
                 n=settings.runs,
                 warmup=settings.warmup,
                 on_progress=progress,
@@ -524,7 +525,7 @@ class DeployApp(App):
 
         ws = job.ws
         assert ws is not None
-        form = forms.get(job.keys[0])
+        form = registry.get(job.keys[0])
         check = shipping.check(form, ws=ws, cancel=job.cancel)
         disk = results.load(ws.results_path)
         rec = disk.forms.get(form.key)
@@ -550,7 +551,7 @@ class DeployApp(App):
         except ImportError as e:
             return [], f"inspectors not available: {e}"
         try:
-            return list(sections(forms.get(key), manifest.load(ws), ws)), ""
+            return list(sections(registry.get(key), manifest.load(ws), ws)), ""
         except Exception as e:  # sections() should never raise; if it does, say so in place
             return [], f"inspecting {key} failed: {type(e).__name__}: {e}"
 
@@ -621,7 +622,7 @@ class DeployApp(App):
         if progress is not None:
             progress.update(e)
             if e.kind == "end":
-                for form in forms.FORMS:
+                for form in registry.FORMS:
                     if form.key not in self.timeline_built and progress.state(form) == BUILT:
                         self.timeline_built.add(form.key)
                         self.timeline(f"built {form.key}")
@@ -680,7 +681,7 @@ class DeployApp(App):
             self.notify(
                 m.error
                 or f"Build of {model_label(job.model)} {'cancelled' if cancelled else 'done'}: "
-                f"{built}/{len(forms.FORMS)} forms built"
+                f"{built}/{len(registry.FORMS)} forms built"
                 + ("" if shown else ": press m to show it"),
                 severity="error" if m.error else "information",
             )

@@ -19,7 +19,8 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Checkbox, DataTable, Footer, Input, Label, Select, SelectionList, Static
 
-from deploytui import choose, choose_facts, choose_text, forms
+from deploytui import choose, choose_facts, choose_text
+from deploytui.families import registry
 from deploytui.tui.widgets.chart import PlotextChart
 
 if TYPE_CHECKING:
@@ -80,7 +81,7 @@ class ChooseScreen(Screen):
                     if rule.key == RUNTIME:
                         yield Label("runtimes allowed")
                         yield SelectionList[str](
-                            *((key, key, True) for key in forms.RUNTIME_TITLES), id=field_id(rule.key)
+                            *((key, key, True) for key in registry.RUNTIME_TITLES), id=field_id(rule.key)
                         )
                     elif not rule.example:
                         box = Checkbox(rule.says(None), id=field_id(rule.key))
@@ -142,7 +143,7 @@ class ChooseScreen(Screen):
         """The field's text when it states a constraint, else None."""
         if rule.key == RUNTIME:
             picked = self.query_one(f"#{field_id(rule.key)}", SelectionList).selected
-            return None if len(picked) == len(forms.RUNTIME_TITLES) else ",".join(picked)
+            return None if len(picked) == len(registry.RUNTIME_TITLES) else ",".join(picked)
         if not rule.example:
             return "" if self.query_one(f"#{field_id(rule.key)}", Checkbox).value else None
         value = self.query_one(f"#{field_id(rule.key)}", Input).value.strip()

@@ -14,6 +14,7 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static
 
 from deploytui import forms, units, variants
+from deploytui.families import registry
 from deploytui.manifest import Manifest, runtime_facts
 from deploytui.record import RunRecord
 from deploytui.ship import store as ship_store
@@ -116,7 +117,7 @@ def accuracy_cells(
         )
     if rec is None:
         return [accuracy, Cell(None, "–", "grey50")]
-    r = variants.ratios(rec, form.parent, parent, lambda key: ship_size(forms.get(key), manifest, ws))
+    r = variants.ratios(rec, form.parent, parent, lambda key: ship_size(registry.get(key), manifest, ws))
     text = " ".join(f"{v:.2f}×" if v is not None else "–" for v in r.values())
     return [accuracy, Cell(r["steady"], text if any(v is not None for v in r.values()) else "–", right=True)]
 
@@ -149,7 +150,7 @@ def row_cells(
     extra = accuracy_cells(form, rec, parent, manifest, ws)
     return [
         Cell(form.key, form.key, "bold" if not why else "grey62"),
-        Cell(form.runtime, forms.RUNTIME_TITLES.get(form.runtime, form.runtime).split(" and ")[0]),
+        Cell(form.runtime, registry.RUNTIME_TITLES.get(form.runtime, form.runtime).split(" and ")[0]),
         Cell(ships, ships),
         Cell(size, units.short_size(size), right=True),
         Cell(runtime, units.short_size(runtime) if runtime is not None else "–", right=True),
@@ -211,7 +212,7 @@ class CompareScreen(Screen):
         if ship.dropped:
             self.notify("; ".join(ship.dropped), title="ship.json damaged", severity="warning", timeout=15)
         shipped = ship.forms
-        for f in forms.FORMS:
+        for f in registry.FORMS:
             table.add_row(
                 *row_cells(
                     f,
@@ -227,7 +228,7 @@ class CompareScreen(Screen):
         table.focus()
         measured = [
             (f.key, app.session.store.forms[f.key])
-            for f in forms.FORMS
+            for f in registry.FORMS
             if fmt.ok_runs(app.session.store.forms.get(f.key))
         ]
         if measured:

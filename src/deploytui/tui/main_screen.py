@@ -13,7 +13,8 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
 from textual.widgets import Footer, OptionList, Static
 
-from deploytui import forms, manifest
+from deploytui import manifest
+from deploytui.families import registry
 from deploytui.session import BUILDING, WAITING, describe_model, model_label
 from deploytui.tui import fmt
 from deploytui.tui.widgets.form_list import WIDE_AT, FormList
@@ -128,7 +129,7 @@ class MainScreen(Screen):
         """Each form's row label beside the results: its state in the build of the model shown,
         or the stage its build failed at."""
         s, states = self.app.session, {}
-        for f in forms.FORMS:
+        for f in registry.FORMS:
             state = s.form_state(f.key)
             if not state and s.status.get(f.key):
                 _, stage, _, _ = manifest.way(f, s.manifest, s.model)
@@ -171,7 +172,7 @@ class MainScreen(Screen):
         t.append(f" · torch {tools.get('torch', '?')}" if "torch" in tools else "")
         self.query_one("#header", Static).update(t)
         built = len(s.runnable())
-        self._forms.border_subtitle = f"{built}/{len(forms.FORMS)} built"
+        self._forms.border_subtitle = f"{built}/{len(registry.FORMS)} built"
         line = self.query_one("#build-line", Static)
         progress = s.progress
         if progress is not None and not progress.done:
@@ -223,7 +224,7 @@ class MainScreen(Screen):
         """What names the form: cheap, so it is drawn with the highlight move itself (in its
         frame when the title keeps its number of lines, which 3 of 5 allowed lines make usual)."""
         s = self.app.session
-        form = forms.get(key)
+        form = registry.get(key)
         why = s.status.get(key, "")
         state = s.form_state(key)
         t = Text(f"{form.key}", style="bold")
@@ -232,7 +233,7 @@ class MainScreen(Screen):
         t.append("ships ", style="dim")
         t.append(ships)
         t.append("  runtime ", style="dim")
-        t.append(forms.RUNTIME_TITLES.get(form.runtime, form.runtime))
+        t.append(registry.RUNTIME_TITLES.get(form.runtime, form.runtime))
         if state in (BUILDING, WAITING) and s.progress is not None:
             t.append("\n○ ", style="grey50")
             what = "building now" if state == BUILDING else "waiting for its build steps"

@@ -18,7 +18,8 @@ from textual.containers import Horizontal, VerticalScroll
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static
 
-from deploytui import forms, scale_text
+from deploytui import scale_text
+from deploytui.families import registry
 from deploytui.tui.widgets.chart import PlotextChart
 
 if TYPE_CHECKING:
@@ -59,7 +60,7 @@ class ScaleScreen(Screen):
         self.show_status()
 
     def keys(self) -> list[str]:
-        return [f.key for f in forms.FORMS]
+        return [f.key for f in registry.FORMS]
 
     def refresh_points(self) -> None:
         points = self.app.session.sweep_points()

@@ -12,6 +12,7 @@ from textual.widgets import OptionList
 from textual.widgets.option_list import Option
 
 from deploytui import forms, units
+from deploytui.families import registry
 from deploytui.record import RunRecord, RunStatus
 from deploytui.tui import fmt
 
@@ -96,13 +97,13 @@ class FormList(OptionList):
         self.clear_options()
         options: list[Option] = []
         shipped = any(r.isolated for r in results.values())  # the bundle's isolated check, when made
-        for family in forms.FAMILIES:
+        for family in registry.GROUPS:
             header = Text(family, style="bold")
             if not self.compact:
                 header.append(f"{'start':>{KEY_W + 10 - len(family)}} {'RSS':>6}", style="dim")
                 header.append(" iso" if shipped else "", style="dim")
             options.append(Option(header, id=f"family:{family}", disabled=True))
-            for f in forms.FORMS:
+            for f in registry.FORMS:
                 if f.family == family:
                     options.append(
                         Option(
@@ -118,7 +119,7 @@ class FormList(OptionList):
                         )
                     )
         self.add_options(options)
-        self.select_key(current or forms.FORMS[0].key)
+        self.select_key(current or registry.FORMS[0].key)
 
     # a move repaints the two options it concerns, not the whole list (see watch_highlighted)
     highlighted: reactive[int | None] = reactive(None, repaint=False)
@@ -150,7 +151,7 @@ class FormList(OptionList):
     def refresh_form(
         self, key: str, why: str, rec: RunRecord | None, running: bool = False, state: str = ""
     ) -> None:
-        self.replace_option_prompt(key, row(forms.get(key), why, rec, running, self.compact, state))
+        self.replace_option_prompt(key, row(registry.get(key), why, rec, running, self.compact, state))
 
     @property
     def highlighted_key(self) -> str | None:

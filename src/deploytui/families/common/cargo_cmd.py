@@ -1,8 +1,8 @@
 """Runs one Rust build step (burn, tract): cargo build, copy the results into artifacts, run a tool.
 
-Usage: python -m deploytui.builder.rust_cmd STEP --out DIR --rust RUST_DIR --target CARGO_TARGET
+Usage: python -m deploytui.families.common.cargo_cmd STEP --out DIR --rust RUST_DIR --target CARGO_TARGET
        [--stem SLUG --tools SHARED_BIN]
-STEP is one of the build step names in deploytui.builder.rust_plan. burn-tools builds the
+STEP is one of the build step names in deploytui.families.common.cargo. burn-tools builds the
 model-independent programs into DIR/bin (artifacts/shared); the other steps work on one model:
 DIR is its folder, SLUG the stem of its files (DIR/SLUG.safetensors, DIR/SLUG.onnx, ...), and
 SHARED_BIN holds the `burn-convert` that burn-tools built.
@@ -291,7 +291,7 @@ MODEL_STEPS = set(STEPS) - {"burn-tools", "tract-build", "ort-build"}
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="deploytui.builder.rust_cmd")
+    p = argparse.ArgumentParser(prog="deploytui.families.common.cargo_cmd")
     p.add_argument("step", choices=sorted(STEPS))
     p.add_argument("--out", type=Path, required=True)
     p.add_argument("--rust", type=Path, required=True)

@@ -2,8 +2,8 @@
 wheel's libtorch, `cpp-executorch-build` the ExecuTorch runner against the executorch wheel's
 headers and libraries (`--executorch` instead of `--torch`).
 
-    python -m deploytui.builder.cpp_cmd --src cpp --torch .../site-packages/torch --out artifacts/bin
-    python -m deploytui.builder.cpp_cmd --src cpp --executorch .../site-packages/executorch --out ...
+    python -m deploytui.families.common.cpp_cmd --src cpp --torch .../site-packages/torch --out artifacts/bin
+    python -m deploytui.families.common.cpp_cmd --src cpp --executorch .../site-packages/executorch --out ...
 
 Direct g++ lines, not CMake: `find_package(Torch)` on the CUDA build of the wheel stops in
 Caffe2Config.cmake ("Your installed Caffe2 version uses CUDA but I cannot find the CUDA
@@ -155,7 +155,7 @@ def readelf_dynamic(path: Path) -> dict[str, list[str]]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="deploytui.builder.cpp_cmd")
+    ap = argparse.ArgumentParser(prog="deploytui.families.common.cpp_cmd")
     ap.add_argument("--src", type=Path, required=True, help="the cpp/ folder")
     wheel = ap.add_mutually_exclusive_group(required=True)
     wheel.add_argument("--torch", type=Path, help="the torch package folder of the wheel")

@@ -1,6 +1,6 @@
 """Load a .pte with ExecuTorch's Python runtime in this fresh process and run its forwards.
 
-usage: python -m deploytui.runners.executorch_runner PATH --inputs IN --outputs OUT [--repeat K]
+usage: python -m deploytui.families.executorch.executorch_runner PATH --inputs IN --outputs OUT [--repeat K]
        [--warmup W] [--threads T]
 (the runner protocol; --threads sizes ExecuTorch's threadpool, which XNNPACK runs on, and
 torch's). `import` is executorch.runtime (and the torch it hands tensors through),

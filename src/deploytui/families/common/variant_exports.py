@@ -217,7 +217,7 @@ def export_executorch_int8(m: Any, out: Path, stem: str, ep: Any) -> dict[str, A
     )
     from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e, prepare_pt2e
 
-    from deploytui.builder import pte
+    from deploytui.families.executorch import pte
 
     quantizer = XNNPACKQuantizer().set_global(get_symmetric_quantization_config(is_per_channel=True))
     prepared = prepare_pt2e(ep.module(), quantizer)

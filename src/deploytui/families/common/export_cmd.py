@@ -1,6 +1,6 @@
 """One PyTorch export of one model, in its own process.
 
-usage: python -m deploytui.builder.torch_cmd WHAT OUT_DIR [--model REF]
+usage: python -m deploytui.families.common.export_cmd WHAT OUT_DIR [--model REF]
 
 WHAT is one of EXPORTS. Files are named after the model's slug (`a1.onnx`, `convnet_aoti.pt2`).
 `model` writes what every form is compared against: the weights, the example inputs
@@ -24,7 +24,7 @@ import warnings
 from pathlib import Path
 from typing import Any
 
-from deploytui.builder import variant_exports
+from deploytui.families.common import variant_exports
 from deploytui.models import DEFAULT, ModelRefError, parse
 from deploytui.runners.protocol import own_stdout
 
@@ -165,7 +165,7 @@ def export_onnx(m: Any, out: Path, stem: str) -> dict[str, Any]:
 def export_executorch(m: Any, out: Path, stem: str) -> dict[str, Any]:
     """torch.export, then ExecuTorch's edge dialect lowered to XNNPACK where it can be, to a .pte;
     ExecuTorch's own delegation report (which operators XNNPACK took) goes beside it as JSON."""
-    from deploytui.builder import pte
+    from deploytui.families.executorch import pte
 
     return pte.lower(_export(m), out, stem)
 

@@ -1,6 +1,6 @@
 """Load one PyTorch form in this fresh process and run its forwards (the runner protocol).
 
-usage: python -m deploytui.runners.torch_runner MODE PATH --inputs IN --outputs OUT [--repeat K]
+usage: python -m deploytui.families.pytorch.torch_runner MODE PATH --inputs IN --outputs OUT [--repeat K]
        [--warmup W] [--threads T] [--model REF]
 MODE: eager (the model's source, REF, + its safetensors weights), jit (TorchScript),
 export (torch.export .pt2), aoti (AOTInductor .pt2), aoti-lean (AOTInductor .pt2 exported with

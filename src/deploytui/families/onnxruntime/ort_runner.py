@@ -1,7 +1,7 @@
 """Load an .onnx with ONNX Runtime (CPU; --threads intra-op threads, default 1, one inter-op) in
 this fresh process and run its forwards.
 
-usage: python -m deploytui.runners.ort_runner PATH --inputs IN --outputs OUT [--repeat K]
+usage: python -m deploytui.families.onnxruntime.ort_runner PATH --inputs IN --outputs OUT [--repeat K]
        [--warmup W] [--threads T]
 (the runner protocol; session creation is the load stage). The inputs are fed by name to the
 graph's inputs (the export names them as the inputs file does), the outputs written under the

@@ -1,7 +1,7 @@
 """Load an OpenVINO IR (.xml + .bin) with OpenVINO's CPU plugin in this fresh process and run its
 forwards.
 
-usage: python -m deploytui.runners.openvino_runner PATH.xml --inputs IN --outputs OUT [--repeat K]
+usage: python -m deploytui.families.openvino.openvino_runner PATH.xml --inputs IN --outputs OUT [--repeat K]
        [--warmup W] [--threads T]
 (the runner protocol; reading and compiling the model for the CPU is the load stage). The CPU
 plugin is asked for f32 inference precision (it would pick bf16 on a CPU that has it) and

@@ -1,0 +1,1 @@
+"""The burn_onnx family."""

@@ -1,0 +1,83 @@
+"""The exports of the model (each family declares its own), one step (and one process) each."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from deploytui.builder.context import BuildContext
+from deploytui.builder.steps import Step
+from deploytui.models import LIBRARY_KINDS
+
+PKG = Path(__file__).resolve().parents[2]
+
+
+@dataclass(frozen=True)
+class Export:
+    """One export of the model, run as `python -m deploytui.families.common.export_cmd WHAT`:
+    its step name, the export's name in export_cmd, what it writes (relative to the model's
+    folder; {m} = slug), its title, the steps it needs besides export-model (the files it starts
+    from), whether it compiles C++ (g++), and whether it is built only on demand (`bench --batch`'s
+    dynamic-batch exports, registry.for_batch)."""
+
+    step: str
+    what: str
+    outputs: tuple[str, ...]
+    title: str
+    after: tuple[str, ...] = ()
+    compiles: bool = False
+    on_demand: bool = False
+
+
+def _model_inputs(ctx: BuildContext) -> tuple[Path, ...]:
+    """The model's source: the zoo, the user's file (a module's is found by import), or the
+    library model's files (a saved folder's config and weights, a config, a weights file); and
+    the seam that loads it and names its inputs and outputs."""
+    ref = ctx.model
+    seam = (
+        PKG / "models" / "load.py",
+        PKG / "runners" / "torch_bundle.py",
+        PKG / "runners" / "protocol.py",
+    )
+    if ref.kind == "file":
+        return (Path(ref.target), *seam)
+    if ref.kind in LIBRARY_KINDS:
+        target = Path(ref.target)
+        files = sorted(p for p in target.iterdir() if p.is_file()) if target.is_dir() else [target]
+        weights = [Path(str(ref.kwargs["weights"]))] if "weights" in ref.kwargs else []
+        local = [p for p in (*files, *weights) if p.is_file()]
+        return (PKG / "models" / "library.py", *local, *seam)
+    return (PKG / "models" / "zoo.py", *seam)
+
+
+def steps_of(ctx: BuildContext, exports: tuple[Export, ...]) -> list[Step]:
+    """One step per export, each run in its own process by export_cmd."""
+    inputs = (
+        *_model_inputs(ctx),
+        PKG / "families" / "common" / "export_cmd.py",
+        PKG / "families" / "common" / "variant_exports.py",
+        PKG / "families" / "executorch" / "pte.py",
+    )
+    return [
+        Step(
+            name=e.step,
+            title=e.title,
+            argv=(
+                ctx.python,
+                "-m",
+                "deploytui.families.common.export_cmd",
+                e.what,
+                str(ctx.mdir),
+                "--model",
+                ctx.model.text,
+            ),
+            inputs=inputs,
+            outputs=tuple(ctx.mdir / o.replace("{m}", ctx.slug) for o in e.outputs),
+            needs=("g++",) if e.compiles else (),
+            env=ctx.torch_env(),
+            stage="export",
+            after=() if e.what == "model" else ("export-model", *e.after),
+            on_demand=e.on_demand,
+        )
+        for e in exports
+    ]

@@ -1,0 +1,48 @@
+"""The ExecuTorch exports (the .pte, its PT2E int8, the dynamic-batch .pte built on demand) and
+`cpp-executorch-build`: executorch_run.cpp compiled against the executorch wheel's headers and
+shared libraries (no libtorch)."""
+
+from __future__ import annotations
+
+from deploytui.builder.context import BuildContext, package_dir
+from deploytui.builder.steps import Step
+from deploytui.families.common.cpp import wheel_step
+from deploytui.families.common.exports import Export, steps_of
+from deploytui.families.executorch.family import CPP_EXECUTORCH
+
+EXPORTS = (
+    Export(
+        "export-executorch",
+        "executorch",
+        ("{m}.pte", "{m}_delegation.json"),
+        "ExecuTorch .pte, XNNPACK partitioner (~15 s: imports executorch)",
+    ),
+    Export(
+        "export-executorch-int8",
+        "executorch-int8",
+        ("{m}_int8.pte", "{m}_int8_delegation.json"),
+        "ExecuTorch .pte, XNNPACK int8 (PT2E XNNPACKQuantizer, calibrated)",
+        after=("export-samples",),
+    ),
+    Export(
+        "export-dyn-executorch",
+        "dyn-executorch",
+        ("{m}_dyn.pte",),
+        "ExecuTorch .pte, dynamic batch",
+        on_demand=True,
+    ),
+)
+
+
+def steps(ctx: BuildContext) -> list[Step]:
+    return [
+        *steps_of(ctx, EXPORTS),
+        wheel_step(
+            ctx,
+            CPP_EXECUTORCH,
+            "ExecuTorch's C++ runtime (no libtorch)",
+            "--executorch",
+            package_dir("executorch"),
+            "executorch_run.cpp",
+        ),
+    ]

@@ -1,0 +1,46 @@
+"""The ONNX exports (torch.onnx.export; quantize_dynamic's int8; the dynamic-batch .onnx built on
+demand) and `ort-build`: ort-run (the `ort` crate, load-dynamic) with the wheel's
+libonnxruntime.so path baked in (DEPLOYTUI_ORT_DYLIB) into shared/bin/."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from deploytui.builder.context import BuildContext, package_dir
+from deploytui.builder.steps import Step
+from deploytui.families.common.cargo import shared_program
+from deploytui.families.common.exports import Export, steps_of
+from deploytui.families.onnxruntime.family import ORT_RUN
+
+EXPORTS = (
+    Export("export-onnx", "onnx", ("{m}.onnx",), "ONNX (torch.onnx.export, dynamo exporter)"),
+    Export(
+        "export-onnx-int8",
+        "onnx-int8",
+        ("{m}_int8.onnx",),
+        "ONNX dynamic int8 (quantize_dynamic, QInt8)",
+        after=("export-onnx",),
+    ),
+    Export("export-dyn-onnx", "dyn-onnx", ("{m}_dyn.onnx",), "ONNX, dynamic batch axis", on_demand=True),
+)
+
+
+def ort_dylib() -> Path:
+    """The onnxruntime wheel's own C library (capi/libonnxruntime.so.X.Y.Z), which ort-run loads."""
+    capi = package_dir("onnxruntime") / "capi"
+    found = sorted(capi.glob("libonnxruntime.so.*")) if capi.is_dir() else []
+    return found[-1] if found else capi / "libonnxruntime.so (not found)"
+
+
+def steps(ctx: BuildContext) -> list[Step]:
+    return [
+        *steps_of(ctx, EXPORTS),
+        shared_program(
+            ctx,
+            "ort-build",
+            "ONNX Runtime: build ort-run (loads the wheel's libonnxruntime.so; shared)",
+            "ort-run",
+            ORT_RUN,
+            env={"DEPLOYTUI_ORT_DYLIB": str(ort_dylib())},
+        ),
+    ]

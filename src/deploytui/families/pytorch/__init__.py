@@ -1,0 +1,1 @@
+"""The pytorch family: PyTorch from Python (torch eager, TorchScript, torch.export, AOTInductor)."""

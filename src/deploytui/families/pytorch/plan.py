@@ -1,0 +1,74 @@
+"""The torch family's build steps: the model's weights and example, and the TorchScript,
+torch.export and AOTInductor exports (the C++ forms of libtorch load the same files)."""
+
+from __future__ import annotations
+
+from deploytui.builder.context import BuildContext
+from deploytui.builder.steps import Step
+from deploytui.families.common.exports import Export, steps_of
+from deploytui.precision import SAMPLES
+
+EXPORTS = (
+    Export(
+        "export-model",
+        "model",
+        ("{m}.safetensors", "inputs.safetensors", "reference.safetensors", "model.json"),
+        "weights, example inputs, eager's outputs",
+    ),
+    Export("export-script", "script", ("{m}_script.pt",), "TorchScript (script)"),
+    Export("export-trace", "trace", ("{m}_trace.pt",), "TorchScript (trace)"),
+    Export(
+        "export-torch-export", "torch-export", ("{m}_export.pt2", "{m}_export_graph.py"), "torch.export .pt2"
+    ),
+    Export(
+        "export-aoti",
+        "aoti",
+        ("{m}_aoti.pt2",),
+        "AOTInductor package (compiles C++, ~30 s cold)",
+        compiles=True,
+    ),
+    Export(
+        "export-aoti-lean",
+        "aoti-lean",
+        ("{m}_aoti_lean.pt2",),
+        "AOTInductor package, link_libtorch=False (~20 s cold)",
+        compiles=True,
+    ),
+    Export(
+        "export-samples",
+        "samples",
+        (
+            *(f"accuracy/inputs_{k}.safetensors" for k in range(SAMPLES)),
+            *(f"accuracy/reference_{k}.safetensors" for k in range(SAMPLES)),
+            "calibration.safetensors",
+        ),
+        "fixed-seed inputs drawn like the example: the accuracy set, the calibration set",
+    ),
+    Export(
+        "export-aoti-int8",
+        "aoti-int8",
+        ("{m}_aoti_int8.pt2",),
+        "AOTInductor package of torchao's dynamic int8 (compiles C++, ~30 s cold)",
+        compiles=True,
+    ),
+    # the dynamic-batch exports (`bench --batch` runs them; built on demand: registry.for_batch)
+    Export(
+        "export-dyn-torch-export",
+        "dyn-torch-export",
+        ("{m}_export_dyn.pt2",),
+        "torch.export, dynamic batch",
+        on_demand=True,
+    ),
+    Export(
+        "export-dyn-aoti",
+        "dyn-aoti",
+        ("{m}_aoti_dyn.pt2",),
+        "AOTInductor package, dynamic batch (~30 s)",
+        compiles=True,
+        on_demand=True,
+    ),
+)
+
+
+def steps(ctx: BuildContext) -> list[Step]:
+    return steps_of(ctx, EXPORTS)

@@ -1,0 +1,40 @@
+"""The tract steps (cargo_cmd drives them):
+tract-build     shared: tract-run (tract-onnx, loads any .onnx at run time) into shared/bin/
+tract-optimise  tract-run --nodes: tract loads and optimises <m>.onnx typed by the example
+                inputs -> tract_nodes.txt (an operator tract lacks fails here, in tract's words)
+"""
+
+from __future__ import annotations
+
+from deploytui.builder.context import BuildContext
+from deploytui.builder.steps import Step
+from deploytui.families.common.cargo import DRIVER, argv, shared_program
+from deploytui.families.common.programs import at
+from deploytui.families.tract.family import TRACT_RUN
+
+
+def steps(ctx: BuildContext) -> list[Step]:
+    d, m = ctx.mdir, ctx.slug
+    return [
+        shared_program(
+            ctx,
+            "tract-build",
+            "tract: build tract-run (loads any .onnx at run time; shared by every model)",
+            "tract-run",
+            TRACT_RUN,
+        ),
+        Step(
+            name="tract-optimise",
+            title=f"tract: load and optimise {m}.onnx, list its nodes",
+            argv=argv(ctx, "tract-optimise", d, m),
+            inputs=(
+                DRIVER,
+                at(ctx, TRACT_RUN),
+                d / f"{m}.onnx",
+                d / f"{m}.onnx.data",
+                d / "inputs.safetensors",
+            ),
+            outputs=(d / "tract_nodes.txt",),
+            after=("export-onnx", "tract-build"),
+        ),
+    ]
