@@ -188,7 +188,9 @@ def test_a_form_built_for_serving_alone_is_judged_by_its_cells():
     a = answer(("max-p99", "1ms@8"), facts=[dyn_only, TRACT])
     assert keys(a) == ["onnxruntime"]
     assert others(a)["tract"].startswith("not measured yet: p99 latency at batch 8")
-    gone = replace(dyn_only, serving_built=choose.NOT_BUILT, serving_built_why="missing artifact(s): a1_dyn.onnx")
+    gone = replace(
+        dyn_only, serving_built=choose.NOT_BUILT, serving_built_why="missing artifact(s): a1_dyn.onnx"
+    )
     assert others(answer(("max-p99", "1ms@8"), facts=[gone]))["onnxruntime"].startswith("missing artifact")
     failed = replace(gone, serving={}, serving_built=choose.BUILD_FAILED, serving_built_why="failed: step x")
     assert others(answer(("max-p99", "1ms@8"), facts=[failed]))["onnxruntime"] == "failed: step x"
@@ -480,7 +482,9 @@ def test_choose_reads_the_cells_of_a_model_built_for_serving_alone(tmp_path, mon
     manifest.write(art, "a1", m)
     (art / "a1" / "a1.onnx").unlink()
     (art / "a1" / "a1_dyn.onnx").write_bytes(b"x")
-    serve_store.ServeStore(art / "a1" / "serve.json").load().put("onnxruntime@b8@t1", _cell("onnxruntime", 8, 0.5))
+    serve_store.ServeStore(art / "a1" / "serve.json").load().put(
+        "onnxruntime@b8@t1", _cell("onnxruntime", 8, 0.5)
+    )
     facts = choose.by_key(choose_facts.read(parse("a1"))[0])
     ort = facts["onnxruntime"]
     assert (ort.built, ort.serving_built) == (choose.NOT_BUILT, choose.BUILT) and 8 in ort.serving
