@@ -146,3 +146,24 @@ def test_a_form_that_cannot_exist_for_the_model_is_left_out_of_the_table():
     cells = {"burn-embed@b8@t1": na, "tract@b8@t1": _cell("tract", 8, 1.0)}
     assert [k for k, _ in serve_text.rows(cells)] == ["tract@b8@t1"]
     assert serve_text.accepted(cells) == {"tract": ([8], [])}
+
+
+def test_an_int8_cell_is_judged_by_its_budget_at_any_batch_size():
+    """A variant's outputs are off eager's tolerance by design: its cell passes by its accuracy
+    budget (the batch's reference), as its bench run does."""
+    from deploytui import serve_text
+    from deploytui.record import Accuracy
+
+    def variant(within: bool) -> RunRecord:
+        rec = _cell("onnxruntime-int8", 8, 0.5)
+        rec.within_tol = False
+        rec.accuracy = Accuracy(
+            "int8", "onnxruntime", 1, 0.99, 0.8, within, reason=None if within else "cosine"
+        )
+        return rec
+
+    cells = {"onnxruntime-int8@b8@t1": variant(True), "onnxruntime-int8@b1@t1": variant(False)}
+    ran, refused = serve_store.by_batch(cells, "onnxruntime-int8")
+    assert list(ran) == [8] and list(refused) == [1]
+    assert serve_text.why(cells["onnxruntime-int8@b8@t1"]) == "ok"
+    assert serve_text.why(cells["onnxruntime-int8@b1@t1"]).startswith("FAIL")

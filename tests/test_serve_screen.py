@@ -6,11 +6,11 @@ from __future__ import annotations
 from deploytui import defaults, paths, serve_store
 from deploytui.models import parse
 from deploytui.record import RunRecord, RunStatus
-from test_scale_screen import art, run_app, text_of, until
+from test_scale_screen import art, run_app, text_of, until  # noqa: F401  (art is a fixture)
 from test_serve import _cell
 
 
-def test_the_serve_screen_redraws_the_stored_cells(art):
+def test_the_serve_screen_redraws_the_stored_cells(art):  # noqa: F811
     ref = parse("a1")
     store = serve_store.ServeStore(serve_store.serve_path(ref.slug)).load()
     store.put("onnxruntime@b1@t1", _cell("onnxruntime", 1, 0.2))
@@ -105,7 +105,7 @@ def _serving_form(monkeypatch, root, sleep_s: float):
     return fake
 
 
-def test_w_measures_every_cell_in_the_background_and_the_table_follows(art, monkeypatch):
+def test_w_measures_every_cell_in_the_background_and_the_table_follows(art, monkeypatch):  # noqa: F811
     from deploytui import defaults as d
 
     fake = _serving_form(monkeypatch, art, 0.002)
@@ -147,7 +147,7 @@ def test_w_measures_every_cell_in_the_background_and_the_table_follows(art, monk
     assert all(r.forwards is not None and r.forwards.n == 5 for r in stored.values())
 
 
-def test_escape_cancels_the_serving_run_and_keeps_what_was_stored(art, monkeypatch):
+def test_escape_cancels_the_serving_run_and_keeps_what_was_stored(art, monkeypatch):  # noqa: F811
     from test_tui import running_with
 
     fake = _serving_form(monkeypatch, art, 10.0)  # each forward 10 s: the first cell never ends

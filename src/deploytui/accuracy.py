@@ -63,10 +63,11 @@ def judged(form: Form, tallies: dict[str, OutputTally]) -> Accuracy:
     )
 
 
-def on_example(form: Form, got: Path, ref: ModelRef) -> Accuracy:
-    """The accuracy on the example inputs alone (the run's own outputs file)."""
+def on_example(form: Form, got: Path, ref: ModelRef, want: Path | None = None) -> Accuracy:
+    """The accuracy on the example inputs alone (the run's own outputs file) against eager's
+    outputs of them (`want`: of the inputs it ran on, a serving cell's batch)."""
     tallies: dict[str, OutputTally] = {}
-    tally(got, paths.reference_path(ref.slug), tallies)
+    tally(got, want or paths.reference_path(ref.slug), tallies)
     return judged(form, tallies)
 
 

@@ -288,7 +288,7 @@ def evaluate(
     rec.status = RunStatus.OK
     if form.variant:  # judged by its accuracy budget, here on the example inputs alone
         try:
-            rec.accuracy = accuracy.on_example(form, got, ref)
+            rec.accuracy = accuracy.on_example(form, got, ref, reference)
         except (ValueError, OSError) as e:
             stage_status["numerics"] = failed
             rec.error = f"bad outputs: {e}"
