@@ -167,3 +167,37 @@ def test_an_int8_cell_is_judged_by_its_budget_at_any_batch_size():
     assert list(ran) == [8] and list(refused) == [1]
     assert serve_text.why(cells["onnxruntime-int8@b8@t1"]) == "ok"
     assert serve_text.why(cells["onnxruntime-int8@b1@t1"]).startswith("FAIL")
+
+
+def test_aoti_and_executorch_accept_batch_1_to_64_from_one_artifact(artifacts_copy):
+    """The dynamic-batch exports keep 1..64 through AOTInductor and ExecuTorch (their compilers
+    narrowed it to 2..15 before: mkldnn's batch >= 16 test, 0/1 specialisation), in Python and
+    C++, and compute eager's outputs there; 65 is refused in the runtime's words."""
+    from deploytui import manifest
+    from deploytui.builder import run_build
+    from deploytui.builder.context import BuildContext
+    from deploytui.models import parse
+
+    ref = parse("a1")
+    chosen = [forms.get(k) for k in ("aoti-python", "cpp-aoti", "executorch", "cpp-executorch")]
+    todo = serve.cells(chosen, [1, 64, 65], [1])
+    run_build(BuildContext.default(ref), only=serve.dynamic_steps(todo, ref))
+    store = serve_store.load(ref.slug)
+    done = dict(
+        serve.run_cells(
+            todo,
+            repeat=2,
+            warmup=0,
+            timeout_s=120,
+            manifest=manifest.load(slug=ref.slug),
+            ref=ref,
+            store=store,
+        )
+    )
+    for form in chosen:
+        for b in (1, 64):
+            rec = done[serve_store.key(form.key, b, 1)]
+            assert rec.status == RunStatus.OK and rec.within_tol, (form.key, b, rec.error)
+            assert rec.batch == b
+        too_big = done[serve_store.key(form.key, 65, 1)]
+        assert too_big.status != RunStatus.OK and too_big.error, form.key
