@@ -52,6 +52,8 @@ def test_a_batch_runs_the_dynamic_exports_where_the_exporter_makes_one():
     assert [c.key for c in as_built] == ["cpp-aoti@b-@t2"] and as_built[0].form is forms.get("cpp-aoti")
     tract = forms.for_batch(forms.get("tract"))
     assert tract.optional_files == ("{m}/{m}_dyn.onnx.data",) and "export-dyn-onnx" in tract.steps
+    lean = forms.for_batch(forms.get("cpp-aoti-lean"))
+    assert lean.model_files == ("{m}/{m}_aoti_lean_dyn.pt2",) and lean.steps[0] == "export-dyn-aoti-lean"
 
 
 def test_dynamic_exports_are_built_on_demand_only():
@@ -179,7 +181,9 @@ def test_aoti_and_executorch_accept_batch_1_to_64_from_one_artifact(artifacts_co
     from deploytui.models import parse
 
     ref = parse("a1")
-    chosen = [forms.get(k) for k in ("aoti-python", "cpp-aoti", "executorch", "cpp-executorch")]
+    chosen = [
+        forms.get(k) for k in ("aoti-python", "cpp-aoti", "cpp-aoti-lean", "executorch", "cpp-executorch")
+    ]
     todo = serve.cells(chosen, [1, 64, 65], [1])
     run_build(BuildContext.default(ref), only=serve.dynamic_steps(todo, ref))
     store = serve_store.load(ref.slug)

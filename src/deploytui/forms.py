@@ -742,6 +742,7 @@ DYNAMIC: dict[str, tuple[str, str, str]] = {
     "{m}/{m}.onnx": ("{m}/{m}_dyn.onnx", "export-dyn-onnx", "export-onnx"),
     "{m}/{m}.onnx.data": ("{m}/{m}_dyn.onnx.data", "export-dyn-onnx", "export-onnx"),
     "{m}/{m}.pte": ("{m}/{m}_dyn.pte", "export-dyn-executorch", "export-executorch"),
+    "{m}/{m}_aoti_lean.pt2": ("{m}/{m}_aoti_lean_dyn.pt2", "export-dyn-aoti-lean", "export-aoti-lean"),
 }
 
 

@@ -278,13 +278,23 @@ def export_dyn_torch_export(m: Any, out: Path, stem: str) -> dict[str, Any]:
     return _dynamic_program(m, save)
 
 
-def export_dyn_aoti(m: Any, out: Path, stem: str) -> dict[str, Any]:
+def _dyn_aoti(m: Any, path: Path, inductor_configs: dict[str, Any] | None) -> dict[str, Any]:
     import torch
 
     def compile_package(ep: Any) -> None:
-        torch._inductor.aoti_compile_and_package(ep, package_path=str(out / f"{stem}_aoti_dyn.pt2"))
+        torch._inductor.aoti_compile_and_package(
+            ep, package_path=str(path), inductor_configs=inductor_configs
+        )
 
-    return _dynamic_program(m, compile_package)
+    return {**_dynamic_program(m, compile_package), "inductor_configs": inductor_configs or {}}
+
+
+def export_dyn_aoti(m: Any, out: Path, stem: str) -> dict[str, Any]:
+    return _dyn_aoti(m, out / f"{stem}_aoti_dyn.pt2", None)
+
+
+def export_dyn_aoti_lean(m: Any, out: Path, stem: str) -> dict[str, Any]:
+    return _dyn_aoti(m, out / f"{stem}_aoti_lean_dyn.pt2", {"aot_inductor.link_libtorch": False})
 
 
 def export_dyn_onnx(m: Any, out: Path, stem: str) -> dict[str, Any]:
@@ -340,6 +350,7 @@ EXPORTS = {
     "executorch-int8": export_executorch_int8,
     "openvino-int8": variant_exports.export_openvino_int8,
     "aoti-int8": export_aoti_int8,
+    "dyn-aoti-lean": export_dyn_aoti_lean,
 }
 
 

@@ -78,6 +78,12 @@ DYNAMIC_EXPORTS: tuple[tuple[str, str, tuple[str, ...], str], ...] = (
     ("export-dyn-aoti", "dyn-aoti", ("{m}_aoti_dyn.pt2",), "AOTInductor package, dynamic batch (~30 s)"),
     ("export-dyn-onnx", "dyn-onnx", ("{m}_dyn.onnx",), "ONNX, dynamic batch axis"),
     ("export-dyn-executorch", "dyn-executorch", ("{m}_dyn.pte",), "ExecuTorch .pte, dynamic batch"),
+    (
+        "export-dyn-aoti-lean",
+        "dyn-aoti-lean",
+        ("{m}_aoti_lean_dyn.pt2",),
+        "AOTInductor package, link_libtorch=False, dynamic batch (~20 s)",
+    ),
 )
 # steps an export needs besides export-model (the files it starts from)
 AFTER: dict[str, tuple[str, ...]] = {
@@ -116,7 +122,7 @@ def steps(ctx: BuildContext) -> list[Step]:
         PKG / "builder" / "pte.py",
     )
     dynamic = {name for name, *_ in DYNAMIC_EXPORTS}
-    needs_cc = {"aoti", "aoti-lean", "dyn-aoti", "aoti-int8"}
+    needs_cc = {"aoti", "aoti-lean", "dyn-aoti", "aoti-int8", "dyn-aoti-lean"}
     return [
         Step(
             name=name,
