@@ -32,6 +32,7 @@ def fact(key: str, order: int, **kw) -> FormFacts:
         "tolerance": "atol 1e-05, rtol 1e-05",
         "files_bytes": 3 * MIB,
         "runtime_bytes": 0,
+        "serving_built": choose.BUILT,
     }
     for name, scale in (("startup_ms", 1e-3), ("rss_mib", MIB), ("files_mib", MIB), ("runtime_mib", MIB)):
         if name in kw:
@@ -170,6 +171,32 @@ def test_p99_and_throughput_come_from_the_stored_serving_cells():
         "ship",
         "p99",
     ]
+
+
+def test_a_form_built_for_serving_alone_is_judged_by_its_cells():
+    """Only its dynamic-batch exports exist: its serving constraint reads the cells, and the
+    cells say it runs here within the tolerance; once what they ran on is gone, it is not built."""
+    dyn_only = fact(
+        "onnxruntime",
+        5,
+        built=choose.NOT_BUILT,
+        built_why="not built (step export-onnx never ran): run `deploytui build`",
+        ran="",
+        within_tol=None,
+        startup_s=None,
+        serving={8: (0.0004, 20000.0)},
+    )
+    a = answer(("max-p99", "1ms@8"), facts=[dyn_only, TRACT])
+    assert keys(a) == ["onnxruntime"]
+    assert others(a)["tract"].startswith("not measured yet: p99 latency at batch 8")
+    gone = replace(
+        dyn_only, serving_built=choose.NOT_BUILT, serving_built_why="missing artifact(s): a1_dyn.onnx"
+    )
+    assert others(answer(("max-p99", "1ms@8"), facts=[gone]))["onnxruntime"].startswith("missing artifact")
+    failed = replace(gone, serving={}, serving_built=choose.BUILD_FAILED, serving_built_why="failed: step x")
+    assert others(answer(("max-p99", "1ms@8"), facts=[failed]))["onnxruntime"] == "failed: step x"
+    # it runs here by its cells; ranked by start-up, which only a bench run as built measures
+    assert keys(answer(facts=[dyn_only, TRACT])) == ["tract", "onnxruntime"]
 
 
 def test_int8_variants_are_judged_by_their_budget_and_their_top1_drop():
@@ -440,6 +467,32 @@ def test_facts_come_from_the_stores_only(tmp_path, monkeypatch):
     assert got["torch-eager"].ran == "" and got["torch-eager"].python and got["torch-eager"].isolated is None
     assert got["onnxruntime"].runtime_missing.startswith("not probed yet")
     assert got["onnxruntime"].within_tol is False  # its stored run is 3e-5 off
+
+
+def test_choose_reads_the_cells_of_a_model_built_for_serving_alone(tmp_path, monkeypatch, capsys):
+    """onnxruntime's fixed export was never built, its dynamic-batch export was and served a
+    cell: the facts say so and `choose --max-p99 …@8` picks it by that cell."""
+    from deploytui import choose_facts, cli, manifest, serve_store
+    from test_serve import _cell
+    from tui_support import a1_at, make_artifacts
+
+    art = make_artifacts(tmp_path, built=("onnxruntime-native",))
+    monkeypatch.setenv("DEPLOYTUI_ARTIFACTS", str(art))  # for the CLI below, as a user sets it
+    ws = a1_at(art)
+    m = manifest.load(ws)
+    del m.steps["export-onnx"]
+    m.steps["export-dyn-onnx"] = manifest.StepRecord(manifest.StepStatus.OK)
+    manifest.write(ws, m)
+    (art / "a1" / "a1.onnx").unlink()
+    (art / "a1" / "a1_dyn.onnx").write_bytes(b"x")
+    serve_store.load(ws).put("onnxruntime@b8@t1", _cell("onnxruntime", 8, 0.5))
+    facts = choose.by_key(choose_facts.read(ws)[0])
+    ort = facts["onnxruntime"]
+    assert (ort.built, ort.serving_built) == (choose.NOT_BUILT, choose.BUILT) and 8 in ort.serving
+    assert facts["tract"].serving_built == choose.NOT_BUILT  # no dynamic export: its fixed .onnx
+    assert cli.main(["choose", "--model", "a1", "--max-p99", "5ms@8", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert [c["form"] for c in data["chosen"]] == ["onnxruntime"]
 
 
 def test_cli_choose(tmp_path, monkeypatch, capsys):

@@ -54,6 +54,8 @@ def test_a_batch_runs_the_dynamic_exports_where_the_exporter_makes_one():
     assert [c.key for c in as_built] == ["cpp-aoti@b-@t2"] and as_built[0].form is registry.get("cpp-aoti")
     tract = registry.for_batch(registry.get("tract"))
     assert tract.optional_files == ("{m}/{m}_dyn.onnx.data",) and "export-dyn-onnx" in tract.steps
+    lean = registry.for_batch(registry.get("cpp-aoti-lean"))
+    assert lean.model_files == ("{m}/{m}_aoti_lean_dyn.pt2",) and lean.steps[0] == "export-dyn-aoti-lean"
 
 
 def test_dynamic_exports_are_built_on_demand_only():
@@ -148,3 +150,59 @@ def test_a_form_that_cannot_exist_for_the_model_is_left_out_of_the_table():
     cells = {"burn-embed@b8@t1": na, "tract@b8@t1": _cell("tract", 8, 1.0)}
     assert [k for k, _ in serve_text.rows(cells)] == ["tract@b8@t1"]
     assert serve_text.accepted(cells) == {"tract": ([8], [])}
+
+
+def test_an_int8_cell_is_judged_by_its_budget_at_any_batch_size():
+    """A variant's outputs are off eager's tolerance by design: its cell passes by its accuracy
+    budget (the batch's reference), as its bench run does."""
+    from deploytui import serve_text
+    from deploytui.record import Accuracy
+
+    def variant(within: bool) -> RunRecord:
+        rec = _cell("onnxruntime-int8", 8, 0.5)
+        rec.within_tol = False
+        rec.accuracy = Accuracy(
+            "int8", "onnxruntime", 1, 0.99, 0.8, within, reason=None if within else "cosine"
+        )
+        return rec
+
+    cells = {"onnxruntime-int8@b8@t1": variant(True), "onnxruntime-int8@b1@t1": variant(False)}
+    ran, refused = serve_store.by_batch(cells, "onnxruntime-int8")
+    assert list(ran) == [8] and list(refused) == [1]
+    assert serve_text.why(cells["onnxruntime-int8@b8@t1"]) == "ok"
+    assert serve_text.why(cells["onnxruntime-int8@b1@t1"]).startswith("FAIL")
+
+
+def test_aoti_and_executorch_accept_batch_1_to_64_from_one_artifact(copy_ws):
+    """The dynamic-batch exports keep 1..64 through AOTInductor and ExecuTorch (their compilers
+    narrowed it to 2..15 before: mkldnn's batch >= 16 test, 0/1 specialisation), in Python and
+    C++, and compute eager's outputs there; 65 is refused in the runtime's words where it checks."""
+    from deploytui import manifest
+    from deploytui.builder import run_build
+    from deploytui.builder.context import BuildContext
+
+    chosen = [
+        registry.get(k) for k in ("aoti-python", "cpp-aoti", "cpp-aoti-lean", "executorch", "cpp-executorch")
+    ]
+    todo = serve.cells(chosen, [1, 64, 65], [1])
+    run_build(BuildContext.of(copy_ws), only=serve.dynamic_steps(todo, copy_ws))
+    store = serve_store.load(copy_ws)
+    done = dict(
+        serve.run_cells(
+            todo,
+            repeat=2,
+            warmup=0,
+            timeout_s=120,
+            manifest=manifest.load(copy_ws),
+            ws=copy_ws,
+            store=store,
+        )
+    )
+    for form in chosen:
+        for b in (1, 64):
+            rec = done[serve_store.key(form.key, b, 1)]
+            assert rec.status == RunStatus.OK and rec.within_tol, (form.key, b, rec.error)
+            assert rec.batch == b
+        if form.key != "aoti-python":  # its runner checks no input (AOTI_RUNTIME_CHECK_INPUTS)
+            too_big = done[serve_store.key(form.key, 65, 1)]
+            assert too_big.status != RunStatus.OK and too_big.error, form.key

@@ -346,7 +346,14 @@ def test_help_screen_lists_keys(art):
         for static in app.screen.query("Static"):
             console.print(static.content)
         text = console.export_text()
-        for line in ("Run all", "Export report", "1 … 6", "Sort by column", "Close / cancel"):
+        for line in (
+            "Run all",
+            "Export report",
+            "1 … 6",
+            "Sort by column",
+            "Close / cancel",
+            "Measure: every form at batch",
+        ):
             assert line in text, text
         await pilot.press("escape")
         assert app.screen is app.main

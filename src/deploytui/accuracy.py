@@ -63,10 +63,11 @@ def judged(form: Form, tallies: dict[str, OutputTally]) -> Accuracy:
     )
 
 
-def on_example(form: Form, got: Path, ws: Workspace) -> Accuracy:
-    """The accuracy on the example inputs alone (the run's own outputs file)."""
+def on_example(form: Form, got: Path, ws: Workspace, want: Path | None = None) -> Accuracy:
+    """The accuracy on the example inputs alone (the run's own outputs file) against eager's
+    outputs of them (`want`: of the inputs it ran on, a serving cell's batch)."""
     tallies: dict[str, OutputTally] = {}
-    tally(got, ws.reference_path, tallies)
+    tally(got, want or ws.reference_path, tallies)
     return judged(form, tallies)
 
 

@@ -289,7 +289,7 @@ def evaluate(
     rec.status = RunStatus.OK
     if form.variant:  # judged by its accuracy budget, here on the example inputs alone
         try:
-            rec.accuracy = accuracy.on_example(form, got, ws)
+            rec.accuracy = accuracy.on_example(form, got, ws, reference)
         except (ValueError, OSError) as e:
             stage_status["numerics"] = failed
             rec.error = f"bad outputs: {e}"

@@ -68,6 +68,10 @@ class FormFacts:
     # `bench --batch` cells: per batch size (p99 s, items/s), the best over the thread counts run
     serving: dict[int, tuple[float, float]] = field(default_factory=dict)
     serving_refused: dict[int, str] = field(default_factory=dict)  # batch -> why no cell ran there
+    # the build state of what the cells run on (its dynamic-batch exports where it has them,
+    # forms.for_batch), judged like `built`: a form built only for serving is measured by its cells
+    serving_built: str = NOT_BUILT
+    serving_built_why: str = ""
 
 
 # ---- figures: one reader each --------------------------------------------------------------
@@ -138,17 +142,35 @@ def _served(index: int, what: str) -> Reader:
 
     def read(f: FormFacts, limit: Any) -> Reading:
         batch = limit.batch if isinstance(limit, Batched) else 1
-        if (why := _built(f)) is not None:
-            return why
+        if f.built == NOT_APPLICABLE:
+            return _built(f) or Reading()
+        # the cells are judged with what they ran on, not with the fixed-shape build
+        gone = _built(replace(f, built=f.serving_built, built_why=f.serving_built_why))
         if batch in f.serving:
-            return Reading(f.serving[batch][index])
+            return gone or Reading(f.serving[batch][index])
         if batch in f.serving_refused:
             return Reading(missing=f"batch {batch} refused: {f.serving_refused[batch]}", broken=True)
+        if gone is not None and gone.broken:
+            return gone
         return Reading(
             missing=f"not measured yet: {what} at batch {batch} (run deploytui bench {f.key} --batch {batch})"
         )
 
     return read
+
+
+def _or_cells(read: Reader) -> Reader:
+    """A stored run's verdict, or, where the form never ran as built, its serving cells': a cell
+    that ran counts only within the tolerance, on artifacts that are still there (a form built
+    for serving alone, its dynamic-batch exports, runs here by them)."""
+
+    def either(f: FormFacts, limit: Any) -> Reading:
+        got = read(f, limit)
+        if got.missing and not got.broken and f.serving and f.serving_built == BUILT:
+            return Reading(True)
+        return got
+
+    return either
 
 
 def _judged(f: FormFacts) -> bool | None:
@@ -203,9 +225,9 @@ STARTUP = Figure("startup_s", "start-up", _ran(lambda f: f.startup_s), units.ms)
 RSS = Figure("peak_rss_bytes", "peak RSS", _ran(lambda f: f.peak_rss_bytes), units.human)
 SHIP = Figure("ship_bytes", "ship", _ship, units.human)
 DIFF = Figure("max_abs_diff", "max|diff|", _ran(lambda f: f.max_abs_diff), _sig)
-WITHIN_TOL = Figure("within_tol", "tolerance", _ran(_judged), lambda v: "ok" if v else "✗")
+WITHIN_TOL = Figure("within_tol", "tolerance", _or_cells(_ran(_judged)), lambda v: "ok" if v else "✗")
 ISOLATED = Figure("isolated", "isolated", _isolated, _isolated_text)
-RUNS_HERE = Figure("runs", "runs here", _ran(lambda f: True), lambda v: "✓")
+RUNS_HERE = Figure("runs", "runs here", _or_cells(_ran(lambda f: True)), lambda v: "✓")
 # the serving cells (`bench --batch`) and the variants' accuracy (int8): their stored runs
 P99 = Figure("p99_s", "p99", _served(0, "p99 latency"), units.ms)
 THROUGHPUT = Figure("throughput_per_s", "throughput", _served(1, "throughput"), lambda v: f"{v:,.0f}/s", True)

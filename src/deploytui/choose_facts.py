@@ -32,7 +32,16 @@ def read(ws: Workspace, store: results.ResultsStore | None = None) -> tuple[list
     for i, form in enumerate(registry.FORMS):
         ran, refused = serve_store.by_batch(served.forms, form.key)
         fact = _facts(i, form, ws, view, store.forms.get(form.key), shipped.forms.get(form.key))
-        facts.append(replace(fact, serving=ran, serving_refused=refused))
+        state, state_why = build_state(registry.for_batch(form), view, ws)
+        facts.append(
+            replace(
+                fact,
+                serving=ran,
+                serving_refused=refused,
+                serving_built=state,
+                serving_built_why=state_why,
+            )
+        )
     return facts, [*store.dropped, *shipped.dropped, *served.dropped]
 
 
@@ -44,15 +53,7 @@ def _facts(
     rec: RunRecord | None,
     shipped: ShipCheck | None,
 ) -> FormFacts:
-    why = manifest.availability(form, ws, view)
-    if form.applies(ws.model):
-        built = NOT_APPLICABLE
-    elif not why:
-        built = BUILT
-    elif why.startswith(("not built", "missing artifact")):
-        built = NOT_BUILT
-    else:
-        built = BUILD_FAILED
+    built, why = build_state(form, view, ws)
     runtime, runtime_missing = manifest.runtime_facts(form, ws, view)
     ran = rec.status if rec is not None and rec.status in ("ok", "failed") else ""
     ok = rec is not None and rec.measured
@@ -93,6 +94,18 @@ def _facts(
         top1=min(top1s) if top1s else None,
         cosine=min(o.cosine for o in acc.outputs),
     )
+
+
+def build_state(form: forms.Form, view: Manifest, ws: Workspace) -> tuple[str, str]:
+    """BUILT, NOT_APPLICABLE, BUILD_FAILED or NOT_BUILT, and why it is not built."""
+    why = manifest.availability(form, ws, view)
+    if form.applies(ws.model):
+        return NOT_APPLICABLE, why
+    if not why:
+        return BUILT, why
+    if why.startswith(("not built", "missing artifact")):
+        return NOT_BUILT, why
+    return BUILD_FAILED, why
 
 
 def files_bytes(form: forms.Form, view: Manifest, ws: Workspace) -> int | None:

@@ -17,3 +17,5 @@ BUILD_MEMORY_LIMIT = 10 << 30  # the sweep kills a build step whose process tree
 CHILD_TIMEOUT_S = 120.0  # a model check (`models.describe`) still going after this is killed
 SERVE_REPEAT = 100  # `bench --batch/--threads`: timed forwards per cell (the runners' --repeat)
 SERVE_WARMUP = 5  # and untimed forwards before them (the runners' --warmup)
+SERVE_BATCHES = (1, 8, 32)  # the app's serving run (Serve screen, w): these batch sizes
+SERVE_THREADS = (1, 2)  # and these thread counts, every form

@@ -579,6 +579,14 @@ class RunRecord:
         """It ran to the end: ok, with run times."""
         return self.status == RunStatus.OK and bool(self.wall_s)
 
+    @property
+    def outputs_pass(self) -> bool | None:
+        """Its outputs pass: a variant's (int8) within its accuracy budget, any other form's within
+        the model's tolerance; None when they were not compared."""
+        if self.accuracy is not None:
+            return self.accuracy.within_budget
+        return self.within_tol
+
     @classmethod
     def from_json(cls, data: object) -> RunRecord:
         """The record a JSON object holds. Absent or null fields take their empty value (`[]`, `null`,

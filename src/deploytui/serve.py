@@ -26,7 +26,7 @@ from deploytui.families.registry import for_batch
 from deploytui.forms import Form
 from deploytui.manifest import Manifest
 from deploytui.record import RunRecord
-from deploytui.serve_store import key
+from deploytui.serve_store import ServeStore, key
 from deploytui.workspace import Workspace
 
 
@@ -129,3 +129,72 @@ def run_cell(
     if rec.batch is None:
         rec.batch = example_batch(ws.inputs_path)
     return rec
+
+
+@dataclass(frozen=True)
+class ServeEvent:
+    """What a serving run is doing, for the app's Serve screen and the CLI: `build` (a
+    dynamic-batch export is being built first), `start` (a cell is in flight), `cell` (it ended:
+    its record, stored), `done` (every cell ended, or the run was cancelled: the cell in flight is
+    then not stored)."""
+
+    kind: str  # "build" | "start" | "cell" | "done"
+    done: int  # cells ended so far
+    total: int
+    cell: str = ""  # the cell's key (serve_store.key)
+    record: RunRecord | None = None  # `cell`: what it measured
+    cancelled: bool = False
+    text: str = ""  # `build`: what is being built
+
+
+def dynamic_steps(todo: Sequence[Cell], ws: Workspace) -> list[str]:
+    """The on-demand export steps (the dynamic-batch exports) the cells' forms need, in plan
+    order: what the app's serving run builds before it times anything."""
+    from deploytui.builder import plan, steps_for
+    from deploytui.builder.context import BuildContext
+
+    ctx = BuildContext.of(ws)
+    on_demand = {s.name for s in plan(ctx) if s.on_demand}
+    return [s for s in steps_for(ctx, [c.form for c in todo]) or [] if s in on_demand]
+
+
+def run_cells(
+    todo: Sequence[Cell],
+    *,
+    repeat: int,
+    warmup: int,
+    timeout_s: float,
+    manifest: Manifest,
+    ws: Workspace,
+    store: ServeStore,
+    on_event: Callable[[ServeEvent], None] = lambda _e: None,
+    cancel: threading.Event | None = None,
+    say: Callable[[str], None] = lambda _line: None,
+) -> list[tuple[str, RunRecord]]:
+    """Every cell in turn, each stored in `store` as it ends (a cancelled one is not); returns
+    the (key, record) of the cells that ended."""
+    files: dict[int, tuple[Path, Path] | str] = {}
+    done: list[tuple[str, RunRecord]] = []
+    for cell in todo:
+        if cancel is not None and cancel.is_set():
+            break
+        on_event(ServeEvent("start", len(done), len(todo), cell.key))
+        rec = run_cell(
+            cell,
+            repeat=repeat,
+            warmup=warmup,
+            timeout_s=timeout_s,
+            manifest=manifest,
+            ws=ws,
+            files=files,
+            cancel=cancel,
+            say=say,
+        )
+        if cancel is not None and cancel.is_set():
+            break
+        store.put(cell.key, rec)
+        done.append((cell.key, rec))
+        on_event(ServeEvent("cell", len(done), len(todo), cell.key, rec))
+    stopped = cancel is not None and cancel.is_set()
+    on_event(ServeEvent("done", len(done), len(todo), cancelled=stopped))
+    return done

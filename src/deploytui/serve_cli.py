@@ -73,27 +73,28 @@ def cmd_serve(args: argparse.Namespace) -> int:
             only = steps_for(ctx, [c.form for c in todo])
             run_build(ctx, only=only, on_event=build_progress(False, quiet_up_to_date=True, out=sys.stderr))
         manifest = load_manifest(ws)
-        files: dict[int, Any] = {}
         print(
             f"serve: {len(todo)} cells ({len(chosen)} forms x batch {batches or ['example']} x threads "
             f"{threads}), each one fresh run: {warmup} warm-up then {repeat} timed forwards",
             file=out,
             flush=True,
         )
-        for cell in todo:
-            rec = serve.run_cell(
-                cell,
-                repeat=repeat,
-                warmup=warmup,
-                timeout_s=args.timeout,
-                manifest=manifest,
-                ws=ws,
-                files=files,
-                say=lambda line: print(line, file=sys.stderr, flush=True),
-            )
-            store.put(cell.key, rec)
-            done.append((cell.key, rec))
-            print(cell_line(cell.key, rec), file=out, flush=True)
+
+        def show(e: serve.ServeEvent) -> None:
+            if e.kind == "cell" and e.record is not None:
+                print(cell_line(e.cell, e.record), file=out, flush=True)
+
+        done = serve.run_cells(
+            todo,
+            repeat=repeat,
+            warmup=warmup,
+            timeout_s=args.timeout,
+            manifest=manifest,
+            ws=ws,
+            store=store,
+            on_event=show,
+            say=lambda line: print(line, file=sys.stderr, flush=True),
+        )
     if args.json:
         print(
             json.dumps(

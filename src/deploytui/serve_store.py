@@ -34,7 +34,7 @@ def by_batch(cells: dict[str, RunRecord], form: str) -> tuple[dict[int, tuple[fl
         if name != form or not batch.isdigit():
             continue
         b, f, tput = int(batch), rec.forwards, items_per_s(rec)
-        if rec.status == "ok" and rec.within_tol is not False and f is not None and tput is not None:
+        if rec.status == "ok" and rec.outputs_pass is not False and f is not None and tput is not None:
             best = ran.get(b)
             ran[b] = (min(f.p99_ms / 1000, best[0]), max(tput, best[1])) if best else (f.p99_ms / 1000, tput)
         else:

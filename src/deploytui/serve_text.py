@@ -27,7 +27,7 @@ def ok(rec: RunRecord) -> bool:
 def why(rec: RunRecord) -> str:
     """✗ and the stage and words that stopped the cell (or FAIL for outputs off tolerance)."""
     if ok(rec):
-        return "ok" if rec.within_tol is not False else f"FAIL {rec.error or 'numerics'}"[:120]
+        return "ok" if rec.outputs_pass is not False else f"FAIL {rec.error or 'numerics'}"[:120]
     where = f"{rec.stage}: " if rec.stage else ""
     return f"✗ {where}{rec.error or rec.status}"[:160]
 

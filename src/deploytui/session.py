@@ -37,6 +37,7 @@ SAMPLES_EVERY_S = 0.25  # finished runs too: redrawing after each 2 ms run slowe
 
 RUN, BUILD, EXPORT, INSPECT, OPEN = "run", "build", "export", "inspect", "open"
 SWEEP, SHIP = "sweep", "ship"
+SERVE = "serve"  # the serving cells of every form (the Serve screen's w)
 BUILDING, WAITING, BUILT = "building", "waiting", "built"  # a form's state in a build (BuildProgress)
 
 
@@ -349,9 +350,9 @@ class Session:
 
     @property
     def job(self) -> str:
-        """The measurement, build or sweep asked for (running or waiting): "run", "build", "sweep"
-        or ""."""
-        job = self.lane.find(RUN, BUILD, SWEEP)
+        """The measurement, build or sweep asked for (running or waiting): "run", "build", "sweep",
+        "serve" or ""."""
+        job = self.lane.find(RUN, BUILD, SWEEP, SERVE)
         return job.kind if job else ""
 
     def inspect_target(self) -> str | None:

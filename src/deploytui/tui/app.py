@@ -39,6 +39,7 @@ from deploytui.session import (
     INSPECT,
     OPEN,
     RUN,
+    SERVE,
     SHIP,
     SWEEP,
     BuildProgress,
@@ -226,7 +227,7 @@ class DeployApp(App):
 
     def _busy(self) -> bool:
         """A run or build is asked for already: say so (one at a time) and refuse."""
-        job = self.session.lane.find(RUN, BUILD, SWEEP)
+        job = self.session.lane.find(RUN, BUILD, SWEEP, SERVE)
         if job is None:
             return False
         live = self.session.live
@@ -269,7 +270,7 @@ class DeployApp(App):
         self.submit(Job(SHIP, (key,), ws=self.session.ws))
 
     def action_cancel(self) -> None:
-        job = self.session.lane.find(RUN, BUILD, SWEEP, SHIP)
+        job = self.session.lane.find(RUN, BUILD, SWEEP, SHIP, SERVE)
         if job is not None:
             if self.session.lane.cancel(job):  # it had not started: nothing of it to wait for
                 self.notify(f"The {job.kind} waiting is cancelled")
@@ -277,6 +278,8 @@ class DeployApp(App):
                     screen.finished(None, True, "")
                 for scale in self._scale_screens():
                     scale.finished(True, "")
+                for served in self._serve_screens():
+                    served.finished(True, "")
             else:
                 self.notify("Cancelling…")
         elif self.screen is not self.main:
@@ -367,6 +370,13 @@ class DeployApp(App):
             return
         self.submit(Job(SWEEP, ws=self.session.ws))
 
+    def start_serve(self) -> None:
+        """The serving cells of every form for the model shown, in the background (the lane: no
+        timed run overlaps a build); each cell is stored as it ends."""
+        if self._busy():
+            return
+        self.submit(Job(SERVE, ws=self.session.ws))
+
     def action_help(self) -> None:
         from deploytui.tui.help_screen import HelpScreen
 
@@ -433,6 +443,7 @@ class DeployApp(App):
             SWEEP: self._sweep,
             SHIP: self._ship,
             OPEN: self._open,
+            SERVE: self._serve,
         }
         try:
             result, error = body[job.kind](job), ""
@@ -519,6 +530,47 @@ class DeployApp(App):
         store = sweep.run_sweep(refs, base=job.ws, on_event=on_event, cancel=job.cancel)
         return len(store.points)
 
+    def _serve(self, job: Job) -> int:
+        """Build the dynamic-batch exports the cells need, then time every cell (serve.run_cells)."""
+        from deploytui import manifest, serve, serve_store
+        from deploytui.builder import run_build
+        from deploytui.builder.context import BuildContext
+
+        ws = job.ws  # the model shown when it was asked, whatever is shown now
+        assert ws is not None
+        todo = serve.cells(list(registry.FORMS), defaults.SERVE_BATCHES, defaults.SERVE_THREADS)
+
+        def post(e: serve.ServeEvent) -> None:
+            self.post_message(msg.ServeLine(e))
+
+        steps = serve.dynamic_steps(todo, ws)
+        if steps:
+
+            def on_build(e) -> None:
+                if e.kind == "start":
+                    post(
+                        serve.ServeEvent(
+                            "build", 0, len(todo), text=f"building {e.step} (dynamic-batch exports)"
+                        )
+                    )
+
+            run_build(BuildContext.of(ws), only=steps, on_event=on_build, cancel=job.cancel)
+        if job.cancel.is_set():
+            return 0
+        done = serve.run_cells(
+            todo,
+            repeat=defaults.SERVE_REPEAT,
+            warmup=defaults.SERVE_WARMUP,
+            timeout_s=defaults.RUN_TIMEOUT_S,
+            manifest=manifest.load(ws),
+            ws=ws,
+            store=serve_store.load(ws),
+            on_event=post,
+            cancel=job.cancel,
+            say=self._say,
+        )
+        return len(done)
+
     def _ship(self, job: Job):
         """The check, and its verdict put on the form's stored record (files: off the UI thread)."""
         from deploytui import bench, results, shipping
@@ -577,6 +629,7 @@ class DeployApp(App):
             msg.RunFinished: self._run_finished,
             msg.BuildLine: self._build_line,
             msg.SweepLine: self._sweep_line,
+            msg.ServeLine: self._serve_line,
             msg.JobEnded: self._job_ended,
         }[type(m)]
         handle(m)
@@ -638,6 +691,15 @@ class DeployApp(App):
             self.session.reload_sweep()
         for screen in self._scale_screens():
             screen.sweep_event(m.event)
+
+    def _serve_line(self, m: msg.ServeLine) -> None:
+        for screen in self._serve_screens():
+            screen.serve_event(m.event)
+
+    def _serve_screens(self) -> list:
+        from deploytui.tui.serve_screen import ServeScreen
+
+        return [s for s in self.screen_stack if isinstance(s, ServeScreen)]
 
     def _scale_screens(self) -> list:
         from deploytui.tui.scale_screen import ScaleScreen
@@ -710,6 +772,11 @@ class DeployApp(App):
                 scale.finished(cancelled, m.error)
             if m.error:
                 self._job_failed(job, m.error)
+        elif job.kind == SERVE:
+            for served in self._serve_screens():
+                served.finished(cancelled, m.error)
+            if m.error:
+                self._job_failed(job, m.error)
         elif job.kind == SHIP:
             self._shipped(job, m.result, m.error)
         elif job.kind == EXPORT:
@@ -723,7 +790,7 @@ class DeployApp(App):
             if not error and not cancelled:
                 s.sections[key] = found
             self.main.show_sections(key, found, error)
-        if job.kind in (RUN, BUILD, SHIP) and job.model == s.model:
+        if job.kind in (RUN, BUILD, SHIP, SERVE) and job.model == s.model:
             for screen in self._choose_screens():
                 screen.read_facts()  # what it shows was stored by this job
         self._launch(nxt)

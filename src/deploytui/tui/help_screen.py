@@ -46,6 +46,7 @@ class HelpScreen(ModalScreen):
         table.add_column(style="bold cyan")
         table.add_column()
         from deploytui.tui.scale_screen import ScaleScreen
+        from deploytui.tui.serve_screen import ServeScreen
 
         runs = self.app.session.settings.describe()
         for k, d in keys.help_rows(self.app.BINDINGS, runs=runs) + EXTRA:
@@ -54,6 +55,7 @@ class HelpScreen(ModalScreen):
             ("compare screen (c)", CompareScreen),
             ("choose screen (o: tab moves between its fields)", ChooseScreen),
             ("scale screen (s)", ScaleScreen),
+            ("serve screen (v)", ServeScreen),
             ("build screen (b)", BuildScreen),
         )
         for title, screen in screens:

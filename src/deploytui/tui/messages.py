@@ -59,6 +59,12 @@ class SweepLine(JobMessage):
         self.event = event  # sweep.SweepEvent
 
 
+class ServeLine(JobMessage):
+    def __init__(self, event) -> None:
+        super().__init__()
+        self.event = event  # serve.ServeEvent
+
+
 class JobEnded(JobMessage):
     """The last message of every job: what its body returned, or the error it raised."""
 

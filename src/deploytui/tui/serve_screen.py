@@ -2,8 +2,10 @@
 stored them (artifacts/<model>/serve.json): per form, batch size and thread count, the latency
 percentiles of its timed forwards, its throughput, the threads its runtime reported and how many
 were busy, or the ✗ and the words that stopped the cell; the sizes each form accepts; log-log
-charts of p50 and of items/s against batch size. Nothing runs here: it redraws what is stored
-(`t` changes the order: form, p50, p99, items/s)."""
+charts of p50 and of items/s against batch size. It redraws what is stored (`t` changes the
+order: form, p50, p99, items/s); `w` measures every form's cells in the background (the job
+lane, like the app's runs: subprocesses, never during a build), the table following as each
+cell is stored; escape cancels it (the cell in flight is not stored), or closes the screen."""
 
 from __future__ import annotations
 
@@ -16,13 +18,15 @@ from textual.containers import Horizontal, VerticalScroll
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static
 
-from deploytui import serve_store, serve_text
+from deploytui import defaults, serve_store, serve_text
 from deploytui.tui.widgets.chart import PlotextChart
 
 if TYPE_CHECKING:
+    from deploytui.serve import ServeEvent
     from deploytui.tui.app import DeployApp
 
-HOW = "deploytui bench --model {m} --batch 1,8,32 --threads 1,2"
+SIZES = ",".join(map(str, defaults.SERVE_BATCHES)), ",".join(map(str, defaults.SERVE_THREADS))
+HOW = f"w (or `deploytui bench --model {{m}} --batch {SIZES[0]} --threads {SIZES[1]}`)"
 
 
 class ServeScreen(Screen):
@@ -41,12 +45,22 @@ class ServeScreen(Screen):
         Binding(
             "t", "sort", "Sort", id="serve-sort", tooltip="Sort — the cells by form, p50, p99 or items/s"
         ),
-        Binding("escape", "close", "Close", id="serve-close"),
+        Binding(
+            "w",
+            "measure",
+            "Measure",
+            id="serve-run",
+            tooltip=f"Measure — every form at batch {SIZES[0]} × threads {SIZES[1]}, each cell a fresh "
+            "run stored as it ends (the dynamic-batch exports built first); escape cancels",
+        ),
+        Binding("escape", "close", "Close / cancel", id="serve-close"),
     ]
 
     def __init__(self) -> None:
         super().__init__()
         self.sort_by = serve_text.SORTS[0]
+        self.progress = ""  # the serving run in flight, as its last event said
+        self.last = ""  # the last cell it stored, and how it went
 
     def compose(self) -> ComposeResult:
         with VerticalScroll(id="serve-box"):
@@ -74,6 +88,10 @@ class ServeScreen(Screen):
             status = f"no serving cells for {ref.text} yet: `{HOW.format(m=ref.text)}` measures them"
         if store.dropped:
             status += "\n" + "\n".join(f"warning: {d}" for d in store.dropped)
+        if self.app.session.lane.find("serve") and not self.progress:
+            self.progress = "serving run waiting for the job in flight…"
+        if self.progress:
+            status = f"{self.progress}\n{status}"
         self.query_one("#serve-status", Static).update(Text(status))
         table = self.query_one("#serve-cells", DataTable)
         table.clear(columns=True)
@@ -103,10 +121,43 @@ class ServeScreen(Screen):
             )
         )
 
+    def serve_event(self, e: ServeEvent) -> None:
+        """A serving run's progress, in place: the cell in flight, each cell as it is stored."""
+        if not self.is_mounted:
+            return
+        if e.kind == "build":
+            self.progress = e.text
+        elif e.kind == "done":
+            self.progress, self.last = "", ""
+        else:
+            if e.kind == "cell" and e.record is not None:
+                self.last = f" (last: {e.cell} {serve_text.why(e.record)})"
+            flight = f" — in flight: {e.cell} (escape cancels)" if e.kind == "start" else ""
+            self.progress = f"measuring: {e.done}/{e.total} cells done{self.last}{flight}"
+        self.redraw()
+
+    def finished(self, cancelled: bool, error: str) -> None:
+        self.progress = ""
+        if error or cancelled:
+            self.progress = (
+                f"serving run failed: {error}"
+                if error
+                else "serving run cancelled (the cell in flight was not stored)"
+            )
+        if self.is_mounted:
+            self.redraw()
+
+    def action_measure(self) -> None:
+        self.app.start_serve()
+        self.redraw()
+
     def action_sort(self) -> None:
         order = serve_text.SORTS
         self.sort_by = order[(order.index(self.sort_by) + 1) % len(order)]
         self.redraw()
 
     def action_close(self) -> None:
+        if self.app.job == "serve":
+            self.app.action_cancel()
+            return
         self.dismiss()

@@ -221,27 +221,80 @@ def _dynamic_shapes(m: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> An
 def _export_dynamic(m: Any) -> Any:
     """torch.export with a dynamic batch dimension (traced at batch 2: a size of 1 would be
     specialised); a model that fixes its batch (a reshape to a constant) fails here, in the
-    exporter's own words."""
+    exporter's own words. Called inside `_dynamic_tracing`."""
     import torch
 
     args, kwargs = _batched(m, 2)
     return torch.export.export(m.module, args, kwargs, dynamic_shapes=_dynamic_shapes(m, args, kwargs))
 
 
+def _tracing(oblivious: bool) -> Any:
+    """What keeps the batch range 1..MAX_BATCH through the exporter and the compilers that trace
+    the program again (AOTInductor, ExecuTorch's edge lowering), each measured on convnet:
+    - mkldnn and nnpack off while tracing: the fake convolution asks ATen which CPU kernel it
+      would pick, and mkldnn's choice tests `batch >= 16`, a guard that narrowed the range to
+      2..15 (AOTInductor's `expected to be <= 15`, ExecuTorch's memory planned for 15 items);
+      the programs call aten.convolution as before, the runtime picks its kernel at run time;
+    - `backed_size_oblivious` (torch.fx.experimental._config): a backed size ranges over
+      [0, inf] instead of [2, inf] (0/1 specialisation), so AOTInductor's input check accepts 1.
+      Experimental in torch 2.15, hence the retry without it (`_dynamic_program`)."""
+    import contextlib
+
+    import torch
+    from torch.fx.experimental import _config as fx_config
+
+    stack = contextlib.ExitStack()
+    stack.enter_context(torch.backends.mkldnn.flags(enabled=False))
+    stack.enter_context(torch.backends.nnpack.flags(enabled=False))
+    stack.enter_context(fx_config.patch(backed_size_oblivious=oblivious))
+    return stack
+
+
+def _dynamic_program(m: Any, make: Any) -> dict[str, Any]:
+    """`make(exported program)` on the dynamic-batch export, traced size-obliviously; where that
+    fails (an experimental option), once more without it (batch 1 is then refused in the
+    runtime's words). The facts say which, and why."""
+    facts: dict[str, Any] = {"max_batch": MAX_BATCH}
+    try:
+        with _tracing(oblivious=True):
+            facts.update(make(_export_dynamic(m)) or {})
+        facts["size_oblivious"] = True
+        return facts
+    except Exception as e:
+        why = f"{type(e).__name__}: {str(e).strip().splitlines()[0] if str(e).strip() else ''}"[:300]
+        print(f"size-oblivious tracing failed, once more without it: {why}", file=sys.stderr, flush=True)
+    with _tracing(oblivious=False):
+        facts.update(make(_export_dynamic(m)) or {})
+    facts.update(size_oblivious=False, size_oblivious_failed=why)
+    return facts
+
+
 def export_dyn_torch_export(m: Any, out: Path, stem: str) -> dict[str, Any]:
     import torch
 
-    torch.export.save(_export_dynamic(m), str(out / f"{stem}_export_dyn.pt2"))
-    return {"max_batch": MAX_BATCH}
+    def save(ep: Any) -> None:
+        torch.export.save(ep, str(out / f"{stem}_export_dyn.pt2"))
+
+    return _dynamic_program(m, save)
+
+
+def _dyn_aoti(m: Any, path: Path, inductor_configs: dict[str, Any] | None) -> dict[str, Any]:
+    import torch
+
+    def compile_package(ep: Any) -> None:
+        torch._inductor.aoti_compile_and_package(
+            ep, package_path=str(path), inductor_configs=inductor_configs
+        )
+
+    return {**_dynamic_program(m, compile_package), "inductor_configs": inductor_configs or {}}
 
 
 def export_dyn_aoti(m: Any, out: Path, stem: str) -> dict[str, Any]:
-    import torch
+    return _dyn_aoti(m, out / f"{stem}_aoti_dyn.pt2", None)
 
-    torch._inductor.aoti_compile_and_package(
-        _export_dynamic(m), package_path=str(out / f"{stem}_aoti_dyn.pt2")
-    )
-    return {"max_batch": MAX_BATCH}
+
+def export_dyn_aoti_lean(m: Any, out: Path, stem: str) -> dict[str, Any]:
+    return _dyn_aoti(m, out / f"{stem}_aoti_lean_dyn.pt2", {"aot_inductor.link_libtorch": False})
 
 
 def export_dyn_onnx(m: Any, out: Path, stem: str) -> dict[str, Any]:
@@ -253,15 +306,16 @@ def export_dyn_onnx(m: Any, out: Path, stem: str) -> dict[str, Any]:
     with torch.inference_mode():
         names = list(output_tensors(m.module(*m.args, **m.kwargs)))
     args, kwargs = _batched(m, 2)
-    torch.onnx.export(
-        m.module,
-        args,
-        str(out / f"{stem}_dyn.onnx"),
-        kwargs=kwargs,
-        input_names=list(m.inputs),
-        output_names=names,
-        dynamic_shapes=_dynamic_shapes(m, args, kwargs),
-    )
+    with _tracing(oblivious=False):
+        torch.onnx.export(
+            m.module,
+            args,
+            str(out / f"{stem}_dyn.onnx"),
+            kwargs=kwargs,
+            input_names=list(m.inputs),
+            output_names=names,
+            dynamic_shapes=_dynamic_shapes(m, args, kwargs),
+        )
     return {"max_batch": MAX_BATCH}
 
 
@@ -269,10 +323,12 @@ def export_dyn_executorch(m: Any, out: Path, stem: str) -> dict[str, Any]:
     from executorch.backends.xnnpack.partition.xnnpack_partitioner import XnnpackPartitioner
     from executorch.exir import to_edge_transform_and_lower
 
-    edge = to_edge_transform_and_lower(_export_dynamic(m), partitioner=[XnnpackPartitioner()])
-    program = edge.to_executorch()
-    (out / f"{stem}_dyn.pte").write_bytes(program.buffer)
-    return {"max_batch": MAX_BATCH, "pte_bytes": len(program.buffer)}
+    def lower(ep: Any) -> dict[str, Any]:
+        program = to_edge_transform_and_lower(ep, partitioner=[XnnpackPartitioner()]).to_executorch()
+        (out / f"{stem}_dyn.pte").write_bytes(program.buffer)
+        return {"pte_bytes": len(program.buffer)}
+
+    return _dynamic_program(m, lower)
 
 
 EXPORTS = {
@@ -294,6 +350,7 @@ EXPORTS = {
     "executorch-int8": export_executorch_int8,
     "openvino-int8": variant_exports.export_openvino_int8,
     "aoti-int8": export_aoti_int8,
+    "dyn-aoti-lean": export_dyn_aoti_lean,
 }
 
 

@@ -219,6 +219,7 @@ FAMILY = Family(
     dynamic={
         "{m}/{m}_export.pt2": ("{m}/{m}_export_dyn.pt2", "export-dyn-torch-export", "export-torch-export"),
         "{m}/{m}_aoti.pt2": ("{m}/{m}_aoti_dyn.pt2", "export-dyn-aoti", "export-aoti"),
+        "{m}/{m}_aoti_lean.pt2": ("{m}/{m}_aoti_lean_dyn.pt2", "export-dyn-aoti-lean", "export-aoti-lean"),
     },
     ship_scripts={RUNNER: "deploytui.runners.torch_bundle"},  # no model seam: py/model.json
     fidelity=(("torch-eager", "torch.utils.benchmark.Timer"),),

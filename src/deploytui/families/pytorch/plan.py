@@ -67,6 +67,14 @@ EXPORTS = (
         compiles=True,
         on_demand=True,
     ),
+    Export(
+        "export-dyn-aoti-lean",
+        "dyn-aoti-lean",
+        ("{m}_aoti_lean_dyn.pt2",),
+        "AOTInductor package, link_libtorch=False, dynamic batch (~20 s)",
+        compiles=True,
+        on_demand=True,
+    ),
 )
 
 
