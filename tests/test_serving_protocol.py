@@ -77,6 +77,20 @@ def test_python_flags_and_their_bounds(capsys):
     assert "must be a whole number from" in capsys.readouterr().err
 
 
+def test_python_model_file_is_one_that_exists(tmp_path, capsys):
+    model = tmp_path / "m.onnx"
+    model.write_bytes(b"x")
+    flags = ["--inputs", "i", "--outputs", "o"]
+    assert protocol.model_file(parse_args([str(model), *flags], "u"), "u") == str(model)
+    for argv, code, words in (
+        ([str(tmp_path / "gone.onnx"), *flags], 1, "model file not found"),
+        ([str(model), str(model), *flags], 2, "usage: u"),
+    ):
+        with pytest.raises(SystemExit) as e:
+            protocol.model_file(parse_args(argv, "u"), "u")
+        assert e.value.code == code and words in capsys.readouterr().err
+
+
 @pytest.fixture(scope="module")
 def timing_check(tmp_path_factory):
     if shutil.which(os.environ.get("CXX", "g++")) is None:

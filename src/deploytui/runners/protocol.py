@@ -151,6 +151,17 @@ def parse_args(argv: list[str], usage: str) -> ProtocolArgs:
     )
 
 
+def model_file(args: ProtocolArgs, usage: str) -> str:
+    """The one positional argument: a model file that exists (else a usage error, or a failure
+    that names it)."""
+    if len(args.positional) != 1:
+        fail(f"usage: {usage}", 2)
+    path = args.positional[0]
+    if not os.path.isfile(path):
+        fail(f"model file not found: {path}")
+    return path
+
+
 def timed_forwards(forward: Callable[[], Any], repeat: int, stages: Stages, warmup: int = 0) -> Any:
     """The first forward (stage first_forward), `warmup` untimed ones, then `repeat` more, each
     timed alone (perf_counter around the call): steady_forward is their median; the process's

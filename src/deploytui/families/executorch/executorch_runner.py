@@ -11,11 +11,10 @@ inputs file's call order) and returns its outputs flat (output_0, output_1, ...)
 
 from __future__ import annotations
 
-import os
 import sys
 from typing import Any
 
-from deploytui.runners.protocol import Stages, emit_stages, fail, parse_args
+from deploytui.runners.protocol import Stages, emit_stages, fail, model_file, parse_args
 from deploytui.runners.torch_bundle import flat_outputs, forwards_to_file, read_inputs, torch_threads
 
 USAGE = "executorch_runner PATH --inputs IN --outputs OUT [--repeat K] [--warmup W] [--threads T]"
@@ -29,11 +28,7 @@ def _method(path: str) -> Any:
 
 def run_protocol(argv: list[str], stages: Stages) -> None:
     args = parse_args(argv, USAGE)
-    if len(args.positional) != 1:
-        fail(f"usage: {USAGE}", 2)
-    path = args.positional[0]
-    if not os.path.isfile(path):
-        fail(f"model file not found: {path}")
+    path = model_file(args, USAGE)
     from executorch import runtime  # noqa: F401  (timed as part of the import stage)
     from executorch.extension.pybindings import portable_lib
 

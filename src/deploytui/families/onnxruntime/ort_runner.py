@@ -15,7 +15,7 @@ import sys
 from typing import Any
 
 from deploytui.runners.named_io import numpy_inputs, run_and_save
-from deploytui.runners.protocol import Stages, fail, parse_args
+from deploytui.runners.protocol import Stages, fail, model_file, parse_args
 
 
 def _session(path: str, threads: int) -> Any:
@@ -31,11 +31,7 @@ def _session(path: str, threads: int) -> Any:
 def run_protocol(argv: list[str], stages: Stages) -> None:
     usage = "ort_runner PATH --inputs IN --outputs OUT [--repeat K] [--warmup W] [--threads T]"
     args = parse_args(argv, usage)
-    if len(args.positional) != 1:
-        fail(f"usage: {usage}", 2)
-    path = args.positional[0]
-    if not os.path.isfile(path):
-        fail(f"model file not found: {path}")
+    path = model_file(args, usage)
     os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
     import onnxruntime  # noqa: F401  (timed as part of the import stage)
 

@@ -14,12 +14,11 @@ itself (with the two beside it).
 
 from __future__ import annotations
 
-import os
 import sys
 from typing import Any
 
 from deploytui.runners.named_io import numpy_inputs, run_and_save
-from deploytui.runners.protocol import Stages, fail, parse_args
+from deploytui.runners.protocol import Stages, fail, model_file, parse_args
 
 USAGE = "openvino_runner PATH.xml --inputs IN --outputs OUT [--repeat K] [--warmup W] [--threads T]"
 CONFIG = {"INFERENCE_PRECISION_HINT": "f32", "NUM_STREAMS": "1"}
@@ -33,11 +32,7 @@ def _compiled(path: str, threads: int) -> Any:
 
 def run_protocol(argv: list[str], stages: Stages) -> None:
     args = parse_args(argv, USAGE)
-    if len(args.positional) != 1:
-        fail(f"usage: {USAGE}", 2)
-    path = args.positional[0]
-    if not os.path.isfile(path):
-        fail(f"model file not found: {path}")
+    path = model_file(args, USAGE)
     # OpenVINO's converter reports usage unless its telemetry package cannot be imported
     sys.modules.setdefault("openvino_telemetry", None)  # type: ignore[arg-type]
     import openvino  # noqa: F401  (timed as part of the import stage)
