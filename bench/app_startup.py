@@ -38,7 +38,8 @@ BARE_GC_HELD = "import gc\ngc.disable()\n" + BARE
 
 DEPLOYTUI = """
 from deploytui.tui import run_app
-app = run_app(headless=True)
+from deploytui.workspace import Workspace
+app = run_app(Workspace.from_env(), headless=True)  # the entry point: DEPLOYTUI_ARTIFACTS or the default
 print(f"READY_AT {app.ready_at_ns}", flush=True)
 """
 

@@ -103,11 +103,14 @@ def model_slug(text: str) -> str:
     return parse(text).slug
 
 
-def wait_for(pred, timeout: float, what: str) -> None:
+def wait_for(pred, timeout: float, what: str, screen=None) -> None:
+    """Poll `pred` until it holds; past `timeout`, exit saying what was awaited (and the last
+    screen, when `screen` gives it)."""
     deadline = time.monotonic() + timeout
     while not pred():
         if time.monotonic() > deadline:
-            raise SystemExit(f"timed out waiting for {what}")
+            seen = "\n".join(screen()) if screen is not None else ""
+            raise SystemExit(f"timed out waiting for {what}" + (f"; the screen:\n{seen}" if seen else ""))
         time.sleep(0.05)
 
 
@@ -239,6 +242,7 @@ def main() -> int:
                 ),
                 120,
                 "the app to show its tabs",
+                lambda: tmux.screen("bench:app"),
             )
             time.sleep(1.0)
             for i in range(3 if args.quick else 6):  # warm-up: the first visit of each form inspects it

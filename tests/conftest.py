@@ -30,6 +30,9 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(pytest.mark.build)
         if item.get_closest_marker("spread") is None:
             item.add_marker(pytest.mark.xdist_group(item.path.name))
+    # the long spread cases first (a stable sort: the rest keep their order), so that neither
+    # worker is left alone with them at the end
+    items.sort(key=lambda item: item.get_closest_marker("spread") is None)
 
 
 @pytest.fixture(scope="session")

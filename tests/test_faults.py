@@ -391,8 +391,8 @@ def test_pickles_are_loaded_only_in_runner_subprocesses():
 
 def test_inspecting_every_form_in_process_imports_no_torch(built_artifacts):
     code = (
-        "import sys; from deploytui import forms; from deploytui.inspectors.form_view import sections; "
-        "from deploytui import manifest; "
+        "import sys; from deploytui.families import registry; "
+        "from deploytui.inspectors.form_view import sections; from deploytui import manifest; "
         "from deploytui.models import parse; from deploytui.workspace import Workspace; "
         "ws = Workspace.at(parse('a1'), sys.argv[1]); "
         "m = manifest.load(ws); [sections(f, m, ws) for f in registry.FORMS]; "
