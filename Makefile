@@ -26,9 +26,11 @@ RUST_LOG := artifacts/shared/logs/rust-deps.log
 CHECK_TESTS := -m "not build and not slow"
 # pytest runs on two workers (pytest-xdist): most tests wait on one child process at a time,
 # so one worker left a core idle. Each file stays on one worker, except the cases marked
-# `spread` (tests/conftest.py). PYTEST_WORKERS=0 runs in one process.
+# `spread` (tests/conftest.py), which conftest puts first: --no-loadscope-reorder keeps that
+# order (xdist would run the largest groups first, leaving the long one-case groups to the
+# end). PYTEST_WORKERS=0 runs in one process.
 PYTEST_WORKERS ?= 2
-PYTEST := $(VENV)/bin/pytest -n $(PYTEST_WORKERS) --dist loadgroup
+PYTEST := $(VENV)/bin/pytest -n $(PYTEST_WORKERS) --dist loadgroup --no-loadscope-reorder
 
 .PHONY: run test check setup compile build rust-deps wheelhouse lint-python test-rust test-python \
 	test-quick clean
