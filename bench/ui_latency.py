@@ -228,11 +228,14 @@ def main() -> int:
     tmux = Tmux(sock)
     with tempfile.TemporaryDirectory(prefix="deploytui-latency-") as tmp:
         mirror = mirror_artifacts(art, Path(tmp) / "artifacts", slug)
+        app_args = ["--model", args.model, "--artifacts", str(mirror)]
         try:
             tmux(
                 *("start-server", ";", "set-option", "-g", "status", "off", ";"),
                 *("new-session", "-d", "-s", "bench", "-n", "app", "-x", str(COLS), "-y", str(ROWS)),
-                shlex.join([str(exe), "--model", args.model, "--artifacts", str(mirror)]),
+                # COLUMNS/LINES (a pytest-xdist worker has them) would size the app at 80x24 in
+                # the 150x45 pane: Textual asks shutil, which reads them first
+                shlex.join(["env", "-u", "COLUMNS", "-u", "LINES", str(exe), *app_args]),
             )
             tmux("new-window", "-d", "-t", "bench", "-n", "ref", "cat")
             wait_for(
