@@ -9,7 +9,7 @@ from pathlib import Path
 
 from deploytui import paths, runenv
 from deploytui.models import ModelRef
-from deploytui.workspace import SHARED, Workspace
+from deploytui.workspace import Workspace
 
 
 def package_dir(name: str) -> Path:
@@ -43,19 +43,20 @@ class BuildContext:
     def slug(self) -> str:
         return self.model.slug
 
+    # the layout is the Workspace's: these name its folders in the steps' own words
     @property
     def mdir(self) -> Path:
         """This model's folder: its exports, per-model binaries, manifest, results, logs."""
-        return self.art / self.model.slug
+        return self.ws.model_dir
 
     @property
     def shared(self) -> Path:
         """The model-independent programs (C++ loaders, burn tools), built once for every model."""
-        return self.art / SHARED
+        return self.ws.shared_dir
 
     @property
     def bin(self) -> Path:
-        return self.shared / "bin"
+        return self.ws.bin_dir
 
     @property
     def mbin(self) -> Path:
