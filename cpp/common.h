@@ -11,7 +11,6 @@
 
 #include <cstring>
 #include <exception>
-#include <fstream>
 #include <functional>
 
 #include "protocol.h"
@@ -156,36 +155,23 @@ void run_protocol(const Args& a, Load&& load, StderrHold& hold, const QuietWarni
   print_stages(load_ms, timing, outputs.size(), a.threads, at::get_num_threads());
 }
 
-// main() of both programs: --threads intra-op threads (at::set_num_threads), inference mode, libtorch's chatter kept off stderr; any
-// exception becomes one `error:` line and exit 1. `load(path)` loads the model, returns a Forward.
+// main() of both libtorch programs, on held_main: libtorch's chatter kept off stderr, --threads
+// intra-op threads (at::set_num_threads), inference mode. `load(path)` loads the model, returns a
+// Forward.
 template <typename Load>
 int run_main(int argc, char** argv, const std::string& usage, Load&& load) {
-  Args a;
-  try {
-    a = parse_args(argc, argv, usage);
-  } catch (const UsageError& e) {
-    return fail(e.what());
-  }
-  if (!std::ifstream(a.model).good()) return fail("cannot open model file: " + a.model);
   quiet_logging();
   QuietWarnings warnings;
   c10::WarningUtils::WarningHandlerGuard warning_guard(&warnings);
-  StderrHold hold;
-  try {
-    at::set_num_threads(a.threads);
-    c10::InferenceMode guard;
-    run_protocol(a, load, hold, warnings);
-    return 0;
-  } catch (const c10::Error& e) {
-    hold.release(false);
-    return fail(e.what_without_backtrace());
-  } catch (const std::exception& e) {
-    hold.release(false);
-    return fail(e.what());
-  } catch (...) {
-    hold.release(false);
-    return fail("unknown exception");
-  }
+  return held_main(argc, argv, usage, [&](const Args& a, StderrHold& hold) {
+    try {
+      at::set_num_threads(a.threads);
+      c10::InferenceMode guard;
+      run_protocol(a, load, hold, warnings);
+    } catch (const c10::Error& e) {
+      throw std::runtime_error(e.what_without_backtrace());  // its message, not libtorch's backtrace
+    }
+  });
 }
 
 }  // namespace runner

@@ -321,10 +321,9 @@ inline void print_stages(double load_ms, const Timing& t, size_t outputs, int th
   std::fflush(stdout);
 }
 
-// main() of a runner on a runtime's C API (OpenVINO, ExecuTorch): parse the arguments, check the
-// model file opens, hold back what the runtime logs to stderr (replayed as warnings after a good
-// run: `run` releases it), and turn any exception into one `error:` line and exit 1.
-// `run(args, hold)` does the rest of the protocol.
+// main() of every C++ runner: parse the arguments, check the model file opens, hold back what the
+// runtime logs to stderr (replayed as warnings after a good run: `run` releases it), and turn any
+// exception into one `error:` line and exit 1. `run(args, hold)` does the rest of the protocol.
 template <typename Run>
 int held_main(int argc, char** argv, const std::string& usage, Run&& run) {
   Args a;
@@ -341,6 +340,9 @@ int held_main(int argc, char** argv, const std::string& usage, Run&& run) {
   } catch (const std::exception& e) {
     hold.release(false);
     return fail(e.what());
+  } catch (...) {
+    hold.release(false);
+    return fail("unknown exception");
   }
 }
 
