@@ -22,6 +22,7 @@ from deploytui import defaults, serve_store, serve_text
 from deploytui.tui.widgets.chart import PlotextChart
 
 if TYPE_CHECKING:
+    from deploytui.record import RunRecord
     from deploytui.serve import ServeEvent
     from deploytui.tui.app import DeployApp
 
@@ -61,6 +62,8 @@ class ServeScreen(Screen):
         self.sort_by = serve_text.SORTS[0]
         self.progress = ""  # the serving run in flight, as its last event said
         self.last = ""  # the last cell it stored, and how it went
+        self.cells: dict[str, RunRecord] = {}  # as redraw last read them
+        self.dropped: list[str] = []
 
     def compose(self) -> ComposeResult:
         with VerticalScroll(id="serve-box"):
@@ -77,22 +80,11 @@ class ServeScreen(Screen):
         self.redraw()
 
     def redraw(self) -> None:
-        ref = self.app.session.model
+        """This model's serve.json read again, its cells drawn."""
         store = serve_store.load(self.app.session.ws)
-        cells = store.forms
-        status = (
-            f"{len(cells)} cells stored for {ref.text} (artifacts/{ref.slug}/serve.json), "
-            f"sorted by {self.sort_by}: t changes it"
-        )
-        if not cells:
-            status = f"no serving cells for {ref.text} yet: `{HOW.format(m=ref.text)}` measures them"
-        if store.dropped:
-            status += "\n" + "\n".join(f"warning: {d}" for d in store.dropped)
-        if self.app.session.lane.find("serve") and not self.progress:
-            self.progress = "serving run waiting for the job in flight…"
-        if self.progress:
-            status = f"{self.progress}\n{status}"
-        self.query_one("#serve-status", Static).update(Text(status))
+        self.cells, self.dropped = store.forms, store.dropped
+        cells = self.cells
+        self.show_status()
         table = self.query_one("#serve-cells", DataTable)
         table.clear(columns=True)
         table.add_columns(*serve_text.COLUMNS)
@@ -121,6 +113,22 @@ class ServeScreen(Screen):
             )
         )
 
+    def show_status(self) -> None:
+        ref = self.app.session.model
+        status = (
+            f"{len(self.cells)} cells stored for {ref.text} (artifacts/{ref.slug}/serve.json), "
+            f"sorted by {self.sort_by}: t changes it"
+        )
+        if not self.cells:
+            status = f"no serving cells for {ref.text} yet: `{HOW.format(m=ref.text)}` measures them"
+        if self.dropped:
+            status += "\n" + "\n".join(f"warning: {d}" for d in self.dropped)
+        if self.app.session.lane.find("serve") and not self.progress:
+            self.progress = "serving run waiting for the job in flight…"
+        if self.progress:
+            status = f"{self.progress}\n{status}"
+        self.query_one("#serve-status", Static).update(Text(status))
+
     def serve_event(self, e: ServeEvent) -> None:
         """A serving run's progress, in place: the cell in flight, each cell as it is stored."""
         if not self.is_mounted:
@@ -134,7 +142,10 @@ class ServeScreen(Screen):
                 self.last = f" (last: {e.cell} {serve_text.why(e.record)})"
             flight = f" — in flight: {e.cell} (escape cancels)" if e.kind == "start" else ""
             self.progress = f"measuring: {e.done}/{e.total} cells done{self.last}{flight}"
-        self.redraw()
+        if e.kind in ("cell", "done"):  # a cell stored: the table and charts change
+            self.redraw()
+        else:  # a cell or a build under way: the status line alone
+            self.show_status()
 
     def finished(self, cancelled: bool, error: str) -> None:
         self.progress = ""
