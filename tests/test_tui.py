@@ -419,6 +419,29 @@ print("RESULT", app.return_code, app.ready_ms is not None, seen, gc.isenabled(),
     assert "RESULT 0 True [False] True True" in out.stdout, out.stdout
 
 
+def test_full_collections_run_on_the_apps_timer_not_in_a_keys_turn():
+    """After the first frame CPython never starts a full collection by itself (it came in the
+    turn of a key's redraw); collect_at_rest runs it once ten young collections have gone by."""
+    code = """
+import gc
+from deploytui.tui import _start
+_start.hold_gc()
+_start.release_gc()
+assert gc.isenabled() and gc.get_threshold()[2] >= 1 << 30, gc.get_threshold()
+_start.collect_at_rest()
+for _ in range(12):
+    gc.collect(1)
+before = gc.get_count()[2]
+_start.collect_at_rest()
+print("COUNTS", before >= 10, gc.get_count()[2])
+"""
+    out = subprocess.run(
+        [sys.executable, "-c", code], check=False, capture_output=True, text=True, timeout=60
+    )
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert "COUNTS True 0" in out.stdout, out.stdout
+
+
 def test_build_screen_shows_progress_and_refreshes_the_list(art, monkeypatch):
     import deploytui.builder as build_mod
     from deploytui.builder import BuildEvent

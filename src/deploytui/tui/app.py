@@ -191,6 +191,7 @@ class DeployApp(App):
         self.ready_ms = (time.perf_counter_ns() - self.started_ns) / 1e6
         self.ready_at_ns = time.monotonic_ns()  # for bench/app_startup.py, comparable across processes
         _start.release_gc()
+        self.set_interval(_start.FULL_EVERY_S, _start.collect_at_rest)
         self.log.info(f"ready in {self.ready_ms:.0f} ms")
         self.timeline("ready")
         if os.environ.get(EXIT_ON_READY_ENV):
@@ -200,6 +201,7 @@ class DeployApp(App):
 
     async def _after_ready(self) -> None:
         await self.main.mount_rest()
+        _start.settle_gc()  # the tabs live as long as the app: later full collections skip them
         self.session.ready = True  # the inspectors' imports waited until the app was on screen
         if self.session.never_built:  # a fresh clone (`make run`) or a new --model: build it here
             self.notify(f"{model_label(self.session.model)} is not built yet: building it in the background")
