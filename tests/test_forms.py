@@ -91,6 +91,51 @@ def test_every_family_folder_is_registered_once_under_its_own_name():
         assert {*family.ship_scripts} <= {f.runner for f in family.forms}
 
 
+def test_each_export_is_its_own_familys_and_runs_as_one_process_each():
+    """A family's plan declares its exports with functions from its own exports.py (the sample
+    sets, shared by the int8 variants, are common's); the step runs export_cmd on that function,
+    its module among the step's inputs. export_cmd refuses what is not a family's export."""
+    import importlib
+
+    from deploytui.builder.context import BuildContext
+    from deploytui.families.common.export_steps import Export, steps_of
+    from deploytui.models import parse
+
+    ctx = BuildContext.of(A1.for_model(parse("a1")))
+    seen = 0
+    for family in registry.FAMILIES:
+        exports = [
+            e for e in vars(importlib.import_module(family.plan)).get("EXPORTS", ()) if isinstance(e, Export)
+        ]
+        for export, step in zip(exports, steps_of(ctx, tuple(exports)), strict=True):
+            module = export.function.__module__
+            assert module in (
+                f"deploytui.families.{family.name}.exports",
+                "deploytui.families.common.samples",
+            )
+            assert step.argv[2:4] == (
+                "deploytui.families.common.export_cmd",
+                f"{module}:{export.function.__name__}",
+            )
+            assert Path(importlib.import_module(module).__file__ or "") in step.inputs
+            seen += 1
+    assert seen >= 19
+    for bad in (
+        "os:system",
+        "deploytui.families.pytorch.exports:torchao_int8",
+        "deploytui.families.nope.exports:export_x",
+    ):
+        out = subprocess.run(
+            [sys.executable, "-m", "deploytui.families.common.export_cmd", bad, "/nonexistent"],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        assert out.returncode == 1 and out.stderr.startswith("error: ") and "Traceback" not in out.stderr, (
+            out.stderr
+        )
+
+
 def test_the_registry_imports_no_runtime_and_a_runner_no_registry():
     """The app imports the registry: the families' declarations stay light. A runner starts as
     `python -m deploytui.families.<name>.<runner>` and is measured: its package imports nothing."""

@@ -139,7 +139,7 @@ def test_openvino_and_nncf_telemetry_is_off_in_our_processes():
     import sys
 
     code = (
-        "from deploytui.families.common.variant_exports import no_openvino_telemetry; "
+        "from deploytui.families.openvino.exports import no_openvino_telemetry; "
         "no_openvino_telemetry(); "
         "import openvino.tools.ovc.telemetry_utils as ovc; import nncf.telemetry.wrapper as w; "
         "print(ovc.tm.__name__, isinstance(w.telemetry, w.NNCFTelemetryStub))"
@@ -153,7 +153,7 @@ def test_openvino_and_nncf_telemetry_is_off_in_our_processes():
 def test_drawn_samples_are_like_the_examples_and_fixed():
     import torch
 
-    from deploytui.families.common.variant_exports import draw_samples
+    from deploytui.families.common.samples import draw_samples
 
     class M:
         inputs: ClassVar = {

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from deploytui import accuracy, defaults, jsonio, locks, paths
+from deploytui.builder.steps import MODEL_STEP
 from deploytui.forms import Form
 from deploytui.manifest import Manifest, availability, load, way
 from deploytui.measure import Measurement, Progress, measure
@@ -26,8 +27,6 @@ from deploytui.runenv import runner_env
 from deploytui.ship import store as ship_store
 from deploytui.tensorfile import TensorFileError
 from deploytui.workspace import Workspace
-
-MODEL_STEP = "export-model"  # writes the inputs and eager's reference every run reads
 
 
 def parse_output(stdout: str) -> dict[str, Any]:

@@ -32,7 +32,7 @@ from pathlib import Path
 from deploytui import jsonio, locks, paths, procs
 from deploytui import manifest as manifest_file
 from deploytui.builder.context import BuildContext
-from deploytui.builder.steps import Step
+from deploytui.builder.steps import MODEL_STEP, Step
 from deploytui.families import registry
 from deploytui.forms import Form
 from deploytui.hashing import file_record
@@ -88,7 +88,7 @@ def steps_for(ctx: BuildContext, chosen: Sequence[Form]) -> list[str] | None:
     None for every form as built (the whole plan, which leaves out the steps built on demand)."""
     steps = plan(ctx)
     after = {s.name: s.after for s in steps}
-    needed = closure(("export-model", *(s for f in chosen for s in f.steps)), after)
+    needed = closure((MODEL_STEP, *(s for f in chosen for s in f.steps)), after)
     on_demand = any(s.on_demand and s.name in needed for s in steps)
     if {f.key for f in chosen} == {f.key for f in registry.FORMS} and not on_demand:
         return None
@@ -278,7 +278,7 @@ def _build_step(
     return status, reason
 
 
-TOOL_FACTS = {"export-model": ("torch",), "export-onnx": ("onnx",)}  # versions a step reports
+TOOL_FACTS = {MODEL_STEP: ("torch",), "export-onnx": ("onnx",)}  # versions a step reports
 
 
 def _run_step(

@@ -10,6 +10,9 @@ from pathlib import Path
 from deploytui.hashing import sha256_file
 
 SKIP_DIRS = {"target", "__pycache__", ".git"}
+# the step that writes the weights, the example inputs and eager's reference (model.json too):
+# every other export starts from it, every run reads it
+MODEL_STEP = "export-model"
 
 
 @dataclass(frozen=True)

@@ -7,26 +7,27 @@ from __future__ import annotations
 from deploytui.builder.context import BuildContext, package_dir
 from deploytui.builder.steps import Step
 from deploytui.families.common.cpp import wheel_step
-from deploytui.families.common.exports import Export, steps_of
+from deploytui.families.common.export_steps import Export, steps_of
+from deploytui.families.executorch import exports
 from deploytui.families.executorch.family import CPP_EXECUTORCH
 
 EXPORTS = (
     Export(
         "export-executorch",
-        "executorch",
+        exports.export_executorch,
         ("{m}.pte", "{m}_delegation.json"),
         "ExecuTorch .pte, XNNPACK partitioner (~15 s: imports executorch)",
     ),
     Export(
         "export-executorch-int8",
-        "executorch-int8",
+        exports.export_executorch_int8,
         ("{m}_int8.pte", "{m}_int8_delegation.json"),
         "ExecuTorch .pte, XNNPACK int8 (PT2E XNNPACKQuantizer, calibrated)",
         after=("export-samples",),
     ),
     Export(
         "export-dyn-executorch",
-        "dyn-executorch",
+        exports.export_dyn_executorch,
         ("{m}_dyn.pte",),
         "ExecuTorch .pte, dynamic batch",
         on_demand=True,

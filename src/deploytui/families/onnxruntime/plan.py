@@ -9,19 +9,26 @@ from pathlib import Path
 from deploytui.builder.context import BuildContext, package_dir
 from deploytui.builder.steps import Step
 from deploytui.families.common.cargo import shared_program
-from deploytui.families.common.exports import Export, steps_of
+from deploytui.families.common.export_steps import Export, steps_of
+from deploytui.families.onnxruntime import exports
 from deploytui.families.onnxruntime.family import ORT_RUN
 
 EXPORTS = (
-    Export("export-onnx", "onnx", ("{m}.onnx",), "ONNX (torch.onnx.export, dynamo exporter)"),
+    Export("export-onnx", exports.export_onnx, ("{m}.onnx",), "ONNX (torch.onnx.export, dynamo exporter)"),
     Export(
         "export-onnx-int8",
-        "onnx-int8",
+        exports.export_onnx_int8,
         ("{m}_int8.onnx",),
         "ONNX dynamic int8 (quantize_dynamic, QInt8)",
         after=("export-onnx",),
     ),
-    Export("export-dyn-onnx", "dyn-onnx", ("{m}_dyn.onnx",), "ONNX, dynamic batch axis", on_demand=True),
+    Export(
+        "export-dyn-onnx",
+        exports.export_dyn_onnx,
+        ("{m}_dyn.onnx",),
+        "ONNX, dynamic batch axis",
+        on_demand=True,
+    ),
 )
 
 

@@ -6,19 +6,20 @@ from __future__ import annotations
 from deploytui.builder.context import BuildContext, package_dir
 from deploytui.builder.steps import Step
 from deploytui.families.common.cpp import wheel_step
-from deploytui.families.common.exports import Export, steps_of
+from deploytui.families.common.export_steps import Export, steps_of
+from deploytui.families.openvino import exports
 from deploytui.families.openvino.family import CPP_OPENVINO
 
 EXPORTS = (
     Export(
         "export-openvino",
-        "openvino",
+        exports.export_openvino,
         ("{m}_openvino.xml", "{m}_openvino.bin"),
         "OpenVINO IR, fp32 (openvino.convert_model, compress_to_fp16=False)",
     ),
     Export(
         "export-openvino-int8",
-        "openvino-int8",
+        exports.export_openvino_int8,
         ("{m}_openvino_int8.xml", "{m}_openvino_int8.bin"),
         "OpenVINO IR, int8 (NNCF post-training quantisation, calibrated)",
         after=("export-openvino", "export-samples"),

@@ -5,38 +5,43 @@ from __future__ import annotations
 
 from deploytui.builder.context import BuildContext
 from deploytui.builder.steps import Step
-from deploytui.families.common.exports import Export, steps_of
+from deploytui.families.common import samples
+from deploytui.families.common.export_steps import Export, steps_of
+from deploytui.families.pytorch import exports
 from deploytui.precision import SAMPLES
 
 EXPORTS = (
     Export(
         "export-model",
-        "model",
+        exports.export_model,
         ("{m}.safetensors", "inputs.safetensors", "reference.safetensors", "model.json"),
         "weights, example inputs, eager's outputs",
     ),
-    Export("export-script", "script", ("{m}_script.pt",), "TorchScript (script)"),
-    Export("export-trace", "trace", ("{m}_trace.pt",), "TorchScript (trace)"),
+    Export("export-script", exports.export_script, ("{m}_script.pt",), "TorchScript (script)"),
+    Export("export-trace", exports.export_trace, ("{m}_trace.pt",), "TorchScript (trace)"),
     Export(
-        "export-torch-export", "torch-export", ("{m}_export.pt2", "{m}_export_graph.py"), "torch.export .pt2"
+        "export-torch-export",
+        exports.export_torch_export,
+        ("{m}_export.pt2", "{m}_export_graph.py"),
+        "torch.export .pt2",
     ),
     Export(
         "export-aoti",
-        "aoti",
+        exports.export_aoti,
         ("{m}_aoti.pt2",),
         "AOTInductor package (compiles C++, ~30 s cold)",
         compiles=True,
     ),
     Export(
         "export-aoti-lean",
-        "aoti-lean",
+        exports.export_aoti_lean,
         ("{m}_aoti_lean.pt2",),
         "AOTInductor package, link_libtorch=False (~20 s cold)",
         compiles=True,
     ),
     Export(
         "export-samples",
-        "samples",
+        samples.export_samples,
         (
             *(f"accuracy/inputs_{k}.safetensors" for k in range(SAMPLES)),
             *(f"accuracy/reference_{k}.safetensors" for k in range(SAMPLES)),
@@ -46,7 +51,7 @@ EXPORTS = (
     ),
     Export(
         "export-aoti-int8",
-        "aoti-int8",
+        exports.export_aoti_int8,
         ("{m}_aoti_int8.pt2",),
         "AOTInductor package of torchao's dynamic int8 (compiles C++, ~30 s cold)",
         compiles=True,
@@ -54,14 +59,14 @@ EXPORTS = (
     # the dynamic-batch exports (`bench --batch` runs them; built on demand: registry.for_batch)
     Export(
         "export-dyn-torch-export",
-        "dyn-torch-export",
+        exports.export_dyn_torch_export,
         ("{m}_export_dyn.pt2",),
         "torch.export, dynamic batch",
         on_demand=True,
     ),
     Export(
         "export-dyn-aoti",
-        "dyn-aoti",
+        exports.export_dyn_aoti,
         ("{m}_aoti_dyn.pt2",),
         "AOTInductor package, dynamic batch (~30 s)",
         compiles=True,
@@ -69,7 +74,7 @@ EXPORTS = (
     ),
     Export(
         "export-dyn-aoti-lean",
-        "dyn-aoti-lean",
+        exports.export_dyn_aoti_lean,
         ("{m}_aoti_lean_dyn.pt2",),
         "AOTInductor package, link_libtorch=False, dynamic batch (~20 s)",
         compiles=True,

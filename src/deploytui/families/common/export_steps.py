@@ -1,12 +1,16 @@
-"""The exports of the model (each family declares its own), one step (and one process) each."""
+"""The exports of the model as build steps: each family declares its own (its plan's `Export`s,
+their functions in its `exports.py`), one step (and one process, export_cmd) each."""
 
 from __future__ import annotations
 
+import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from deploytui.builder.context import BuildContext
-from deploytui.builder.steps import Step
+from deploytui.builder.steps import MODEL_STEP, Step
 from deploytui.models import LIBRARY_KINDS
 
 PKG = Path(__file__).resolve().parents[2]
@@ -14,14 +18,15 @@ PKG = Path(__file__).resolve().parents[2]
 
 @dataclass(frozen=True)
 class Export:
-    """One export of the model, run as `python -m deploytui.families.common.export_cmd WHAT`:
-    its step name, the export's name in export_cmd, what it writes (relative to the model's
-    folder; {m} = slug), its title, the steps it needs besides export-model (the files it starts
+    """One export of the model, run as `python -m deploytui.families.common.export_cmd FUNCTION`:
+    its step name, its function (one of its family's `exports.py`: model, folder, slug -> facts;
+    the process imports it by its module and name), what it writes (relative to the model's folder;
+    {m} = slug), its title, the steps it needs besides export-model (the files it starts
     from), whether it compiles C++ (g++), and whether it is built only on demand (`bench --batch`'s
     dynamic-batch exports, registry.for_batch)."""
 
     step: str
-    what: str
+    function: Callable[[Any, Path, str], dict[str, Any]]
     outputs: tuple[str, ...]
     title: str
     after: tuple[str, ...] = ()
@@ -50,13 +55,17 @@ def _model_inputs(ctx: BuildContext) -> tuple[Path, ...]:
     return (PKG / "models" / "zoo.py", *seam)
 
 
+def _module_file(function: Callable[..., Any]) -> Path:
+    """The source file of an export function's module."""
+    return Path(sys.modules[function.__module__].__file__ or "")
+
+
 def steps_of(ctx: BuildContext, exports: tuple[Export, ...]) -> list[Step]:
-    """One step per export, each run in its own process by export_cmd."""
-    inputs = (
+    """One step per export, each run in its own process by export_cmd; an export's inputs are the
+    model's, export_cmd and what the exports share, and its own exports module."""
+    shared = (
         *_model_inputs(ctx),
-        PKG / "families" / "common" / "export_cmd.py",
-        PKG / "families" / "common" / "variant_exports.py",
-        PKG / "families" / "executorch" / "pte.py",
+        *(PKG / "families" / "common" / f for f in ("export_cmd.py", "torch_export.py", "samples.py")),
     )
     return [
         Step(
@@ -66,17 +75,17 @@ def steps_of(ctx: BuildContext, exports: tuple[Export, ...]) -> list[Step]:
                 ctx.python,
                 "-m",
                 "deploytui.families.common.export_cmd",
-                e.what,
+                f"{e.function.__module__}:{e.function.__name__}",
                 str(ctx.mdir),
                 "--model",
                 ctx.model.text,
             ),
-            inputs=inputs,
+            inputs=(*shared, _module_file(e.function)),
             outputs=tuple(ctx.mdir / o.replace("{m}", ctx.slug) for o in e.outputs),
             needs=("g++",) if e.compiles else (),
             env=ctx.torch_env(),
             stage="export",
-            after=() if e.what == "model" else ("export-model", *e.after),
+            after=() if e.step == MODEL_STEP else (MODEL_STEP, *e.after),
             on_demand=e.on_demand,
         )
         for e in exports
