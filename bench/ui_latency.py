@@ -8,7 +8,10 @@ sample: read which form the detail pane names, take the time, send one down (or 
 - `first`: the detail pane's first line names the newly highlighted form;
 - `settled`: the whole pane shows it — its first line and its border title name the form, and
   the pane then stays the same for STABLE_S (the visible tab redrawn, nothing left to come); the
-  time is when that pane first showed.
+  time is when that pane first showed. The Run tab's two live gauges are left out of "the same":
+  while the highlighted form runs they tick 10 times a second by themselves (a run-all shows the
+  Run tab, and its first form runs through most of the phase), so the pane would otherwise
+  count as settled only at the next tick.
 The reference is the same path through tmux without the app: a key sent to a `cat` in a second
 window, polled until the terminal's echo shows it. App and reference samples take turns, so a
 busy shared machine weighs on both alike; the ratios to the reference are the figures to trust.
@@ -82,9 +85,15 @@ def border_key(lines: list[str]) -> str | None:
     return None
 
 
+# the Run tab's two gauges: while the highlighted form runs they tick 10 times a second on their
+# own (its elapsed time and RSS), so a pane that shows them never stays the same for STABLE_S
+LIVE_ROWS = re.compile(r"[│ ]*(start-up|RSS) ")
+
+
 def pane(lines: list[str]) -> list[str]:
-    """The detail pane's part of the screen (right of the form list, above the footer)."""
-    return [line[FORMS_W - 1 :] for line in lines[:-1]]
+    """The detail pane's part of the screen (right of the form list, above the footer), without
+    the live gauge rows: what a key changes."""
+    return [line[FORMS_W - 1 :] for line in lines[:-1] if not LIVE_ROWS.match(line[FORMS_W - 1 :])]
 
 
 def list_order() -> list[str]:

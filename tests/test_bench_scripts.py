@@ -78,3 +78,26 @@ def test_bench_script_runs_in_quick_mode(script, artifacts_copy, tmp_path):
         assert data["ready_ms_median"]["deploytui"] > 0 and data["ratio"] > 0
     else:
         assert data["sizes"] and "torch-eager" in data["forms"], data
+
+
+def test_ui_latency_counts_a_pane_settled_whatever_the_live_gauges_do():
+    """A running form's gauges tick by themselves: the pane a key changes is compared without
+    them, and any other row still counts."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("ui_latency", ROOT / "bench" / "ui_latency.py")
+    assert spec and spec.loader
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    left = " " * (mod.FORMS_W - 1)
+
+    def screen(elapsed: str, status: str) -> list[str]:
+        rows = [
+            f"│ running torch-eager: {status} │",
+            f"│ start-up ███░░ {elapsed} │",
+            "│ RSS      ██░░░ 520M │",
+        ]
+        return [left + r for r in rows] + ["footer"]
+
+    assert mod.pane(screen("1.05s", "2/21")) == mod.pane(screen("1.16s", "2/21"))
+    assert mod.pane(screen("1.05s", "2/21")) != mod.pane(screen("1.05s", "3/21"))

@@ -201,12 +201,21 @@ class DeployApp(App):
 
     async def _after_ready(self) -> None:
         await self.main.mount_rest()
-        _start.settle_gc()  # the tabs live as long as the app: later full collections skip them
         self.session.ready = True  # the inspectors' imports waited until the app was on screen
         if self.session.never_built:  # a fresh clone (`make run`) or a new --model: build it here
             self.notify(f"{model_label(self.session.model)} is not built yet: building it in the background")
             self.submit(Job(BUILD, ws=self.session.ws))
         self.load_sections(self.main.current)
+        self.run_worker(self._warm_up, thread=True, group="warm-up", exit_on_error=False)
+
+    def _warm_up(self) -> None:
+        """Off the UI thread, once the app is up: import the chart library (~150 ms the first
+        chart would wait for, in a key's turn), then freeze what start-up left (the tabs, the
+        modules) so that full collections skip it."""
+        from deploytui import plot
+
+        plot.preload()
+        self.call_from_thread(_start.settle_gc)
 
     def shutdown(self) -> None:
         """The one way out (q, ctrl+q, SIGTERM, SIGHUP): close the lane, cancel the job in flight."""
