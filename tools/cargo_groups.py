@@ -1,15 +1,11 @@
 """The cargo groups of rust/Cargo.toml (`[workspace.metadata.deploytui]`), as make needs them.
 
-    python3 tools/cargo_groups.py select   # one line per group: DIR -p A -p B ...
+    python3 tools/cargo_groups.py select   # one line per group: -p A -p B ...
     python3 tools/cargo_groups.py early    # the same, with every program that needs no model's
                                            # file (all but the `generated` packages' ones)
     python3 tools/cargo_groups.py generated  # the groups with a `generated` package, with its
                                            # programs: their build script stops without a
                                            # model's file, once their build dependencies compiled
-
-Each line starts with the group's target folder (DIR: its first package's name): every group
-compiles in a folder of its own under CARGO_TARGET_DIR, as the build steps do, so that two
-groups compile at once (their features differ: they share no build anyway).
 
 Standard library only: `make rust-deps` runs it before the venv exists. The build steps read the
 same table through deploytui.families.common.cargo_cmd.
@@ -37,7 +33,7 @@ def main(argv: list[str]) -> int:
         print(__doc__, file=sys.stderr)
         return 2
     for group in meta["groups"]:
-        words = [group[0], *(w for package in group for w in ("-p", package))]
+        words = [w for package in group for w in ("-p", package)]
         generated = [p for p in group if p in meta["generated"]]
         if argv == ["early"]:
             bins = [b for p in group if p not in generated for b in programs(p)]

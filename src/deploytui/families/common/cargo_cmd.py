@@ -54,8 +54,7 @@ class Cargo:
         do, so every build of a group unifies the same features and its dependencies compile
         once; returns {"bins": {name: path}, "out_dirs": {pkg: dir}}."""
         argv = ["cargo", "build", "--release", "--locked", "--message-format=json-render-diagnostics"]
-        group = group_of(self.rust, bins[0])
-        for package in group:
+        for package in group_of(self.rust, bins[0]):
             argv += ["-p", package]
         for b in bins:
             argv += ["--bin", b]
@@ -63,7 +62,7 @@ class Cargo:
             argv += ["--features", ",".join(features)]
         # the same build-script inputs for every build of one model, so that switching steps
         # does not rerun build scripts: burn-mlp embeds <m>.bpk, burn-onnx-gen generates from <m>.onnx
-        full_env = {**os.environ, "CARGO_TARGET_DIR": str(group_target(self.target, group)), **(env or {})}
+        full_env = {**os.environ, "CARGO_TARGET_DIR": str(self.target), **(env or {})}
         full_env.pop("DEPLOYTUI_BPK", None)
         full_env.pop("DEPLOYTUI_ONNX", None)
         if self.stem is not None:
@@ -112,13 +111,6 @@ def groups(rust: Path) -> list[list[str]]:
     data = tomllib.loads((rust / "Cargo.toml").read_text())
     found: list[list[str]] = data["workspace"]["metadata"]["deploytui"]["groups"]
     return found
-
-
-def group_target(target: Path, group: list[str]) -> Path:
-    """The group's own target folder under CARGO_TARGET_DIR (named after its first package, as
-    tools/cargo_groups.py names it for make): groups differ in features and share no build, so
-    two of them compile at once instead of waiting for one folder's lock."""
-    return target / group[0]
 
 
 def group_of(rust: Path, program: str) -> list[str]:
