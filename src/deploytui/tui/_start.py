@@ -11,8 +11,9 @@ are mounted) took 36–70 ms, and it came every ~4 s, triggered by the allocatio
 redraw: the user waited for it (bench/ui_latency.py's p95 was that collection). So the young
 generations are collected as CPython does, and the full collection runs on the app's timer
 instead (`collect_at_rest`, every FULL_EVERY_S, when as many young collections have gone by as
-CPython would have waited for), out of step with the keys; `settle_gc` freezes the detail tabs
-once they are mounted, which live as long as the app.
+CPython would have waited for), out of step with the keys; `settle_gc` (the app's warm-up, once
+the detail tabs are mounted and plotext imported) freezes what start-up left, which lives as
+long as the app.
 """
 
 import gc
@@ -45,8 +46,8 @@ def release_gc() -> None:
 
 
 def settle_gc() -> None:
-    """Freeze what the app built since its first frame (the detail tabs), after collecting the
-    young garbage among it."""
+    """Freeze what the app built since its first frame (the detail tabs, the modules imported
+    since), after collecting the young garbage among it."""
     if _full_at_rest:
         gc.collect(1)
         gc.freeze()

@@ -36,11 +36,13 @@ def reference_names(m: Any) -> list[str]:
 
 
 def aoti_package(ep: Any, path: Path, inductor_configs: dict[str, Any] | None) -> dict[str, Any]:
-    """The exported program `ep` compiled by AOTInductor into the package `path`."""
+    """The exported program `ep` compiled by AOTInductor into the package `path`; the facts name
+    the configs as AOTInductor left them (it adds its own to the dict it is given: a copy)."""
     import torch
 
-    torch._inductor.aoti_compile_and_package(ep, package_path=str(path), inductor_configs=inductor_configs)
-    return {"inductor_configs": inductor_configs or {}}
+    configs = dict(inductor_configs) if inductor_configs else None
+    torch._inductor.aoti_compile_and_package(ep, package_path=str(path), inductor_configs=configs)
+    return {"inductor_configs": configs or {}}
 
 
 def batched(m: Any, batch: int) -> tuple[tuple[Any, ...], dict[str, Any]]:

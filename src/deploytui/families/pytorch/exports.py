@@ -12,6 +12,8 @@ from typing import Any
 
 from deploytui.families.common.torch_export import aoti_package, dynamic_program, program
 
+LEAN = {"aot_inductor.link_libtorch": False}  # the lean package: its runner links no libtorch
+
 
 def export_model(m: Any, out: Path, stem: str) -> dict[str, Any]:
     """Weights for the eager form; inputs and eager's outputs: the reference every form is diffed
@@ -87,7 +89,7 @@ def export_aoti(m: Any, out: Path, stem: str) -> dict[str, Any]:
 
 
 def export_aoti_lean(m: Any, out: Path, stem: str) -> dict[str, Any]:
-    return aoti_package(program(m), out / f"{stem}_aoti_lean.pt2", {"aot_inductor.link_libtorch": False})
+    return aoti_package(program(m), out / f"{stem}_aoti_lean.pt2", LEAN)
 
 
 def torchao_int8(m: Any) -> tuple[Any, dict[str, Any]]:
@@ -131,16 +133,9 @@ def export_dyn_torch_export(m: Any, out: Path, stem: str) -> dict[str, Any]:
     return dynamic_program(m, save)
 
 
-def _dyn_aoti(m: Any, path: Path, inductor_configs: dict[str, Any] | None) -> dict[str, Any]:
-    return {
-        **dynamic_program(m, lambda ep: aoti_package(ep, path, inductor_configs)),
-        "inductor_configs": inductor_configs or {},
-    }
-
-
 def export_dyn_aoti(m: Any, out: Path, stem: str) -> dict[str, Any]:
-    return _dyn_aoti(m, out / f"{stem}_aoti_dyn.pt2", None)
+    return dynamic_program(m, lambda ep: aoti_package(ep, out / f"{stem}_aoti_dyn.pt2", None))
 
 
 def export_dyn_aoti_lean(m: Any, out: Path, stem: str) -> dict[str, Any]:
-    return _dyn_aoti(m, out / f"{stem}_aoti_lean_dyn.pt2", {"aot_inductor.link_libtorch": False})
+    return dynamic_program(m, lambda ep: aoti_package(ep, out / f"{stem}_aoti_lean_dyn.pt2", LEAN))
