@@ -87,10 +87,13 @@ def test_aoti_lean_package_loads_in_python_with_rtld_global(built_artifacts, tmp
 
 def test_manifest_records_exports_and_deprecation_warnings(built_artifacts):
     from deploytui import manifest
+    from deploytui.builder import FORKED
 
     m = manifest.load(A1)
     ts = m.facts("export-script")
     assert any("torch.jit.script" in w and "deprecated" in w for w in ts["warnings"])
+    # the build forked its exports from one process (deploytui.forkserver): a step's log says so
+    assert (A1.artifacts / m.steps["export-script"].log).read_text().splitlines()[1] == FORKED
     assert m.artifacts["a1/a1.safetensors"].size > 0 and len(m.artifacts["a1/a1.onnx"].sha256) == 64
     assert m.facts("export-onnx")["nodes"] == ["Gemm", "Relu", "Gemm"]
     assert m.tools["torch"].startswith("2.15.0")

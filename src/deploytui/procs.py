@@ -6,6 +6,8 @@ time are what is measured.
 `run` reads stdout and stderr line by line as they come (`on_line` sees each), kills the child's
 whole process group when it is cancelled, runs past its time, or its `watch` says so (the
 sweep's memory limit: `tree_rss`), and never raises: a program that cannot start is an `error`.
+Its `fork` may start the child instead (a build's fork server, deploytui.forkserver: the same
+command forked from a process that imported its modules once); the rest is the same.
 """
 
 from __future__ import annotations
@@ -18,11 +20,30 @@ import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO
+from typing import IO, Protocol
 
 POLL_S = 0.05  # how often a running child's cancel Event, deadline and watch are looked at
 
 Watch = Callable[[int], str]  # pid of the child (its process group) -> "" or why to kill it
+
+
+class Child(Protocol):
+    """What `run` drives: a subprocess.Popen, or a child of the fork server."""
+
+    @property
+    def pid(self) -> int: ...
+    @property
+    def stdout(self) -> IO[str] | None: ...
+    @property
+    def stderr(self) -> IO[str] | None: ...
+
+    def poll(self) -> int | None: ...
+    def wait(self) -> int: ...
+    def kill(self) -> None: ...
+
+
+# (argv, cwd, env) -> the child it started in its own process group, or None: start it afresh
+Fork = Callable[[list[str], str | None, dict[str, str] | None], Child | None]
 
 
 @dataclass
@@ -37,6 +58,7 @@ class Finished:
     error: str = ""  # it could not start: "could not start PROG: ..."
     wall_s: float = 0.0
     pid: int = 0
+    forked: bool = False  # started by `run`'s fork (the fork server), not as a fresh process
 
     @property
     def ok(self) -> bool:
@@ -62,19 +84,24 @@ def run(
     on_line: Callable[[str, str], None] | None = None,
     watch: Watch | None = None,
     own_group: bool = True,
+    fork: Fork | None = None,
 ) -> Finished:
     """Run `argv` (no shell) to its end. `on_line(stream, line)` is called from reader threads for
     each line of "stdout" and "stderr" as it comes. With `own_group` the child leads a process
     group of its own, killed whole; else (a child of a build step, which the build kills whole)
-    only the child is killed."""
+    only the child is killed. `fork` (own group only) may start it instead."""
     args = [os.fspath(a) for a in argv]
     done = Finished(args)
     t0 = time.monotonic()
+    env = None if env is None else dict(env)
+    cwd = None if cwd is None else os.fspath(cwd)
+    proc: Child | None = fork(args, cwd, env) if fork is not None and own_group else None
+    done.forked = proc is not None
     try:
-        proc = subprocess.Popen(
+        proc = proc or subprocess.Popen(
             args,
             cwd=cwd,
-            env=None if env is None else dict(env),
+            env=env,
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,

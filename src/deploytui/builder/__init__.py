@@ -7,7 +7,9 @@ up to date when its last run was ok, its fingerprint (command + input contents) 
 its outputs are still what that run wrote (size and mtime, else sha256, against the manifest);
 otherwise it runs, and the log says why. A step that has to run but whose tool is missing is
 marked unavailable with the reason, and steps after it that need it are skipped with that
-reason. Model steps are recorded in artifacts/<slug>/manifest.json, the model-independent ones
+reason. The steps that name modules to `preload` (the exports) are forked from one process that
+imported them once for the whole build (deploytui.forkserver), each still a process of its own
+with its own log. Model steps are recorded in artifacts/<slug>/manifest.json, the model-independent ones
 (scope "shared") in artifacts/shared/manifest.json, each step's record as it ends. Each
 step that runs writes its full output to <its folder>/logs/<step>.log; its reason is the
 decisive line of that output (`decisive_line`).
@@ -15,6 +17,7 @@ decisive line of that output (`decisive_line`).
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import functools
 import importlib
@@ -24,7 +27,7 @@ import re
 import shutil
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from pathlib import Path
@@ -34,6 +37,7 @@ from deploytui import manifest as manifest_file
 from deploytui.builder.context import BuildContext
 from deploytui.builder.steps import MODEL_STEP, Step
 from deploytui.families import registry
+from deploytui.forkserver import ForkServer
 from deploytui.forms import Form
 from deploytui.hashing import file_record
 from deploytui.manifest import ArtifactRecord, Manifest, StepRecord, StepStatus
@@ -160,7 +164,8 @@ def run_build(
     on_event(BuildEvent("plan", total=total, text=" ".join(s.name for s in steps)))
     pending, ended = list(steps), set[str]()
     running: dict[Future[tuple[StepStatus, str]], tuple[Step, float]] = {}
-    with ThreadPoolExecutor(max_workers=workers) as pool:
+    forks = fork_server(ctx, steps)
+    with forks_closed(forks), ThreadPoolExecutor(max_workers=workers) as pool:
         while pending or running:
             stopping = cancel is not None and cancel.is_set()
             for step in [] if stopping else list(pending):
@@ -174,7 +179,7 @@ def run_build(
                 on_event(BuildEvent("start", step.name, step.title, i, total))
                 on_line = functools.partial(_line_event, on_event, step, i, total)
                 store = stores["shared" if step.scope == "shared" else "model"]
-                job = pool.submit(_locked_step, ctx, step, store, stores, on_line, cancel, watch)
+                job = pool.submit(_locked_step, ctx, step, store, stores, on_line, cancel, watch, forks)
                 running[job] = (step, time.perf_counter())
             if not running:
                 if pending and not stopping:  # every step left waits on one that never ends
@@ -193,6 +198,26 @@ def run_build(
                     )
                 )
     return _view(stores)
+
+
+def fork_server(ctx: BuildContext, steps: list[Step]) -> ForkServer | None:
+    """The build's fork server for its steps that preload modules, when two or more of them may
+    run (it starts at the first that has to): one step alone starts a fresh process instead."""
+    forked = [s for s in steps if s.preload]
+    if len(forked) < 2:
+        return None
+    preload = list(dict.fromkeys(m for s in forked for m in s.preload))
+    env = {**os.environ, **forked[0].env}
+    return ForkServer(ctx.python, preload, env, ctx.root, ctx.mdir / "logs" / "fork-server.log")
+
+
+@contextlib.contextmanager
+def forks_closed(forks: ForkServer | None) -> Iterator[None]:
+    try:
+        yield
+    finally:
+        if forks is not None:
+            forks.close()
 
 
 def _cargo(step: Step) -> bool:
@@ -222,12 +247,13 @@ def _locked_step(
     on_line: Callable[[str], None],
     cancel: threading.Event | None,
     watch: Watch | None,
+    forks: ForkServer | None,
 ) -> tuple[StepStatus, str]:
     """One step on a worker thread, holding its lock for writing."""
     t0 = time.perf_counter()
     try:
         with locks.step_lock(store.path.parent, step.name, "write", say=on_line, cancel=cancel):
-            return _build_step(ctx, step, store, _view(stores), on_line, cancel, watch, t0)
+            return _build_step(ctx, step, store, _view(stores), on_line, cancel, watch, forks, t0)
     except locks.Cancelled as e:
         return StepStatus.SKIPPED, str(e)
 
@@ -244,10 +270,11 @@ def _build_step(
     on_line: Callable[[str], None],
     cancel: threading.Event | None,
     watch: Watch | None,
+    forks: ForkServer | None,
     t0: float,
 ) -> tuple[StepStatus, str]:
     """Run one step (its lock held) and record it in its manifest, under that store's lock."""
-    status, reason, record = _run_step(ctx, step, manifest, on_line, cancel, watch)
+    status, reason, record = _run_step(ctx, step, manifest, on_line, cancel, watch, forks)
     if status == StepStatus.UP_TO_DATE:
         touched = _touched(ctx, step, manifest)
         if touched:
@@ -278,6 +305,7 @@ def _build_step(
     return status, reason
 
 
+FORKED = "(forked from the build's fork server, its modules imported once)"  # the log's second line
 TOOL_FACTS = {MODEL_STEP: ("torch",), "export-onnx": ("onnx",)}  # versions a step reports
 
 
@@ -288,6 +316,7 @@ def _run_step(
     on_line: Callable[[str], None],
     cancel: threading.Event | None,
     watch: Watch | None = None,
+    forks: ForkServer | None = None,
 ) -> tuple[StepStatus, str, StepRecord]:
     # The fingerprint holds no tool (neither its path nor its version), so it can be taken without
     # the tool; and a missing tool cannot have changed anything the step made. So the tool is
@@ -321,9 +350,13 @@ def _run_step(
         cancel=cancel,
         on_line=line,
         watch=None if watch is None else functools.partial(watch, step.name),
+        fork=forks.spawn if forks is not None and step.preload else None,
     )
     log_lines = [*child.stderr, *child.stdout]
-    log_path.write_text("$ " + " ".join(step.argv) + "\n" + "\n".join(log_lines) + "\n", errors="replace")
+    how = f"{FORKED}\n" if child.forked else ""
+    if step.preload and forks is not None and forks.why_not:
+        how = f"(run afresh: {forks.why_not})\n"
+    log_path.write_text(f"$ {' '.join(step.argv)}\n{how}" + "\n".join(log_lines) + "\n", errors="replace")
     record = StepRecord(
         StepStatus.FAILED,
         fingerprint=fingerprint,

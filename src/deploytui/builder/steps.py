@@ -33,6 +33,9 @@ class Step:
     scope    -- "model" (recorded in artifacts/<slug>/manifest.json) or "shared" (built once for
                 every model, artifacts/shared/manifest.json)
     stage    -- "export" or "build": the stage of a form's way through that this step is
+    preload  -- modules a `python -m` step may find imported: the build forks such steps from
+                one process that imported every step's preload once (deploytui.forkserver);
+                () runs the step as a fresh process
     A command may print one JSON object as its last stdout line: it is kept in the manifest as
     the step's `facts` (warnings seen, timings, tool versions).
     """
@@ -50,6 +53,7 @@ class Step:
     scope: str = "model"
     stage: str = "build"
     on_demand: bool = False  # built only when named (`only`), not by a whole build
+    preload: tuple[str, ...] = ()
 
     def fingerprint(self, art: Path) -> str:
         """Hash of the command, its environment and the content of every input, with the

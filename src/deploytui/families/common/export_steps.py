@@ -11,9 +11,11 @@ from typing import Any
 
 from deploytui.builder.context import BuildContext
 from deploytui.builder.steps import MODEL_STEP, Step
-from deploytui.models import LIBRARY_KINDS
+from deploytui.models import LIBRARY_KINDS, LIBRARY_PACKAGE
 
 PKG = Path(__file__).resolve().parents[2]
+# what every export imports (export_cmd and the model's loading), for the build's fork server
+PRELOAD = ("torch", "torch.export", "deploytui.models.load", "deploytui.families.common.torch_export")
 
 
 @dataclass(frozen=True)
@@ -55,6 +57,16 @@ def _model_inputs(ctx: BuildContext) -> tuple[Path, ...]:
     return (PKG / "models" / "zoo.py", *seam)
 
 
+def preload(ctx: BuildContext, function: Callable[..., Any]) -> tuple[str, ...]:
+    """The modules an export may find imported when it starts (the build forks it from one
+    process that imported them once, deploytui.forkserver): what every export imports, the
+    model's library, the export's module and what that module lists in its `PRELOAD`."""
+    ref = ctx.model
+    library = ("deploytui.models.library", LIBRARY_PACKAGE[ref.kind]) if ref.kind in LIBRARY_KINDS else ()
+    module = sys.modules[function.__module__]
+    return (*PRELOAD, *library, module.__name__, *getattr(module, "PRELOAD", ()))
+
+
 def _module_file(function: Callable[..., Any]) -> Path:
     """The source file of an export function's module."""
     return Path(sys.modules[function.__module__].__file__ or "")
@@ -87,6 +99,7 @@ def steps_of(ctx: BuildContext, exports: tuple[Export, ...]) -> list[Step]:
             stage="export",
             after=() if e.step == MODEL_STEP else (MODEL_STEP, *e.after),
             on_demand=e.on_demand,
+            preload=preload(ctx, e.function),
         )
         for e in exports
     ]

@@ -10,6 +10,8 @@ from typing import Any
 
 from deploytui.precision import CALIBRATION, SAMPLES
 
+PRELOAD = ("safetensors.torch",)  # what the build's fork server imports once for these exports
+
 ACCURACY_DIR = "accuracy"  # accuracy/inputs_K.safetensors + accuracy/reference_K.safetensors
 CALIBRATION_FILE = "calibration.safetensors"  # K/NAME per sample, calibration seeds
 ACCURACY_SEED = 1000  # sample k of the accuracy set is drawn from seed ACCURACY_SEED + k

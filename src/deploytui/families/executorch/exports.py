@@ -11,6 +11,15 @@ from typing import Any
 from deploytui.families.common.samples import calibration_inputs
 from deploytui.families.common.torch_export import dynamic_program, program
 
+# what the build's fork server imports once for these exports (deploytui.forkserver)
+PRELOAD = (
+    "executorch.exir",
+    "executorch.backends.xnnpack.partition.xnnpack_partitioner",
+    "executorch.backends.xnnpack.quantizer.xnnpack_quantizer",
+    "executorch.devtools.backend_debug",
+    "torchao.quantization.pt2e.quantize_pt2e",
+)
+
 
 def lower(ep: Any, out: Path, name: str) -> dict[str, Any]:
     """`ep` → `<name>.pte` + `<name>_delegation.json` in `out`; returns the export's facts."""

@@ -16,6 +16,10 @@ from deploytui.families.common.torch_export import (
     tracing,
 )
 
+# what the build's fork server imports once for these exports (deploytui.forkserver); not
+# onnxruntime's quantizer, whose import starts threads (a fork copies only the caller's)
+PRELOAD = ("onnx", "onnxscript", "torch.onnx")
+
 
 def export_onnx(m: Any, out: Path, stem: str) -> dict[str, Any]:
     """torch.onnx.export (dynamo) on args and kwargs; the graph's inputs are named as the inputs

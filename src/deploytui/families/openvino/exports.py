@@ -11,6 +11,10 @@ from typing import Any
 from deploytui.families.common.samples import calibration_inputs
 from deploytui.families.common.torch_export import reference_names
 
+# nothing for the build's fork server to import once: openvino's and nncf's imports start
+# threads (a fork copies only the caller's), so each export imports them itself
+PRELOAD: tuple[str, ...] = ()
+
 
 def no_openvino_telemetry() -> None:
     """OpenVINO's converter sends usage telemetry unless told not to: with its telemetry package

@@ -12,6 +12,9 @@ from typing import Any
 
 from deploytui.families.common.torch_export import aoti_package, dynamic_program, program
 
+# what the build's fork server imports once for these exports (deploytui.forkserver)
+PRELOAD = ("torch._inductor.compile_fx", "torchao.quantization", "safetensors.torch")
+
 LEAN = {"aot_inductor.link_libtorch": False}  # the lean package: its runner links no libtorch
 
 
