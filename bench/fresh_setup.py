@@ -404,6 +404,9 @@ def main() -> int:
         data = {**parts[0], "phases": [ph for part in parts for ph in part.get("phases", [])]}
         data["shared_caches"] = sorted({c for part in parts for c in part.get("shared_caches", [])})
         data["load_end"] = parts[-1].get("load_end")
+        runs = [part["run"] for part in parts if part.get("run")]  # a `--run` JSON among them
+        if runs:
+            data["run"] = runs[0]
     else:
         where = args.resume or Path(tempfile.mkdtemp(prefix="deploytui-fresh-"))
         share = [s for s in args.share.split(",") if s]

@@ -6,9 +6,10 @@ time went to starting Python, importing torch and an exporter, and tearing it al
 starts one fork server (`python -m deploytui.forkserver NAME MODULE...`): it imports the modules
 named once, then for each request forks a child that runs `python -m MODULE ARGS` as the
 interpreter would (runpy, sys.argv, its exit status), with the requester's stdin, stdout and
-stderr, in a process group of its own, and ends it without the teardown (`run_child`). The builder sees a child like any other (`procs.run`: its lines as they come, its
-pid for the memory watch, its group killed when cancelled or late): each step keeps its own
-process, log and fingerprint.
+stderr, in a process group of its own, and ends it without the teardown (`run_child`). The
+builder sees a child like any other (`procs.run`: its lines as they come, its pid for the
+memory watch, its group killed when cancelled or late): each step keeps its own process, log
+and fingerprint.
 
 A child inherits the server's environment and working folder, so `ForkServer.spawn` forks only
 a command whose interpreter, environment and folder are the server's; anything else (or a
