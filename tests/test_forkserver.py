@@ -107,6 +107,16 @@ def test_a_server_that_cannot_start_says_why_and_its_commands_run_afresh(tmp_pat
     forks.close()
 
 
+def test_a_server_that_dies_leaves_its_commands_to_run_afresh(server):
+    forks, env, cwd = server
+    assert run(forks, env, cwd, "echo").forked
+    assert forks._proc is not None
+    forks._proc.kill()  # as the OOM killer would
+    forks._proc.wait()
+    done = run(forks, env, cwd, "echo")
+    assert done.ok and not done.forked and "the fork server ended" in forks.why_not
+
+
 def test_a_server_whose_preloads_start_a_thread_refuses_to_fork(tmp_path):
     starts = "import threading, time\nthreading.Thread(target=time.sleep, args=(30,), daemon=True).start()\n"
     (tmp_path / "threads.py").write_text(starts)

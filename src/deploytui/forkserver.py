@@ -244,7 +244,10 @@ class ForkServer:
         with self._lock:
             if self._proc is None and not self.why_not:
                 self._start()
-            return self._proc is not None and self._proc.poll() is None
+            if self._proc is not None and self._proc.poll() is not None:
+                self.why_not = f"the fork server ended (exit {self._proc.returncode}); see {self.log}"
+                self._proc = None
+            return self._proc is not None
 
     def _start(self) -> None:
         self.log.parent.mkdir(parents=True, exist_ok=True)
