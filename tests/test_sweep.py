@@ -156,6 +156,11 @@ def test_small_sweep_resumes_and_shows_a_failing_point(tmp_path, monkeypatch):
     assert all(r.status == "ok" and r.within_tol for r in small.records.values())
     assert small.params == 108  # the export-model step's count
     assert small.build_s["torch-eager"] > 0 and small.ship_bytes["onnxruntime"] > 0
+    # each step a fresh process, not forked: a forked step's memory counts the server's modules
+    from deploytui.builder import FORKED
+
+    log = base.for_model(refs[0]).model_dir / "logs" / "export-onnx.log"
+    assert log.read_text().startswith("$ ") and FORKED not in log.read_text()
 
     events.clear()
     store = sweep.run_sweep(refs, chosen, base=base, runs=2, warmup=0, on_event=events.append)

@@ -226,8 +226,9 @@ def run_sweep(
 
         after = {s.name: s.after for s in plan(ctx)}
         only = steps_for(ctx, chosen)
-        # one step at a time: each step's seconds and peak memory are figures of the point
-        run_build(ctx, only=only, on_event=on_build, cancel=cancel, watch=watchdog, jobs=1)
+        # one step at a time, each a fresh process: its seconds and peak memory are figures of
+        # the point (a step forked from the fork server would count every module it imported)
+        run_build(ctx, only=only, on_event=on_build, cancel=cancel, watch=watchdog, jobs=1, forked=False)
         if cancel is not None and cancel.is_set():
             break
         manifest = load_manifest(ws)

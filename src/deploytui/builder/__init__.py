@@ -123,11 +123,15 @@ def run_build(
     cancel: threading.Event | None = None,
     watch: Watch | None = None,
     jobs: int | None = None,
+    forked: bool = True,
 ) -> Manifest:
     """Run the plan (or the steps named in `only` and nothing else); returns the model's view of
-    the manifests. Up to `jobs` steps run at once (default_jobs(); the sweep asks for 1, as its
-    per-step seconds and memory are figures), each once the steps it needs have ended: those it
-    names in `after` and those that write one of its inputs; one cargo step at a time. Events
+    the manifests. With `forked`, steps that preload modules are forked from the build's fork
+    server (`fork_server`); the sweep asks for fresh processes, as a forked step's resident
+    memory counts every module the server imported. Up to `jobs` steps run at once
+    (default_jobs(); the sweep asks for 1, as its per-step seconds and memory are figures), each
+    once the steps it needs have ended: those it names in `after` and those that write one of
+    its inputs; one cargo step at a time. Events
     come in the order things happen; `index` is the step's place in the plan.
     `watch(step, pid)`, called while a step runs (every 50 ms), returns "" or why to kill it (the
     sweep's memory and time limits): the step then fails with that reason.
@@ -164,7 +168,7 @@ def run_build(
     on_event(BuildEvent("plan", total=total, text=" ".join(s.name for s in steps)))
     pending, ended = list(steps), set[str]()
     running: dict[Future[tuple[StepStatus, str]], tuple[Step, float]] = {}
-    forks = fork_server(ctx, steps)
+    forks = fork_server(ctx, steps) if forked else None
     with forks_closed(forks), ThreadPoolExecutor(max_workers=workers) as pool:
         while pending or running:
             stopping = cancel is not None and cancel.is_set()
