@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
 import textwrap
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -34,6 +34,13 @@ PROGRAM = textwrap.dedent(
     elif what == "sleep":
         print("sleeping", flush=True)
         time.sleep(60)
+    elif what == "exit-text":
+        sys.exit("the program's own words")
+    elif what == "wait-for":  # until the file named exists (a minute at most), a line, exit 0
+        deadline = time.monotonic() + 60
+        while not os.path.exists(sys.argv[2]) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        print("done", flush=True)
     elif what == "atexit":
         import atexit
         atexit.register(lambda: print("atexit ran", flush=True))
@@ -75,6 +82,8 @@ def test_exit_codes_tracebacks_and_atexit_as_a_fresh_interpreter_has_them(server
     assert failed.stderr[-1] == "RuntimeError: the program's own words"
     assert any(line.startswith("Traceback") for line in failed.stderr)
     assert run(forks, env, cwd, "atexit").stdout == ["atexit ran"]
+    texted = run(forks, env, cwd, "exit-text")
+    assert texted.returncode == 1 and texted.stderr[-1] == "the program's own words"
 
 
 def test_a_late_child_is_killed_with_its_group_and_the_server_serves_on(server):
@@ -107,28 +116,68 @@ def test_a_server_that_cannot_start_says_why_and_its_commands_run_afresh(tmp_pat
     forks.close()
 
 
-def test_a_server_that_dies_leaves_its_commands_to_run_afresh(server):
+def _server_process():
+    import psutil
+
+    (found,) = [p for p in psutil.Process().children() if "deploytui.forkserver" in p.cmdline()]
+    return found
+
+
+def test_a_server_that_dies_loses_no_status_and_its_next_commands_run_afresh(server):
     forks, env, cwd = server
     assert run(forks, env, cwd, "echo").forked
-    assert forks._proc is not None
-    forks._proc.kill()  # as the OOM killer would
-    forks._proc.wait()
-    done = run(forks, env, cwd, "echo")
-    assert done.ok and not done.forked and "the fork server ended" in forks.why_not
+    flag = cwd / "go-on"
+    result = {}
+    waiting = threading.Thread(target=lambda: result.update(done=run(forks, env, cwd, "wait-for", str(flag))))
+    waiting.start()
+    server_process = _server_process()
+    deadline = time.monotonic() + 30
+    while not server_process.children() and time.monotonic() < deadline:  # the child is forked
+        time.sleep(0.05)
+    server_process.kill()  # as the OOM killer would, while its child runs
+    server_process.wait()
+    flag.write_text("")
+    waiting.join(30)
+    assert result["done"].forked and result["done"].ok and result["done"].stdout == ["done"]
+    after = run(forks, env, cwd, "echo")
+    assert after.ok and not after.forked and "the fork server ended" in forks.why_not
+
+
+def test_a_server_that_cannot_run_at_all_leaves_commands_afresh(tmp_path):
+    (tmp_path / "forkee.py").write_text(PROGRAM)
+    forks = ForkServer(str(tmp_path / "no-python"), [], dict(os.environ), tmp_path, tmp_path / "server.log")
+    argv = [str(tmp_path / "no-python"), "-m", "forkee", "echo"]
+    assert forks.spawn(argv, str(tmp_path), dict(os.environ)) is None  # no exception
+    assert "no-python" in forks.why_not
+    done = procs.run(argv, cwd=tmp_path, env=os.environ, fork=forks.spawn)
+    assert done.error.startswith("could not start no-python") and not done.forked
+
+
+def test_what_preloading_prints_stays_in_the_servers_log(tmp_path):
+    (tmp_path / "forkee.py").write_text(PROGRAM)
+    (tmp_path / "talky_module.py").write_text("print('hello from an import')\nprint('ready')\n")
+    log = tmp_path / "server.log"
+    forks = ForkServer(sys.executable, ["talky_module"], dict(os.environ), tmp_path, log)
+    done = procs.run([sys.executable, "-m", "forkee", "echo"], cwd=tmp_path, env=os.environ, fork=forks.spawn)
+    forks.close()
+    assert done.forked and not forks.why_not and "hello from an import" in log.read_text()
+    assert json.loads(done.stdout[-1])["argv"] == ["echo"]
 
 
 def test_a_server_whose_preloads_start_a_thread_refuses_to_fork(tmp_path):
     starts = "import threading, time\nthreading.Thread(target=time.sleep, args=(30,), daemon=True).start()\n"
     (tmp_path / "threads.py").write_text(starts)
-    forks = ForkServer(sys.executable, ["threads"], dict(os.environ), tmp_path, tmp_path / "server.log")
+    forks = ForkServer(
+        sys.executable, ["colorsys", "threads"], dict(os.environ), tmp_path, tmp_path / "s.log"
+    )
     assert forks.spawn([sys.executable, "-m", "json.tool", "--help"], str(tmp_path), dict(os.environ)) is None
-    assert "started threads" in forks.why_not
+    assert "importing threads started a thread" in forks.why_not
 
 
-def test_the_families_preloads_start_no_thread():
-    """A fork copies only the thread that forks: the modules the build's fork server imports
-    for the exports must leave it with no thread but torch's own (`import torch` starts one
-    native thread, idle in a futex, as every DataLoader worker that forks after it knows)."""
+def test_every_familys_preloads_leave_the_server_free_to_fork(tmp_path):
+    """A fork copies only the thread that forks: the server refuses when a module it imports
+    after the first (torch, whose one idle native thread every DataLoader worker forks past)
+    starts a thread. Every family's preloads, and every library kind's, pass that check."""
     from deploytui.builder import plan
     from deploytui.builder.context import BuildContext
     from deploytui.families.common import export_steps
@@ -141,20 +190,14 @@ def test_the_families_preloads_start_no_thread():
     for kind in LIBRARY_KINDS:  # each library kind's package too
         ctx = BuildContext.of(Workspace.from_env(ModelRef(kind, "x", "")))
         preload += export_steps.preload(ctx, export_model)
-    assert {"torch", "transformers", "timm", "torchvision", "executorch.exir"} <= set(preload)
-    script = textwrap.dedent(
-        f"""
-        import importlib, json, os, threading
-        import torch
-        after_torch = len(os.listdir("/proc/self/task"))
-        for m in {sorted(set(preload))!r}:
-            importlib.import_module(m)
-        print(json.dumps([after_torch, len(os.listdir("/proc/self/task")), threading.active_count()]))
-        """
+    preload = list(dict.fromkeys(preload))
+    assert preload[0] == "torch" and {"transformers", "timm", "executorch.exir"} <= set(preload)
+    forks = ForkServer(sys.executable, preload, dict(os.environ), tmp_path, tmp_path / "server.log")
+    done = procs.run(
+        [sys.executable, "-m", "json.tool", "--help"], cwd=tmp_path, env=os.environ, fork=forks.spawn
     )
-    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
-    after_torch, after_all, python_threads = json.loads(out.stdout.strip().splitlines()[-1])
-    assert (after_all, python_threads) == (after_torch, 1), sorted(set(preload))
+    forks.close()
+    assert done.ok and done.forked, forks.why_not
 
 
 def test_a_builds_exports_share_one_fork_server(tmp_path):

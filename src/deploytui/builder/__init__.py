@@ -211,8 +211,14 @@ def fork_server(ctx: BuildContext, steps: list[Step]) -> ForkServer | None:
     if len(forked) < 2:
         return None
     preload = list(dict.fromkeys(m for s in forked for m in s.preload))
-    env = {**os.environ, **forked[0].env}
-    return ForkServer(ctx.python, preload, env, ctx.root, ctx.mdir / "logs" / "fork-server.log")
+    log = ctx.mdir / "logs" / "fork-server.log"
+    return ForkServer(ctx.python, preload, step_env(forked[0]), ctx.root, log)
+
+
+def step_env(step: Step) -> dict[str, str]:
+    """The environment a step runs in: ours and the step's own (the fork server's is its first
+    forked step's: a step whose environment differs runs afresh)."""
+    return {**os.environ, **step.env}
 
 
 @contextlib.contextmanager
@@ -349,7 +355,7 @@ def _run_step(
     child = procs.run(
         step.argv,
         cwd=step.cwd or ctx.root,
-        env={**os.environ, **step.env},
+        env=step_env(step),
         timeout_s=step.timeout_s,
         cancel=cancel,
         on_line=line,
@@ -358,7 +364,7 @@ def _run_step(
     )
     log_lines = [*child.stderr, *child.stdout]
     how = f"{FORKED}\n" if child.forked else ""
-    if step.preload and forks is not None and forks.why_not:
+    if not child.forked and step.preload and forks is not None and forks.why_not:
         how = f"(run afresh: {forks.why_not})\n"
     log_path.write_text(f"$ {' '.join(step.argv)}\n{how}" + "\n".join(log_lines) + "\n", errors="replace")
     record = StepRecord(
