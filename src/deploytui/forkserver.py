@@ -44,7 +44,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any, NoReturn
 
-READY = "ready"
+from deploytui import procs
+
+READY = b"ready\n"  # the server's one line to the builder once it serves
 GO = b"g"  # the client's word to a forked child once it knows the child's pid
 START_TIMEOUT_S = 120.0  # importing torch and the exporters from a cold disk
 ANSWER_TIMEOUT_S = 30.0  # from a request to the forked child's pid
@@ -74,7 +76,7 @@ def main(argv: list[str]) -> int:
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     listener.bind("\0" + name)
     listener.listen(16)
-    ready.write(f"{READY}\n".encode())
+    ready.write(READY)
     ready.close()
     forked = serve(listener)
     if forked is None:  # the builder is done: leave without tearing down what was imported
@@ -301,13 +303,13 @@ class ForkServer:
         said, deadline = b"", time.monotonic() + START_TIMEOUT_S
         with selectors.DefaultSelector() as sel:
             sel.register(proc.stdout, selectors.EVENT_READ)
-            while time.monotonic() < deadline and f"{READY}\n".encode() not in said:
+            while time.monotonic() < deadline and READY not in said:
                 if sel.select(0.2):
                     chunk = os.read(proc.stdout.fileno(), 256)
                     if not chunk:
                         break
                     said += chunk
-        if f"{READY}\n".encode() in said:
+        if READY in said:
             self._proc = proc
             return
         proc.kill()
@@ -417,10 +419,7 @@ class ForkedChild:
         return self.returncode
 
     def kill(self) -> None:
-        try:
-            os.killpg(self.pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
+        procs.kill_group(self.pid)
 
 
 if __name__ == "__main__":

@@ -27,7 +27,7 @@ import re
 import shutil
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from pathlib import Path
@@ -169,7 +169,8 @@ def run_build(
     pending, ended = list(steps), set[str]()
     running: dict[Future[tuple[StepStatus, str]], tuple[Step, float]] = {}
     forks = fork_server(ctx, steps) if forked else None
-    with forks_closed(forks), ThreadPoolExecutor(max_workers=workers) as pool:
+    closing = contextlib.closing(forks) if forks is not None else contextlib.nullcontext()
+    with closing, ThreadPoolExecutor(max_workers=workers) as pool:
         while pending or running:
             stopping = cancel is not None and cancel.is_set()
             for step in [] if stopping else list(pending):
@@ -219,15 +220,6 @@ def step_env(step: Step) -> dict[str, str]:
     """The environment a step runs in: ours and the step's own (the fork server's is its first
     forked step's: a step whose environment differs runs afresh)."""
     return {**os.environ, **step.env}
-
-
-@contextlib.contextmanager
-def forks_closed(forks: ForkServer | None) -> Iterator[None]:
-    try:
-        yield
-    finally:
-        if forks is not None:
-            forks.close()
 
 
 def _cargo(step: Step) -> bool:

@@ -63,8 +63,8 @@ def preload(ctx: BuildContext, function: Callable[..., Any]) -> tuple[str, ...]:
     model's library, the export's module and what that module lists in its `PRELOAD`."""
     ref = ctx.model
     library = ("deploytui.models.library", LIBRARY_PACKAGE[ref.kind]) if ref.kind in LIBRARY_KINDS else ()
-    module = sys.modules[function.__module__]
-    return (*PRELOAD, *library, module.__name__, *getattr(module, "PRELOAD", ()))
+    own = getattr(sys.modules[function.__module__], "PRELOAD", ())
+    return (*PRELOAD, *library, function.__module__, *own)
 
 
 def _module_file(function: Callable[..., Any]) -> Path:
