@@ -68,7 +68,7 @@ build: compile
 # the wheels the Python ship checks install offline inside the sandbox: the exact pins of every
 # Python runtime the build probed, downloaded once into $(CACHE)/wheelhouse (a no-op when there)
 wheelhouse: build
-	$(VENV)/bin/python -m deploytui.shipping wheelhouse
+	$(VENV)/bin/python -m deploytui.scenarios.isolated.shipping wheelhouse
 
 run: compile
 	$(VENV)/bin/deploytui

@@ -37,8 +37,8 @@ Bare().run(headless=True)
 BARE_GC_HELD = "import gc\ngc.disable()\n" + BARE
 
 DEPLOYTUI = """
-from deploytui.tui import run_app
-from deploytui.workspace import Workspace
+from deploytui.views.tui import run_app
+from deploytui.core.workspace import Workspace
 app = run_app(Workspace.from_env(), headless=True)  # the entry point: DEPLOYTUI_ARTIFACTS or the default
 print(f"READY_AT {app.ready_at_ns}", flush=True)
 """

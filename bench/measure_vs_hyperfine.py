@@ -19,10 +19,11 @@ import subprocess
 import sys
 import tempfile
 
-from deploytui import manifest, runenv
+from deploytui.core import runenv
+from deploytui.core.measure import measure
+from deploytui.core.workspace import Workspace
 from deploytui.families import registry
-from deploytui.measure import measure
-from deploytui.workspace import Workspace
+from deploytui.spec import manifest
 
 ROUNDS = 5  # core and hyperfine take turns, so drift on a shared machine hits both alike
 

@@ -23,13 +23,13 @@ from importlib.metadata import version
 from pathlib import Path
 from typing import Any
 
-from deploytui import machine, paths
+from deploytui.core import machine, paths
+from deploytui.core.modelref import parse
+from deploytui.core.units import human, ms
+from deploytui.core.workspace import Workspace
 from deploytui.families import registry
-from deploytui.manifest import model_info
-from deploytui.models import parse
-from deploytui.report import scrub, weight_fields
-from deploytui.units import human, ms
-from deploytui.workspace import Workspace
+from deploytui.spec.manifest import model_info
+from deploytui.views.report.report import scrub, weight_fields
 
 sys.path.insert(0, str(paths.ROOT / "tests"))
 import real_models  # the corpus lives with the tests that use it

@@ -20,10 +20,11 @@ import statistics
 import subprocess
 import sys
 
-from deploytui import fit, sweep, sweep_store
+from deploytui.core.measure import measure
+from deploytui.core.workspace import Workspace
 from deploytui.families import registry
-from deploytui.measure import measure
-from deploytui.workspace import Workspace
+from deploytui.scenarios.sweep import fit, sweep
+from deploytui.scenarios.sweep import store as sweep_store
 
 
 def reference(point: sweep_store.Point, base: Workspace) -> float | None:

@@ -29,10 +29,10 @@ import timeit
 from collections.abc import Callable
 from typing import Any
 
-from deploytui import bench
+from deploytui.core.modelref import parse
+from deploytui.core.workspace import Workspace
 from deploytui.families import registry
-from deploytui.models import parse
-from deploytui.workspace import Workspace
+from deploytui.scenarios.startup import bench
 
 TARGET = 0.05
 # warm-up forwards before each side's timed ones, every round. More than a serving cell's

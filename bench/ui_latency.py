@@ -107,7 +107,7 @@ def list_order() -> list[str]:
 def model_slug(text: str) -> str:
     """The model the app will show: its folder's name."""
     sys.path.insert(0, str(ROOT / "src"))
-    from deploytui.models import parse
+    from deploytui.core.modelref import parse
 
     return parse(text).slug
 

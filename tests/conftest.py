@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from deploytui.models import parse
-from deploytui.workspace import SHARED, Workspace
+from deploytui.core.modelref import parse
+from deploytui.core.workspace import SHARED, Workspace
 from workspaces import A1
 
 BUILD_FIXTURE = "built_artifacts"
@@ -39,7 +39,7 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 def built_artifacts() -> Path:
     """Run the whole build once into the real artifacts folder (incremental: usually a no-op)."""
     from deploytui.builder import run_build
-    from deploytui.builder.context import BuildContext
+    from deploytui.spec.context import BuildContext
 
     manifest = run_build(BuildContext.of(A1))
     failed = {n: manifest.steps[n].reason for n in manifest.failed_steps()}
@@ -58,7 +58,7 @@ def eager() -> list[list[float]]:
     """Eager PyTorch logits of a1 computed here, independently of the build's reference."""
     import torch
 
-    from deploytui.model import a1_input, a1_model
+    from deploytui.models.a1_module import a1_input, a1_model
 
     with torch.inference_mode():
         return a1_model()(a1_input()).tolist()

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-# form key -> (program, A1 model file), as in deploytui.forms
+# form key -> (program, A1 model file), as in deploytui.spec.forms
 A1_CASES = {
     "cpp-torchscript": ("cpp-torchscript", "a1_script.pt"),
     "cpp-aoti": ("cpp-aoti", "a1_aoti.pt2"),

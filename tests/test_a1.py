@@ -1,5 +1,5 @@
-from deploytui import a1
-from deploytui.units import f32
+from deploytui.core.units import f32
+from deploytui.models import a1
 
 
 def test_input_is_the_reference_formula_in_f32():

@@ -4,8 +4,8 @@ import json
 import os
 
 from deploytui.builder import plan, run_build
-from deploytui.builder.context import BuildContext
-from deploytui.manifest import StepStatus
+from deploytui.spec.context import BuildContext
+from deploytui.spec.manifest import StepStatus
 from workspaces import A1, built
 
 
@@ -95,8 +95,8 @@ def test_damaged_output_is_rebuilt_and_the_log_says_why(artifacts_copy, copy_ws)
 
 
 def test_built_steps_stay_up_to_date_without_their_tools(artifacts_copy, copy_ws, monkeypatch):
-    from deploytui import manifest as manifest_file
     from deploytui.families import registry
+    from deploytui.spec import manifest as manifest_file
 
     ctx = BuildContext.of(copy_ws)
     bare = artifacts_copy.parent / "bin-without-tools"
@@ -162,8 +162,8 @@ def test_steps_run_side_by_side_after_what_they_need_one_cargo_step_at_a_time(tm
     import sys
 
     import deploytui.builder as builder
-    from deploytui.builder.steps import Step
-    from deploytui.models import parse
+    from deploytui.core.modelref import parse
+    from deploytui.spec.steps import Step
 
     trace = tmp_path / "trace"
     art = tmp_path / "art"
@@ -222,8 +222,8 @@ def test_a_moved_artifacts_folder_keeps_its_steps_up_to_date(tmp_path, monkeypat
     import sys
 
     import deploytui.builder as builder
-    from deploytui.builder.steps import Step
-    from deploytui.models import parse
+    from deploytui.core.modelref import parse
+    from deploytui.spec.steps import Step
 
     def steps_of(ctx):
         src, out, more = ctx.mdir / "src.txt", ctx.mdir / "out.txt", ctx.mdir / "more.txt"

@@ -53,7 +53,7 @@ def _io(art: Path, tmp: Path) -> list[str]:
 
 def _logits(proc: subprocess.CompletedProcess, tmp: Path) -> list[list[float]]:
     """The [4, 3] output the protocol run wrote, as rows."""
-    from deploytui import tensorfile
+    from deploytui.core import tensorfile
 
     assert proc.returncode == 0, proc.stderr
     lines = proc.stdout.strip().splitlines()

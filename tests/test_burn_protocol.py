@@ -155,7 +155,7 @@ def cargo_ok(built_artifacts) -> Path:
 def _build_onnx(name: str, work: Path) -> dict:
     """Exports the model, then builds the three burn-onnx forms of it into work/art."""
     torch = _torch()
-    from deploytui.builder.context import BuildContext
+    from deploytui.spec.context import BuildContext
     from workspaces import A1
 
     model, inputs = MODELS[name]()
@@ -352,7 +352,7 @@ def test_mlp_binaries_read_sizes_from_the_weights(mlp_bins, sizes, tmp_path):
 def test_a1_binaries_speak_the_protocol(mlp_bins, built_artifacts, tmp_path):
     """The shipped A1 forms, including the compiled-in one, on an input other than the formula."""
     torch = _torch()
-    from deploytui.model import a1_model
+    from deploytui.models.a1_module import a1_model
 
     x = torch.randn(9, 4)
     with torch.inference_mode():

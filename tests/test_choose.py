@@ -10,8 +10,9 @@ from dataclasses import replace
 
 import pytest
 
-from deploytui import choose, units
-from deploytui.choose import BROKEN, MET, UNKNOWN, FormFacts
+from deploytui.core import units
+from deploytui.decisions import choose
+from deploytui.decisions.choose import BROKEN, MET, UNKNOWN, FormFacts
 from deploytui.families import registry
 
 MIB = 1 << 20
@@ -294,7 +295,7 @@ def test_missing_data_is_named_never_guessed():
 def test_a_qualifying_forms_missing_figures_are_listed_apart():
     unchecked = choose.choose([TRACT], choose.request([]), "m")
     assert unchecked.chosen[0].form.key == "tract"
-    from deploytui import choose_text
+    from deploytui.decisions import text as choose_text
 
     text = choose_text.render(unchecked)
     assert "Not measured yet (– above):\n  tract: not checked yet: run deploytui ship tract --check" in text
@@ -431,10 +432,10 @@ def test_every_claim_and_advice_names_real_forms_and_situations():
 
 def _stored(tmp_path, monkeypatch):
     """a1's fixed artifacts (tui_support): stored runs, two probed runtimes, two ship checks."""
-    from deploytui import manifest
-    from deploytui.manifest import StepRecord, StepStatus
     from deploytui.ship import store as ship_store
     from deploytui.ship.store import ShipCheck
+    from deploytui.spec import manifest
+    from deploytui.spec.manifest import StepRecord, StepStatus
     from tui_support import FIXED_RESULTS, a1_at, make_artifacts
 
     art = make_artifacts(tmp_path, results=FIXED_RESULTS)
@@ -450,7 +451,7 @@ def _stored(tmp_path, monkeypatch):
 
 
 def test_facts_come_from_the_stores_only(tmp_path, monkeypatch):
-    from deploytui import choose_facts
+    from deploytui.decisions import facts as choose_facts
     from test_probe import _forbid_running
     from tui_support import a1_at
 
@@ -472,7 +473,10 @@ def test_facts_come_from_the_stores_only(tmp_path, monkeypatch):
 def test_choose_reads_the_cells_of_a_model_built_for_serving_alone(tmp_path, monkeypatch, capsys):
     """onnxruntime's fixed export was never built, its dynamic-batch export was and served a
     cell: the facts say so and `choose --max-p99 …@8` picks it by that cell."""
-    from deploytui import choose_facts, cli, manifest, serve_store
+    from deploytui.decisions import facts as choose_facts
+    from deploytui.scenarios.serving import store as serve_store
+    from deploytui.spec import manifest
+    from deploytui.views.cli import main as cli
     from test_serve import _cell
     from tui_support import a1_at, make_artifacts
 
@@ -496,7 +500,7 @@ def test_choose_reads_the_cells_of_a_model_built_for_serving_alone(tmp_path, mon
 
 
 def test_cli_choose(tmp_path, monkeypatch, capsys):
-    from deploytui import cli
+    from deploytui.views.cli import main as cli
 
     _stored(tmp_path, monkeypatch)
     assert cli.main(["choose", "--model", "a1", "--no-python", "--max-ship", "400MiB", "--chart"]) == 0
@@ -528,7 +532,7 @@ def test_cli_choose(tmp_path, monkeypatch, capsys):
 
 
 def test_a_damaged_store_is_said_and_read_as_far_as_it_goes(tmp_path, monkeypatch, capsys):
-    from deploytui import cli
+    from deploytui.views.cli import main as cli
 
     art = _stored(tmp_path, monkeypatch)
     (art / "a1" / "ship.json").write_text("{not json")
@@ -558,7 +562,9 @@ def test_the_pages_pick_against_ours():
 
 
 def test_the_reports_how_to_choose(tmp_path, monkeypatch):
-    from deploytui import manifest, report, results
+    from deploytui.scenarios.startup import results
+    from deploytui.spec import manifest
+    from deploytui.views.report import report
     from test_probe import _forbid_running
     from tui_support import a1_at
 

@@ -16,12 +16,12 @@ from pathlib import Path
 import pytest
 
 from cpp_support import A1_CASES, built_loaders, private_tmp_env, run_program
-from deploytui import a1
-from deploytui.builder.context import BuildContext
+from deploytui.core.modelref import parse
 from deploytui.families.executorch import plan as executorch_plan
 from deploytui.families.libtorch import plan as libtorch_plan
 from deploytui.families.openvino import plan as openvino_plan
-from deploytui.models import parse
+from deploytui.models import a1
+from deploytui.spec.context import BuildContext
 
 TOL = 1e-6
 
@@ -49,7 +49,7 @@ def _protocol_args(art: Path, tmp: Path) -> list[str]:
 
 @pytest.mark.parametrize("form", list(A1_CASES))
 def test_runs_and_matches_eager(art, eager, env, form, tmp_path):
-    from deploytui import tensorfile
+    from deploytui.core import tensorfile
 
     exe, model = A1_CASES[form]
     proc = _run([art / "shared" / "bin" / exe, art / "a1" / model, *_protocol_args(art, tmp_path)], env)
@@ -151,9 +151,9 @@ def test_step_definition():
 def test_step_built_both_programs(art):
     """The session build's cpp-build step (one compile per session, not one per test): both
     programs are there, with the facts the step printed, and they are what it says."""
-    from deploytui import manifest
-    from deploytui.models import parse
-    from deploytui.workspace import Workspace
+    from deploytui.core.modelref import parse
+    from deploytui.core.workspace import Workspace
+    from deploytui.spec import manifest
 
     step = manifest.load(Workspace.at(parse("a1"), art)).steps["cpp-build"]
     assert step.status == "ok" and step.scope == "shared"

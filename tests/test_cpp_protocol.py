@@ -21,7 +21,8 @@ from pathlib import Path
 import pytest
 
 from cpp_support import A1_CASES, built_loaders, private_tmp_env, run_program
-from deploytui import a1, paths
+from deploytui.core import paths
+from deploytui.models import a1
 from deploytui.runners.protocol import LINE_KEYS
 
 # Exports the test models into argv[1]; eager's outputs go to expected.safetensors.

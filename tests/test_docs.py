@@ -18,8 +18,9 @@ from pathlib import Path
 
 import pytest
 
-from deploytui import cli, paths
+from deploytui.core import paths
 from deploytui.families import registry
+from deploytui.views.cli import main as cli
 
 ROOT = paths.ROOT
 README_LIMIT = 12_500  # bytes: "at most ~12 KB"
@@ -68,9 +69,9 @@ def docs() -> list[Path]:
 def universe() -> frozenset[str]:
     """Every kebab-case name the project defines, and those of the tools it builds on."""
     from deploytui.builder import plan
-    from deploytui.builder.context import BuildContext
-    from deploytui.models import parse
-    from deploytui.workspace import Workspace
+    from deploytui.core.modelref import parse
+    from deploytui.core.workspace import Workspace
+    from deploytui.spec.context import BuildContext
 
     names = {f.key for f in registry.FORMS} | set(registry.RUNTIME_TITLES)
     steps = [s for m in ("a1", "convnet") for s in plan(BuildContext.of(Workspace.at(parse(m))))]
@@ -204,7 +205,7 @@ def test_the_checker_catches_a_renamed_crate_program_file_and_option(tmp_path):
     doc.write_text(
         "The crate `store-deploy` builds `infer-file`; see `src/deploytui/nothing.py` and\n"
         "[this](nowhere.md); run `deploytui bench --fast` or `make everything`.\n"
-        "Fine: `burn-mlp`, `burn-file`, `burn-tools`, `src/deploytui/forms.py`, `make check`,\n"
+        "Fine: `burn-mlp`, `burn-file`, `burn-tools`, `src/deploytui/spec/forms.py`, `make check`,\n"
         "`deploytui bench --model convnet`, `artifacts/a1/a1.bpk`, `M.bpk`.\n"
     )
     found = problems(doc)
@@ -295,7 +296,7 @@ def test_no_module_is_named_after_a_standard_library_one():
 def test_report_writes_each_models_results_and_their_matrix(tmp_path, monkeypatch):
     """`deploytui report --results DIR` on stored results: one page per model, the matrix, every
     page marked as written; nothing else in DIR is touched."""
-    from deploytui.report import write_results
+    from deploytui.views.report.report import write_results
     from tui_support import FIXED_RESULTS, a1_at, make_artifacts
 
     art = make_artifacts(tmp_path, results=FIXED_RESULTS)

@@ -18,9 +18,12 @@ from pathlib import Path
 import psutil
 import pytest
 
-from deploytui import bench, manifest, paths, report, results
+from deploytui.core import paths
 from deploytui.families import registry
-from deploytui.forms import Form
+from deploytui.scenarios.startup import bench, results
+from deploytui.spec import manifest
+from deploytui.spec.forms import Form
+from deploytui.views.report import report
 from workspaces import A1
 
 DEPLOYTUI = [sys.executable, "-m", "deploytui"]
@@ -115,7 +118,7 @@ def test_truncated_artifact_fails_at_its_form_in_one_line(artifacts_copy, copy_w
 
 
 def test_corrupt_safetensors_header_and_zip_shown_by_inspectors(artifacts_copy, copy_ws):
-    from deploytui.inspectors.form_view import sections
+    from deploytui.views.form_view import sections
 
     st = artifacts_copy / "a1" / "a1.safetensors"
     st.write_bytes(b"\xff" * 8 + st.read_bytes()[8:])
@@ -187,7 +190,7 @@ def _alive(marker: str) -> list:
 
 def test_no_cargo_makes_burn_forms_unavailable_rest_builds(artifacts_copy, copy_ws, monkeypatch):
     from deploytui.builder import run_build
-    from deploytui.builder.context import BuildContext
+    from deploytui.spec.context import BuildContext
 
     for part in ("shared", "a1"):
         manifest_path = artifacts_copy / part / "manifest.json"
@@ -256,7 +259,7 @@ def test_burn_onnx_file_relocation_failure(built_artifacts):
 
 WRITE_OUTPUTS = """
 import sys
-from deploytui import tensorfile as t
+from deploytui.core import tensorfile as t
 out = sys.argv[sys.argv.index("--outputs") + 1]
 (ref,) = t.read({ref!r}).values()  # a1's one output, written back by position
 shape, values = {shape}, {values}
@@ -392,8 +395,8 @@ def test_pickles_are_loaded_only_in_runner_subprocesses():
 def test_inspecting_every_form_in_process_imports_no_torch(built_artifacts):
     code = (
         "import sys; from deploytui.families import registry; "
-        "from deploytui.inspectors.form_view import sections; from deploytui import manifest; "
-        "from deploytui.models import parse; from deploytui.workspace import Workspace; "
+        "from deploytui.views.form_view import sections; from deploytui.spec import manifest; "
+        "from deploytui.core.modelref import parse; from deploytui.core.workspace import Workspace; "
         "ws = Workspace.at(parse('a1'), sys.argv[1]); "
         "m = manifest.load(ws); [sections(f, m, ws) for f in registry.FORMS]; "
         "bad = [n for n in ('torch', 'onnx', 'onnxruntime', 'numpy', 'pickle_loaded') if n in sys.modules]; "

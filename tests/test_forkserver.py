@@ -1,4 +1,4 @@
-"""The fork server (deploytui.forkserver): commands forked from one process that imported their
+"""The fork server (deploytui.builder.forkserver): commands forked from one process that imported their
 modules once, run by procs.run like any child; anything it cannot fork runs afresh."""
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from deploytui import procs
-from deploytui.forkserver import ForkServer
+from deploytui.builder.forkserver import ForkServer
+from deploytui.core import procs
 
 PROGRAM = textwrap.dedent(
     """
@@ -119,7 +119,7 @@ def test_a_server_that_cannot_start_says_why_and_its_commands_run_afresh(tmp_pat
 def _server_process():
     import psutil
 
-    (found,) = [p for p in psutil.Process().children() if "deploytui.forkserver" in p.cmdline()]
+    (found,) = [p for p in psutil.Process().children() if "deploytui.builder.forkserver" in p.cmdline()]
     return found
 
 
@@ -179,11 +179,11 @@ def test_every_familys_preloads_leave_the_server_free_to_fork(tmp_path):
     after the first (torch, whose one idle native thread every DataLoader worker forks past)
     starts a thread. Every family's preloads, and every library kind's, pass that check."""
     from deploytui.builder import plan
-    from deploytui.builder.context import BuildContext
+    from deploytui.core.modelref import LIBRARY_KINDS, ModelRef
+    from deploytui.core.workspace import Workspace
     from deploytui.families.common import export_steps
     from deploytui.families.pytorch.exports import export_model
-    from deploytui.models import LIBRARY_KINDS, ModelRef
-    from deploytui.workspace import Workspace
+    from deploytui.spec.context import BuildContext
 
     a1 = BuildContext.of(Workspace.from_env(ModelRef("zoo", "a1", "")))
     preload = [m for s in plan(a1) for m in s.preload]
@@ -203,10 +203,10 @@ def test_every_familys_preloads_leave_the_server_free_to_fork(tmp_path):
 def test_a_builds_exports_share_one_fork_server(tmp_path):
     """Two or more steps that preload share the build's server; one alone starts afresh."""
     from deploytui.builder import fork_server
-    from deploytui.builder.context import BuildContext
-    from deploytui.builder.steps import Step
-    from deploytui.models import parse
-    from deploytui.workspace import Workspace
+    from deploytui.core.modelref import parse
+    from deploytui.core.workspace import Workspace
+    from deploytui.spec.context import BuildContext
+    from deploytui.spec.steps import Step
 
     ctx = BuildContext.of(Workspace.at(parse("a1"), tmp_path))
 

@@ -12,12 +12,13 @@ from pathlib import Path
 
 import pytest
 
-from deploytui import forms, paths
+from deploytui.core import paths
+from deploytui.core.modelref import parse
+from deploytui.core.workspace import Workspace
 from deploytui.families import registry
-from deploytui.forms import Family, Form, Inspect
-from deploytui.inspectors import form_view
-from deploytui.models import parse
-from deploytui.workspace import Workspace
+from deploytui.spec import forms
+from deploytui.spec.forms import Family, Form, Inspect
+from deploytui.views import form_view
 
 A1 = Workspace.at(parse("a1"), "/art")  # a place: nothing here reads the files
 
@@ -97,9 +98,9 @@ def test_each_export_is_its_own_familys_and_runs_as_one_process_each():
     its module among the step's inputs. export_cmd refuses what is not a family's export."""
     import importlib
 
-    from deploytui.builder.context import BuildContext
+    from deploytui.core.modelref import parse
     from deploytui.families.common.export_steps import Export, steps_of
-    from deploytui.models import parse
+    from deploytui.spec.context import BuildContext
 
     ctx = BuildContext.of(A1.for_model(parse("a1")))
     seen = 0
@@ -141,7 +142,7 @@ def test_the_registry_imports_no_runtime_and_a_runner_no_registry():
     `python -m deploytui.families.<name>.<runner>` and is measured: its package imports nothing."""
     heavy = ("torch", "numpy", "onnx", "onnxruntime", "executorch", "openvino", "safetensors", "textual")
     code = (
-        "import sys, deploytui.families.registry, deploytui.inspectors.form_view; "
+        "import sys, deploytui.families.registry, deploytui.views.form_view; "
         f"print(sorted(m for m in {heavy!r} if m in sys.modules))"
     )
     found = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
@@ -161,8 +162,8 @@ def test_each_program_is_declared_once_and_its_build_step_makes_it():
     """A compiled form's program path is its family's declaration, and the plan's steps name the
     same path as their output (no second spelling joined by a string)."""
     from deploytui.builder import plan
-    from deploytui.builder.context import BuildContext
-    from deploytui.models import parse
+    from deploytui.core.modelref import parse
+    from deploytui.spec.context import BuildContext
 
     for model in ("a1", "convnet"):
         ref = parse(model)
@@ -227,8 +228,8 @@ def test_a_probe_names_every_file_a_form_may_ship_built_or_not():
 
 
 def test_a_library_model_is_told_which_forms_ship_without_its_source():
-    from deploytui import shipping
-    from deploytui.models import parse
+    from deploytui.core.modelref import parse
+    from deploytui.scenarios.isolated import shipping
     from deploytui.ship.bundler import ShipError
 
     with pytest.raises(

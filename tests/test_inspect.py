@@ -2,9 +2,9 @@
 
 import pytest
 
-from deploytui import manifest
 from deploytui.families import registry
-from deploytui.inspectors import form_view
+from deploytui.spec import manifest
+from deploytui.views import form_view
 from workspaces import A1
 
 

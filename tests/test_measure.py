@@ -6,7 +6,7 @@ import time
 
 import psutil
 
-from deploytui.measure import measure, run_once
+from deploytui.core.measure import measure, run_once
 
 MiB = 1024 * 1024
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from deploytui import models
+from deploytui.core import modelref as models
 
 HERE = Path(__file__).parent / "models"
 
@@ -70,7 +70,7 @@ def test_zoo_describes_itself():
 def test_zoo_is_deterministic_and_a1_input_is_the_formula():
     import torch
 
-    from deploytui import a1
+    from deploytui.models import a1
     from deploytui.models.load import load
 
     for name in ("mlp", "convnet", "tinylm"):

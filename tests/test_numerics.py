@@ -4,9 +4,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from deploytui import tensorfile
-from deploytui.models import parse, tolerance
-from deploytui.numerics import ShapeError, compare_files, compare_output
+from deploytui.core import tensorfile
+from deploytui.core.modelref import parse, tolerance
+from deploytui.judge.numerics import ShapeError, compare_files, compare_output
 
 
 def _file(path, *tensors):
@@ -85,7 +85,7 @@ def test_a1_keeps_the_pages_absolute_tolerance_others_polygraphys():
 
 
 def test_compare_output_any_rank_worst_index_and_min_atol():
-    from deploytui.numerics import compare_output
+    from deploytui.judge.numerics import compare_output
 
     want = [float(v) for v in range(24)]
     got = list(want)
@@ -100,7 +100,7 @@ def test_compare_output_any_rank_worst_index_and_min_atol():
 
 
 def test_compare_output_nan_and_shape():
-    from deploytui.numerics import ShapeError, compare_output
+    from deploytui.judge.numerics import ShapeError, compare_output
 
     d = compare_output("o", [math.nan, 1.0], [2], [1.0, 1.0], [2])
     assert not d.within_tol and d.max_abs == math.inf

@@ -8,13 +8,15 @@ from typing import ClassVar
 
 import pytest
 
-from deploytui import accuracy, forms, tensorfile, variants
+from deploytui.core import tensorfile
+from deploytui.core.record import RunRecord, RunStatus
 from deploytui.families import registry
 from deploytui.families.openvino import openvino_ir
 from deploytui.inspectors import InspectError
-from deploytui.numerics import OUTPUTS_KEY
-from deploytui.precision import FP32, Budget, OutputTally, class_scores, cosine, top1_matches
-from deploytui.record import RunRecord, RunStatus
+from deploytui.judge.numerics import OUTPUTS_KEY
+from deploytui.judge.precision import FP32, Budget, OutputTally, class_scores, cosine, top1_matches
+from deploytui.scenarios.accuracy import accuracy, variants
+from deploytui.spec import forms
 
 
 def test_class_scores_are_batch_by_classes_or_logits():

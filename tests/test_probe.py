@@ -9,11 +9,15 @@ import subprocess
 
 import pytest
 
-from deploytui import manifest, measure, report, results
 from deploytui.builder import plan, run_build
-from deploytui.builder.context import BuildContext
+from deploytui.core import measure
 from deploytui.families import registry
-from deploytui.inspectors import elf, form_view
+from deploytui.inspectors import elf
+from deploytui.scenarios.startup import results
+from deploytui.spec import manifest
+from deploytui.spec.context import BuildContext
+from deploytui.views import form_view
+from deploytui.views.report import report
 from tui_support import a1_at, make_artifacts, record
 from workspaces import A1
 

@@ -19,8 +19,10 @@ from pathlib import Path
 
 import pytest
 
-from deploytui import bench, manifest, paths
+from deploytui.core import paths
 from deploytui.families import registry
+from deploytui.scenarios.startup import bench
+from deploytui.spec import manifest
 from real_models import models, write_hf
 from workspaces import A1, built
 
@@ -49,7 +51,7 @@ def corpus() -> dict[str, str]:
 def built_real(built_artifacts, corpus):
     """(name, form keys) -> that model's manifest, the forms' steps built once per session."""
     from deploytui.builder import run_build, steps_for
-    from deploytui.builder.context import BuildContext
+    from deploytui.spec.context import BuildContext
 
     done: dict[tuple[str, tuple[str, ...]], dict] = {}
 

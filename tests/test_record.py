@@ -10,11 +10,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from deploytui import bench, jsonio, numerics, paths, tensorfile
-from deploytui.forms import Form
-from deploytui.measure import Measurement, Sample
-from deploytui.models import parse
-from deploytui.record import (
+from deploytui.core import jsonio, paths, tensorfile
+from deploytui.core.measure import Measurement, Sample
+from deploytui.core.modelref import parse
+from deploytui.core.record import (
     Accuracy,
     Forwards,
     Isolated,
@@ -25,7 +24,10 @@ from deploytui.record import (
     Threads,
     field_table,
 )
-from deploytui.workspace import Workspace
+from deploytui.core.workspace import Workspace
+from deploytui.judge import numerics
+from deploytui.scenarios.startup import bench
+from deploytui.spec.forms import Form
 
 # the JSON field names, in order, of results.json and `bench --json`
 RECORD_FIELDS = [
@@ -366,7 +368,9 @@ def test_the_json_doc_holds_the_field_tables_as_rendered():
     doc = (paths.ROOT / "docs" / "json.md").read_text()
     for cls in (RunRecord, OutputDiff, Isolated, Forwards, Threads, Accuracy, OutputAccuracy):
         table = field_table(cls)
-        assert "\n" + table + "\n" in doc, "docs/json.md is out of date: paste `python -m deploytui.record`"
+        assert "\n" + table + "\n" in doc, (
+            "docs/json.md is out of date: paste `python -m deploytui.core.record`"
+        )
     assert doc.count("| field | meaning |") == 7
 
 
@@ -399,24 +403,24 @@ def _matches(value, schema, defs) -> bool:
 
 
 def test_the_schema_file_is_generated():
-    from deploytui.record import json_schema
+    from deploytui.core.record import json_schema
 
     stored = json.loads((paths.ROOT / "docs" / "record.schema.json").read_text())
     assert stored == json_schema(), (
-        "docs/record.schema.json is out of date: python -m deploytui.record --schema"
+        "docs/record.schema.json is out of date: python -m deploytui.core.record --schema"
     )
 
 
 @given(records())
 def test_every_record_matches_the_schema(rec):
-    from deploytui.record import json_schema
+    from deploytui.core.record import json_schema
 
     schema = json_schema()
     assert _matches(rec.to_json(), schema, schema["$defs"])
 
 
 def test_the_schema_refuses_a_wrong_field():
-    from deploytui.record import json_schema
+    from deploytui.core.record import json_schema
 
     schema = json_schema()
     good = _good()
@@ -426,7 +430,7 @@ def test_the_schema_refuses_a_wrong_field():
 
 
 def test_the_record_module_imports_only_the_standard_library():
-    tree = ast.parse((paths.ROOT / "src" / "deploytui" / "record.py").read_text())
+    tree = ast.parse((paths.ROOT / "src" / "deploytui" / "core" / "record.py").read_text())
     imported = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):

@@ -6,8 +6,10 @@ from __future__ import annotations
 import dataclasses
 import json
 
-from deploytui import manifest, report, results
 from deploytui.families import registry
+from deploytui.scenarios.startup import results
+from deploytui.spec import manifest
+from deploytui.views.report import report
 from test_probe import _forbid_running
 from tui_support import FIXED_RESULTS, a1_at, make_artifacts
 

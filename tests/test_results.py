@@ -2,8 +2,9 @@ import json
 
 import pytest
 
-from deploytui import jsonio, results
-from deploytui.record import RunRecord
+from deploytui.core import jsonio
+from deploytui.core.record import RunRecord
+from deploytui.scenarios.startup import results
 
 
 def record(key, **kw):

@@ -13,9 +13,11 @@ from pathlib import Path
 
 import pytest
 
-from deploytui import bench, manifest
 from deploytui.families import registry
-from deploytui.inspectors import elf, form_view
+from deploytui.inspectors import elf
+from deploytui.scenarios.startup import bench
+from deploytui.spec import manifest
+from deploytui.views import form_view
 from workspaces import A1
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -102,7 +104,8 @@ def test_executorch_stays_out_of_the_app_and_the_pins_are_exact():
     versions = {p["name"]: p["version"] for p in lock["package"]}
     assert versions["tract-onnx"] == "0.23.9" and versions["ort"] == "2.0.0-rc.15", versions
     code = (
-        "import json, sys, deploytui.tui.app, deploytui.forms, deploytui.manifest, deploytui.bench;"
+        "import json, sys, deploytui.views.tui.app, deploytui.spec.forms, deploytui.spec.manifest;"
+        "import deploytui.scenarios.startup.bench;"
         "print(json.dumps(sorted(m for m in sys.modules if m.split('.')[0] == 'executorch')))"
     )
     app = subprocess.run(

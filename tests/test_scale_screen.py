@@ -9,7 +9,8 @@ import time
 
 import pytest
 
-from deploytui import sweep, sweep_store
+from deploytui.scenarios.sweep import store as sweep_store
+from deploytui.scenarios.sweep import sweep
 from test_sweep import synthetic_points
 from tui_support import a1_at, make_artifacts
 
@@ -25,7 +26,7 @@ def art(tmp_path, monkeypatch):
 
 
 def run_app(art, body) -> None:
-    from deploytui.tui.app import DeployApp
+    from deploytui.views.tui.app import DeployApp
 
     async def go():
         app = DeployApp(a1_at(art))
@@ -58,7 +59,7 @@ def test_scale_screen_draws_the_stored_sweep(art):
     async def body(app, pilot):
         from textual.widgets import DataTable
 
-        from deploytui.tui.scale_screen import ScaleScreen
+        from deploytui.views.tui.scale_screen import ScaleScreen
 
         await pilot.press("s")
         await until(pilot, lambda: isinstance(app.screen, ScaleScreen))
@@ -98,7 +99,7 @@ def test_sweep_runs_in_the_background_with_progress_and_cancels(art, monkeypatch
     monkeypatch.setattr(sweep, "run_sweep", fake_sweep)
 
     async def body(app, pilot):
-        from deploytui.tui.scale_screen import ScaleScreen
+        from deploytui.views.tui.scale_screen import ScaleScreen
 
         await pilot.press("s")
         await until(pilot, lambda: isinstance(app.screen, ScaleScreen))

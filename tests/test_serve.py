@@ -7,13 +7,15 @@ import json
 
 import pytest
 
-from deploytui import serve, serve_store, tensorfile
 from deploytui.builder import steps_for
-from deploytui.builder.context import BuildContext
+from deploytui.core import tensorfile
+from deploytui.core.modelref import parse
+from deploytui.core.record import Forwards, RunRecord, RunStatus, Threads
+from deploytui.core.workspace import Workspace
 from deploytui.families import registry
-from deploytui.models import parse
-from deploytui.record import Forwards, RunRecord, RunStatus, Threads
-from deploytui.workspace import Workspace
+from deploytui.scenarios.serving import serve
+from deploytui.scenarios.serving import store as serve_store
+from deploytui.spec.context import BuildContext
 
 
 def test_batch_files_repeat_the_first_item_along_dim_0(tmp_path):
@@ -105,8 +107,8 @@ def test_throughput_needs_times_and_a_batch():
 
 
 def test_the_sweep_fits_steady_state_latency_per_mparam_from_the_same_runs():
-    from deploytui import fit
-    from deploytui.sweep_store import Point
+    from deploytui.scenarios.sweep import fit
+    from deploytui.scenarios.sweep.store import Point
 
     points = []
     for mparams in (1, 2, 4):
@@ -121,7 +123,7 @@ def test_the_sweep_fits_steady_state_latency_per_mparam_from_the_same_runs():
 
 
 def test_the_cli_shows_the_stored_cells_as_json_and_refuses_bad_sizes(tmp_path, monkeypatch, capsys):
-    from deploytui import cli
+    from deploytui.views.cli import main as cli
 
     monkeypatch.setenv("DEPLOYTUI_ARTIFACTS", str(tmp_path))
     store = serve_store.ServeStore(tmp_path / "a1" / "serve.json").load()
@@ -144,7 +146,7 @@ def test_the_cli_shows_the_stored_cells_as_json_and_refuses_bad_sizes(tmp_path, 
 
 
 def test_a_form_that_cannot_exist_for_the_model_is_left_out_of_the_table():
-    from deploytui import serve_text
+    from deploytui.scenarios.serving import text as serve_text
 
     na = RunRecord("burn-embed", status=RunStatus.NOT_APPLICABLE, error="not applicable: Mlp only", batch=8)
     cells = {"burn-embed@b8@t1": na, "tract@b8@t1": _cell("tract", 8, 1.0)}
@@ -155,8 +157,8 @@ def test_a_form_that_cannot_exist_for_the_model_is_left_out_of_the_table():
 def test_an_int8_cell_is_judged_by_its_budget_at_any_batch_size():
     """A variant's outputs are off eager's tolerance by design: its cell passes by its accuracy
     budget (the batch's reference), as its bench run does."""
-    from deploytui import serve_text
-    from deploytui.record import Accuracy
+    from deploytui.core.record import Accuracy
+    from deploytui.scenarios.serving import text as serve_text
 
     def variant(within: bool) -> RunRecord:
         rec = _cell("onnxruntime-int8", 8, 0.5)
@@ -177,9 +179,9 @@ def test_aoti_and_executorch_accept_batch_1_to_64_from_one_artifact(copy_ws):
     """The dynamic-batch exports keep 1..64 through AOTInductor and ExecuTorch (their compilers
     narrowed it to 2..15 before: mkldnn's batch >= 16 test, 0/1 specialisation), in Python and
     C++, and compute eager's outputs there; 65 is refused in the runtime's words where it checks."""
-    from deploytui import manifest
     from deploytui.builder import run_build
-    from deploytui.builder.context import BuildContext
+    from deploytui.spec import manifest
+    from deploytui.spec.context import BuildContext
 
     chosen = [
         registry.get(k) for k in ("aoti-python", "cpp-aoti", "cpp-aoti-lean", "executorch", "cpp-executorch")

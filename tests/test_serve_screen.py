@@ -3,8 +3,9 @@ a refused size in place with its words, the order changed with `t`, escape close
 
 from __future__ import annotations
 
-from deploytui import defaults, serve_store
-from deploytui.record import RunRecord, RunStatus
+from deploytui.core import defaults
+from deploytui.core.record import RunRecord, RunStatus
+from deploytui.scenarios.serving import store as serve_store
 from test_scale_screen import art, run_app, text_of, until  # noqa: F401  (art is a fixture)
 from test_serve import _cell
 from tui_support import a1_at
@@ -27,7 +28,7 @@ def test_the_serve_screen_redraws_the_stored_cells(art):  # noqa: F811
     async def body(app, pilot):
         from textual.widgets import DataTable
 
-        from deploytui.tui.serve_screen import ServeScreen
+        from deploytui.views.tui.serve_screen import ServeScreen
 
         await pilot.press("v")
         await until(pilot, lambda: isinstance(app.screen, ServeScreen))
@@ -78,8 +79,9 @@ def _serving_form(monkeypatch, root, sleep_s: float):
     a1's example inputs beside its reference."""
     import dataclasses
 
-    from deploytui import forms, tensorfile
+    from deploytui.core import tensorfile
     from deploytui.families import registry
+    from deploytui.spec import forms
     from tui_support import FAKE_KEY, FLAT
 
     (root / "a1" / "fake_serving.py").write_text(FAKE_SERVING_RUNNER)
@@ -105,7 +107,7 @@ def _serving_form(monkeypatch, root, sleep_s: float):
 
 
 def test_w_measures_every_cell_in_the_background_and_the_table_follows(art, monkeypatch):  # noqa: F811
-    from deploytui import defaults as d
+    from deploytui.core import defaults as d
 
     fake = _serving_form(monkeypatch, art, 0.002)
     seen: list[str] = []
@@ -113,7 +115,7 @@ def test_w_measures_every_cell_in_the_background_and_the_table_follows(art, monk
     async def body(app, pilot):
         from textual.widgets import DataTable
 
-        from deploytui.tui.serve_screen import ServeScreen
+        from deploytui.views.tui.serve_screen import ServeScreen
 
         await pilot.press("v")
         await until(pilot, lambda: isinstance(app.screen, ServeScreen))
@@ -153,7 +155,7 @@ def test_escape_cancels_the_serving_run_and_keeps_what_was_stored(art, monkeypat
     serve_store.load(a1_at(art)).put(f"{fake.key}@b8@t1", _cell(fake.key, 8, 0.5))
 
     async def body(app, pilot):
-        from deploytui.tui.serve_screen import ServeScreen
+        from deploytui.views.tui.serve_screen import ServeScreen
 
         await pilot.press("v")
         await until(pilot, lambda: isinstance(app.screen, ServeScreen))

@@ -15,7 +15,7 @@ import time
 
 import pytest
 
-from deploytui import paths
+from deploytui.core import paths
 from deploytui.runners import protocol
 from deploytui.runners.protocol import Stages, parse_args, timed_forwards
 

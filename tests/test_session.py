@@ -6,8 +6,18 @@ import os
 import subprocess
 import sys
 
-from deploytui.measure import Progress, Sample
-from deploytui.session import BUILD, EXPORT, INSPECT, RUN, Job, JobLane, LiveRun, ProgressGate, Settings
+from deploytui.core.measure import Progress, Sample
+from deploytui.views.tui.session import (
+    BUILD,
+    EXPORT,
+    INSPECT,
+    RUN,
+    Job,
+    JobLane,
+    LiveRun,
+    ProgressGate,
+    Settings,
+)
 
 
 def test_lane_runs_one_job_at_a_time_in_order():
@@ -81,7 +91,7 @@ def test_settings_words():
 
 def test_session_module_imports_no_textual():
     code = (
-        "import sys, deploytui.session\n"
+        "import sys, deploytui.views.tui.session\n"
         "print(sorted(m for m in sys.modules if m.split('.')[0] in ('textual', 'rich', 'plotext', 'torch')))"
     )
     out = subprocess.run(
@@ -97,9 +107,9 @@ def test_session_module_imports_no_textual():
 
 def test_build_progress_follows_each_forms_steps():
     from deploytui.builder import BuildEvent
+    from deploytui.core.modelref import parse
     from deploytui.families import registry
-    from deploytui.models import parse
-    from deploytui.session import BUILDING, BUILT, WAITING, BuildProgress
+    from deploytui.views.tui.session import BUILDING, BUILT, WAITING, BuildProgress
 
     eager, script, cpp = (
         registry.get("torch-eager"),

@@ -18,10 +18,11 @@ from pathlib import Path
 
 import pytest
 
-from deploytui import shipping
+from deploytui.core.modelref import parse
 from deploytui.families import registry
-from deploytui.models import parse
-from deploytui.ship import sandbox, store
+from deploytui.launchers import sandbox
+from deploytui.scenarios.isolated import shipping
+from deploytui.ship import store
 from deploytui.ship.bundler import ShipError, patchelf, verify
 from tui_support import a1_at
 from workspaces import built
@@ -75,7 +76,7 @@ class _Checked(dict):
 def built_convnet(built_artifacts: Path) -> Path:
     """convnet built whole, probe steps included (a bundle ships the libraries they found)."""
     from deploytui.builder import run_build
-    from deploytui.builder.context import BuildContext
+    from deploytui.spec.context import BuildContext
 
     manifest = run_build(BuildContext.of(CONVNET))
     failed = {n: manifest.steps[n].reason for n in manifest.failed_steps()}
@@ -171,7 +172,7 @@ def test_bundle_manifest_lists_every_file(checked, bundles_dir):
     assert "model/inputs.safetensors" in on_disk and "model/a1_aoti_lean.pt2" in on_disk
     assert manifest["unpacked_bytes"] == sum(r["bytes"] for r in manifest["files"].values())
     lib = manifest["files"]["lib/libc10.so"]
-    from deploytui.hashing import sha256_file
+    from deploytui.core.hashing import sha256_file
 
     assert lib["sha256"] == sha256_file(root / "lib/libc10.so")
     assert "libc.so.6" in manifest["target_provides"]["system_libraries"]
@@ -220,7 +221,7 @@ def test_the_run_entry_works_outside_the_sandbox_too(checked, bundles_dir, tmp_p
     )
     assert res.returncode == 0, res.stderr
     assert json.loads(res.stdout.strip().splitlines()[-1])["outputs"] == 1
-    from deploytui.numerics import compare_files
+    from deploytui.judge.numerics import compare_files
 
     (diff,) = compare_files(out, A1.reference_path, 1e-6, 0.0)
     assert diff.within_tol
@@ -334,7 +335,9 @@ def test_python_bundle_runs_isolated(built_artifacts, bundles_dir, key):
 
 
 def test_the_report_lists_each_bundle_and_its_verdict(tmp_path, monkeypatch):
-    from deploytui import manifest, report, results
+    from deploytui.scenarios.startup import results
+    from deploytui.spec import manifest
+    from deploytui.views.report import report
     from tui_support import make_artifacts, record
 
     art = make_artifacts(
@@ -362,8 +365,8 @@ def test_the_report_lists_each_bundle_and_its_verdict(tmp_path, monkeypatch):
 
 def test_bench_records_carry_the_isolated_verdict(tmp_path, monkeypatch):
     """`bench --json`'s `isolated`: the ship.json entry, through RunRecord (and back)."""
-    from deploytui import bench
-    from deploytui.record import RunRecord
+    from deploytui.core.record import RunRecord
+    from deploytui.scenarios.startup import bench
     from tui_support import make_artifacts
 
     ws = a1_at(make_artifacts(tmp_path, built=()))
@@ -383,9 +386,9 @@ def test_the_apps_ship_check_is_a_job_of_the_lane(copy_ws, tmp_path, monkeypatch
     import asyncio
     import time
 
-    from deploytui.session import SHIP
-    from deploytui.tui.app import DeployApp
-    from deploytui.tui.widgets.form_list import FormList
+    from deploytui.views.tui.app import DeployApp
+    from deploytui.views.tui.session import SHIP
+    from deploytui.views.tui.widgets.form_list import FormList
 
     ws = dataclasses.replace(copy_ws, bundles=tmp_path / "bundles")
 

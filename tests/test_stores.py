@@ -14,12 +14,14 @@ from pathlib import Path
 
 import pytest
 
-from deploytui import manifest, results, sweep_store
-from deploytui.manifest import ArtifactRecord, Manifest, StepRecord, StepStatus
-from deploytui.models import parse
-from deploytui.record import RunRecord
+from deploytui.core.modelref import parse
+from deploytui.core.record import RunRecord
+from deploytui.core.workspace import Workspace
+from deploytui.scenarios.startup import results
+from deploytui.scenarios.sweep import store as sweep_store
 from deploytui.ship import store as ship_store
-from deploytui.workspace import Workspace
+from deploytui.spec import manifest
+from deploytui.spec.manifest import ArtifactRecord, Manifest, StepRecord, StepStatus
 
 ROOT = Path(__file__).resolve().parents[1]
 DEPLOYTUI = str(Path(sys.executable).parent / "deploytui")
@@ -120,9 +122,10 @@ WRITER = textwrap.dedent(
     """
     import sys
     from pathlib import Path
-    from deploytui import manifest, results
-    from deploytui.manifest import StepRecord, StepStatus
-    from deploytui.record import RunRecord
+    from deploytui.spec import manifest
+    from deploytui.scenarios.startup import results
+    from deploytui.spec.manifest import StepRecord, StepStatus
+    from deploytui.core.record import RunRecord
     from deploytui.ship import store as ship_store
 
     folder, who, n = Path(sys.argv[1]), sys.argv[2], int(sys.argv[3])

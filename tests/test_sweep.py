@@ -11,10 +11,12 @@ import threading
 
 import pytest
 
-from deploytui import fit, scale_text, sweep, sweep_store
+from deploytui.core.record import RunRecord
+from deploytui.core.workspace import Workspace
 from deploytui.families import registry
-from deploytui.record import RunRecord
-from deploytui.workspace import Workspace
+from deploytui.scenarios.sweep import fit, sweep
+from deploytui.scenarios.sweep import store as sweep_store
+from deploytui.scenarios.sweep import text as scale_text
 
 QUICK = ["torch-eager", "onnxruntime"]  # forms whose build is only torch exports: no shared programs
 
@@ -192,7 +194,7 @@ def test_small_sweep_resumes_and_shows_a_failing_point(tmp_path, monkeypatch):
 
 def test_report_gains_the_scale_section(tmp_path, monkeypatch):
     """The report reads sweep.json (it runs nothing): the fit, the grids, failures and charts."""
-    from deploytui import report
+    from deploytui.views.report import report
 
     ws = Workspace.at(artifacts=tmp_path)
     assert report.scale_section(ws) == []

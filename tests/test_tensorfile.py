@@ -8,7 +8,7 @@ import pytest
 import torch
 from safetensors.torch import load_file, save_file
 
-from deploytui import tensorfile as tf
+from deploytui.core import tensorfile as tf
 
 
 def test_reads_what_the_package_writes_and_back(tmp_path):

@@ -2,8 +2,9 @@
 
 import pytest
 
-from deploytui import bench, runenv
+from deploytui.core import runenv
 from deploytui.families import registry
+from deploytui.scenarios.startup import bench
 from workspaces import A1
 
 PYTHON_FORMS = [
@@ -58,8 +59,8 @@ def test_package_counts_top_level_and_one_level_down():
 
 @pytest.mark.slow
 def test_aoti_lean_package_loads_in_python_with_rtld_global(built_artifacts, tmp_path):
-    from deploytui import numerics
-    from deploytui.measure import run_once
+    from deploytui.core.measure import run_once
+    from deploytui.judge import numerics
 
     out = tmp_path / "out.safetensors"
     s = run_once(
@@ -86,13 +87,13 @@ def test_aoti_lean_package_loads_in_python_with_rtld_global(built_artifacts, tmp
 
 
 def test_manifest_records_exports_and_deprecation_warnings(built_artifacts):
-    from deploytui import manifest
     from deploytui.builder import FORKED
+    from deploytui.spec import manifest
 
     m = manifest.load(A1)
     ts = m.facts("export-script")
     assert any("torch.jit.script" in w and "deprecated" in w for w in ts["warnings"])
-    # the build forked its exports from one process (deploytui.forkserver): a step's log says so
+    # the build forked its exports from one process (deploytui.builder.forkserver): a step's log says so
     assert (A1.artifacts / m.steps["export-script"].log).read_text().splitlines()[1] == FORKED
     assert m.artifacts["a1/a1.safetensors"].size > 0 and len(m.artifacts["a1/a1.onnx"].sha256) == 64
     assert m.facts("export-onnx")["nodes"] == ["Gemm", "Relu", "Gemm"]
@@ -100,7 +101,7 @@ def test_manifest_records_exports_and_deprecation_warnings(built_artifacts):
 
 
 def test_runner_reports_missing_model_in_one_line(tmp_path):
-    from deploytui.measure import run_once
+    from deploytui.core.measure import run_once
 
     s = run_once(
         [

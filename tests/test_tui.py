@@ -29,14 +29,14 @@ def art(tmp_path, monkeypatch) -> Path:
 @pytest.fixture
 def quick_inspect(monkeypatch):
     """Inspecting runs ldd, nm and the ONNX reader; live-run tests do not need that."""
-    from deploytui.inspectors import form_view
+    from deploytui.views import form_view
 
     monkeypatch.setattr(form_view, "sections", lambda form, manifest, ws: [])
 
 
 def make_app(art: Path, **kw):
     """The app on a1 in the artifacts folder `art`."""
-    from deploytui.tui.app import DeployApp
+    from deploytui.views.tui.app import DeployApp
 
     return DeployApp(a1_at(art), **kw)
 
@@ -106,7 +106,7 @@ def test_live_run_of_a_fast_form_stores_the_record(art, quick_inspect, monkeypat
     seen = []
 
     def hook(m):
-        from deploytui.tui.messages import RunProgress
+        from deploytui.views.tui.messages import RunProgress
 
         if isinstance(m, RunProgress):
             seen.append(m)
@@ -177,7 +177,7 @@ def test_quit_mid_run_leaves_no_child(art, quick_inspect, monkeypatch):
 
 
 def test_export_key_writes_the_report(art, monkeypatch, tmp_path):
-    from deploytui import report
+    from deploytui.views.report import report
 
     (art / "a1" / "results.json").write_text(json.dumps({"version": 1, "forms": FIXED_RESULTS}))
     out = tmp_path / "report.md"
@@ -253,7 +253,7 @@ def test_compare_screen_sorts(art):
     (art / "a1" / "results.json").write_text(json.dumps({"version": 1, "forms": FIXED_RESULTS}))
 
     async def body(app, pilot):
-        from deploytui.tui.compare_screen import CompareScreen
+        from deploytui.views.tui.compare_screen import CompareScreen
 
         await pilot.press("c")
         await pilot.pause()
@@ -335,7 +335,7 @@ def test_the_palette_and_the_help_follow_the_bindings(art):
 
 def test_help_screen_lists_keys(art):
     async def body(app, pilot):
-        from deploytui.tui.help_screen import HelpScreen
+        from deploytui.views.tui.help_screen import HelpScreen
 
         await pilot.press("question_mark")
         await pilot.pause()
@@ -364,9 +364,9 @@ def test_help_screen_lists_keys(art):
 def test_app_process_never_imports_torch_onnx_numpy(art):
     code = """
 import asyncio, sys
-from deploytui.models import parse
-from deploytui.tui.app import DeployApp
-from deploytui.workspace import Workspace
+from deploytui.core.modelref import parse
+from deploytui.views.tui.app import DeployApp
+from deploytui.core.workspace import Workspace
 async def go():
     app = DeployApp(Workspace.at(parse("a1"), sys.argv[1]))
     async with app.run_test(size=(150, 45)) as pilot:
@@ -395,9 +395,9 @@ print("BAD", bad)
 def test_run_app_holds_the_collector_until_the_first_frame(art):
     code = """
 import gc, sys
-from deploytui.models import parse
-from deploytui.tui import _start, run_app
-from deploytui.workspace import Workspace
+from deploytui.core.modelref import parse
+from deploytui.views.tui import _start, run_app
+from deploytui.core.workspace import Workspace
 seen = []
 release = _start.release_gc
 def spy():
@@ -424,7 +424,7 @@ def test_full_collections_run_on_the_apps_timer_not_in_a_keys_turn():
     turn of a key's redraw); collect_at_rest runs it once ten young collections have gone by."""
     code = """
 import gc
-from deploytui.tui import _start
+from deploytui.views.tui import _start
 _start.hold_gc()
 _start.release_gc()
 assert gc.isenabled() and gc.get_threshold()[2] >= 1 << 30, gc.get_threshold()
@@ -456,14 +456,14 @@ def test_build_screen_shows_progress_and_refreshes_the_list(art, monkeypatch):
         on_event(BuildEvent("end", "export-onnx", "ONNX export", 1, 2, status="ok", wall_s=1.5))
         on_event(BuildEvent("start", "burn-embed", "burn", 2, 2))
         on_event(BuildEvent("end", "burn-embed", "burn", 2, 2, status="unavailable", text="cargo not found"))
-        from deploytui import manifest
+        from deploytui.spec import manifest
 
         return manifest.load(a1_at(art))
 
     monkeypatch.setattr(build_mod, "run_build", fake_build)
 
     async def body(app, pilot):
-        from deploytui.tui.build_screen import BuildScreen
+        from deploytui.views.tui.build_screen import BuildScreen
 
         assert app.status["onnxruntime"]
         await pilot.press("b")
@@ -483,8 +483,8 @@ def test_build_screen_shows_progress_and_refreshes_the_list(art, monkeypatch):
 def test_code_tab_highlights_cpp_and_shows_unknown_languages_as_plain_text():
     from textual.app import App
 
-    from deploytui.inspectors.form_view import Section
-    from deploytui.tui.widgets.sections_view import SectionsView
+    from deploytui.views.form_view import Section
+    from deploytui.views.tui.widgets.sections_view import SectionsView
 
     class Holder(App):
         def compose(self):
@@ -548,7 +548,7 @@ def test_a_burst_of_moves_draws_the_visible_tab_for_its_first_and_last_form_only
     """The first move of a burst draws at once (a single move is answered in its own frame);
     the moves after it draw only the title, and the tab once the highlight rests."""
     (art / "a1" / "results.json").write_text(json.dumps({"version": 1, "forms": FIXED_RESULTS}))
-    from deploytui.tui.widgets.run_view import RunView
+    from deploytui.views.tui.widgets.run_view import RunView
 
     drawn = []
     real = RunView.show
@@ -574,7 +574,7 @@ def test_a_burst_of_moves_draws_the_visible_tab_for_its_first_and_last_form_only
 
 
 def test_export_waits_for_the_measurement_in_flight(art, quick_inspect, monkeypatch, tmp_path):
-    from deploytui import report
+    from deploytui.views.report import report
 
     install_fake_form(monkeypatch, art, sleep_s=0.4)
     out = tmp_path / "report.md"
@@ -615,7 +615,7 @@ def test_run_count_words_come_from_the_settings(art):
 
 
 def test_worker_messages_are_dropped_once_quitting(art):
-    from deploytui.tui import messages as msg
+    from deploytui.views.tui import messages as msg
 
     async def body(app, pilot):
         app.session.shutdown()  # as q does, without leaving yet

@@ -14,8 +14,8 @@ def test_choose_screen_from_the_keyboard(tmp_path, monkeypatch):
     async def body(app, pilot):
         from textual.widgets import DataTable, Input, Static
 
-        from deploytui.tui.choose_screen import ChooseScreen
-        from deploytui.tui.widgets.chart import PlotextChart
+        from deploytui.views.tui.choose_screen import ChooseScreen
+        from deploytui.views.tui.widgets.chart import PlotextChart
 
         await pilot.press("o")
         await pilot.pause()

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from deploytui.models import parse
+from deploytui.core.modelref import parse
 from test_tui import running_with, wait_for, with_pilot
 from tui_support import a1_at, make_artifacts
 
@@ -31,7 +31,7 @@ def art(tmp_path, monkeypatch) -> Path:
 
 def built_convnet(art: Path) -> None:
     """A second model built here: its manifest (every step ok) and what the build says of it."""
-    from deploytui import manifest
+    from deploytui.spec import manifest
 
     a1 = a1_at(art)
     view = manifest.load(a1)
@@ -65,7 +65,7 @@ def test_m_switches_to_a_model_built_here_and_the_palette_offers_it(art):
     built_convnet(art)
 
     async def body(app, pilot):
-        from deploytui.tui.model_screen import ModelScreen
+        from deploytui.views.tui.model_screen import ModelScreen
 
         commands = [c.title for c in app.get_system_commands(app.main)]
         assert "Open model convnet" in commands and "Open a model" in commands
@@ -93,7 +93,7 @@ def test_m_switches_to_a_model_built_here_and_the_palette_offers_it(art):
 def test_a_run_keeps_its_model_when_the_app_switches_meanwhile(art, monkeypatch):
     """A run of a1's (fake) form is in flight when the user opens convnet: the app switches at
     once, the run goes on, and its record lands in a1's results.json, not convnet's."""
-    from deploytui.inspectors import form_view
+    from deploytui.views import form_view
     from test_tui import running_with
     from tui_support import FAKE_KEY, install_fake_form
 
@@ -130,7 +130,7 @@ def test_a_model_never_built_is_built_in_the_background_with_per_form_progress(a
     timeline (bench/fresh_setup.py's clock on `make run`) gets the first frame and each form built."""
     import deploytui.builder as builder
     from deploytui.families import registry
-    from deploytui.tui.app import TIMELINE_ENV, DeployApp
+    from deploytui.views.tui.app import TIMELINE_ENV, DeployApp
 
     timeline = tmp_path / "timeline"
     monkeypatch.setenv(TIMELINE_ENV, str(timeline))
@@ -211,7 +211,7 @@ def test_a_fresh_clone_opens_at_once_and_quitting_mid_build_leaves_nothing_runni
     """Nothing built (`make run` on a fresh clone): the app is up at once, every form 'not built
     yet' or waiting, the build runs in the background; q kills its step's process group."""
     import deploytui.builder as builder
-    from deploytui.builder.steps import Step
+    from deploytui.spec.steps import Step
 
     art = tmp_path / "artifacts"
     monkeypatch.setenv("DEPLOYTUI_CACHE", str(tmp_path / "cache"))

@@ -21,11 +21,11 @@ def fixed_app(tmp_path, monkeypatch):
     )
     monkeypatch.setenv("DEPLOYTUI_ARTIFACTS", str(art))
     monkeypatch.setenv("DEPLOYTUI_CACHE", str(tmp_path / "cache"))
-    from deploytui.inspectors import form_view
+    from deploytui.views import form_view
 
     # the inspector tabs are not in these pictures (their content depends on the machine)
     monkeypatch.setattr(form_view, "sections", lambda form, manifest, ws: [])
-    from deploytui.tui.app import DeployApp
+    from deploytui.views.tui.app import DeployApp
 
     return DeployApp(a1_at(art))
 
@@ -66,7 +66,7 @@ def test_compare_screen(fixed_app, snap_compare):
 
 def test_scale_screen(fixed_app, snap_compare):
     """The Scale screen on a fixed sweep (test_sweep's synthetic points: a failure at 100M)."""
-    from deploytui import sweep_store
+    from deploytui.scenarios.sweep import store as sweep_store
     from test_sweep import synthetic_points
 
     store = sweep_store.SweepStore(fixed_app.session.ws.sweep_path)

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import pytest
 
-from deploytui import bench
 from deploytui.families import registry
-from deploytui.precision import SAMPLES
+from deploytui.judge.precision import SAMPLES
+from deploytui.scenarios.startup import bench
 from workspaces import A1
 
 VARIANTS = [f.key for f in registry.FORMS if f.variant]

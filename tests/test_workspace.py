@@ -7,9 +7,9 @@ import json
 import re
 from pathlib import Path
 
-from deploytui import workspace
-from deploytui.models import parse
-from deploytui.workspace import Workspace
+from deploytui.core import workspace
+from deploytui.core.modelref import parse
+from deploytui.core.workspace import Workspace
 from tui_support import FIXED_RESULTS, make_artifacts
 
 SRC = Path(workspace.__file__).resolve().parent
@@ -56,7 +56,7 @@ def test_no_module_keeps_or_sets_a_current_model():
 
 
 def test_the_cli_reads_the_folder_given_with_artifacts(tmp_path, monkeypatch, capsys):
-    from deploytui import cli
+    from deploytui.views.cli import main as cli
 
     art = make_artifacts(tmp_path, results=FIXED_RESULTS)
     monkeypatch.setenv("DEPLOYTUI_ARTIFACTS", str(tmp_path / "nothing-here"))  # the flag wins

@@ -18,9 +18,11 @@ from pathlib import Path
 
 import pytest
 
-from deploytui import bench, forms, manifest, paths
+from deploytui.core import paths
+from deploytui.core.modelref import parse
 from deploytui.families import registry
-from deploytui.models import parse
+from deploytui.scenarios.startup import bench
+from deploytui.spec import forms, manifest
 from workspaces import A1, built
 
 HERE = Path(__file__).resolve().parent
@@ -76,7 +78,7 @@ _built: dict[str, dict] = {}
 def built_model(built_artifacts):
     """name -> that model's manifest, built once per session (the shared programs come with a1)."""
     from deploytui.builder import plan, run_build
-    from deploytui.builder.context import BuildContext
+    from deploytui.spec.context import BuildContext
 
     def build(name: str) -> dict:
         if name not in _built:
@@ -144,7 +146,7 @@ def test_building_a_model_leaves_the_others_as_they_are(built_model):
     before = json.loads((A1.model_dir / "manifest.json").read_text())
     built_model("convnet")
     from deploytui.builder import run_build
-    from deploytui.builder.context import BuildContext
+    from deploytui.spec.context import BuildContext
 
     events = []
     run_build(BuildContext.of(A1), on_event=events.append)

@@ -8,8 +8,10 @@ import dataclasses
 import json
 from pathlib import Path
 
-from deploytui import forms, numerics, tensorfile, units
+from deploytui.core import tensorfile, units
 from deploytui.families import registry
+from deploytui.judge import numerics
+from deploytui.spec import forms
 
 REFERENCE = [[-0.132, -0.07, 0.127], [-0.106, 0.002, 0.105], [-0.114, 0.084, 0.072], [-0.127, 0.142, 0.056]]
 FLAT = [units.f32(v) for r in REFERENCE for v in r]
@@ -17,7 +19,7 @@ FAKE_KEY = "burn-embed"  # the registry slot the fake form takes over in live-ru
 
 FAKE_RUNNER = f"""\
 import json, sys, time
-from deploytui import tensorfile
+from deploytui.core import tensorfile
 time.sleep(float(sys.argv[1]) if len(sys.argv) > 1 else 0.0)
 out = sys.argv[sys.argv.index("--outputs") + 1]
 tensorfile.write(out, {{"output_0": tensorfile.Tensor("F32", (4, 3), {FLAT!r})}})
@@ -105,9 +107,9 @@ FIXED_RESULTS = {
 def make_artifacts(root: Path, *, results: dict | None = None, built: tuple[str, ...] | None = None) -> Path:
     """An artifacts root (a1's folder and shared/) where the forms in `built` (default: all)
     count as built; stored results come with the outputs their runs wrote."""
-    from deploytui import manifest as manifest_file
-    from deploytui.models import parse
-    from deploytui.workspace import Workspace
+    from deploytui.core.modelref import parse
+    from deploytui.core.workspace import Workspace
+    from deploytui.spec import manifest as manifest_file
 
     art = root / "artifacts"
     ws = Workspace.at(parse("a1"), art)
@@ -172,7 +174,7 @@ def install_fake_form(monkeypatch, art: Path, sleep_s: float = 0.15) -> forms.Fo
 
 def a1_at(art: Path):
     """a1's workspace in the artifacts folder `art` (its bundles beside it)."""
-    from deploytui.models import parse
-    from deploytui.workspace import Workspace
+    from deploytui.core.modelref import parse
+    from deploytui.core.workspace import Workspace
 
     return Workspace.at(parse("a1"), art, art.parent / "bundles")

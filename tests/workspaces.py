@@ -4,8 +4,8 @@ checkout's), and any other model there."""
 
 from __future__ import annotations
 
-from deploytui.models import parse
-from deploytui.workspace import Workspace
+from deploytui.core.modelref import parse
+from deploytui.core.workspace import Workspace
 
 A1 = Workspace.from_env(parse("a1"))
 

@@ -23,9 +23,9 @@ SIZE = (150, 45)
 
 
 async def svg(form: str, tab: str) -> str:
-    from deploytui.tui.app import DeployApp
-    from deploytui.tui.main_screen import TAB_KEYS
-    from deploytui.tui.widgets.form_list import FormList
+    from deploytui.views.tui.app import DeployApp
+    from deploytui.views.tui.main_screen import TAB_KEYS
+    from deploytui.views.tui.widgets.form_list import FormList
 
     app = DeployApp()
     async with app.run_test(size=SIZE) as pilot:

@@ -1,3 +1,3 @@
-from deploytui.cli import main
+from deploytui.views.cli.main import main
 
 raise SystemExit(main())

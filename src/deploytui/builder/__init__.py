@@ -8,7 +8,7 @@ its outputs are still what that run wrote (size and mtime, else sha256, against 
 otherwise it runs, and the log says why. A step that has to run but whose tool is missing is
 marked unavailable with the reason, and steps after it that need it are skipped with that
 reason. The steps that name modules to `preload` (the exports) are forked from one process that
-imported them once for the whole build (deploytui.forkserver), each still a process of its own
+imported them once for the whole build (deploytui.builder.forkserver), each still a process of its own
 with its own log. Model steps are recorded in artifacts/<slug>/manifest.json, the model-independent ones
 (scope "shared") in artifacts/shared/manifest.json, each step's record as it ends. Each
 step that runs writes its full output to <its folder>/logs/<step>.log; its reason is the
@@ -32,17 +32,17 @@ from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from pathlib import Path
 
-from deploytui import jsonio, locks, paths, procs
-from deploytui import manifest as manifest_file
-from deploytui.builder.context import BuildContext
-from deploytui.builder.steps import MODEL_STEP, Step
+from deploytui.builder.forkserver import ForkServer
+from deploytui.core import jsonio, locks, paths, procs
+from deploytui.core.hashing import file_record
+from deploytui.core.procs import tool_version
+from deploytui.core.store import Store
 from deploytui.families import registry
-from deploytui.forkserver import ForkServer
-from deploytui.forms import Form
-from deploytui.hashing import file_record
-from deploytui.manifest import ArtifactRecord, Manifest, StepRecord, StepStatus
-from deploytui.procs import tool_version
-from deploytui.store import Store
+from deploytui.spec import manifest as manifest_file
+from deploytui.spec.context import BuildContext
+from deploytui.spec.forms import Form
+from deploytui.spec.manifest import ArtifactRecord, Manifest, StepRecord, StepStatus
+from deploytui.spec.steps import MODEL_STEP, Step
 
 PROBE_PLAN = "deploytui.builder.probe_plan"  # last: each probe step runs after its form's steps
 

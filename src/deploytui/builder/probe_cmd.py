@@ -35,12 +35,12 @@ def probe_runtime(runtime: str) -> dict[str, Any]:
 def probe_form(key: str, art: Path, model_text: str | None = None) -> dict[str, Any]:
     import tempfile
 
+    from deploytui.core.hashing import file_record
+    from deploytui.core.modelref import parse
+    from deploytui.core.runenv import runner_env
+    from deploytui.core.workspace import Workspace
     from deploytui.families import registry
-    from deploytui.hashing import file_record
     from deploytui.inspectors import InspectError, elf
-    from deploytui.models import parse
-    from deploytui.runenv import runner_env
-    from deploytui.workspace import Workspace
 
     form = registry.get(key)
     ws = Workspace.at(parse(model_text), art)  # the build's artifacts folder and model, as given

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from deploytui.builder.context import BuildContext
-from deploytui.builder.steps import Step
 from deploytui.families import registry
 from deploytui.inspectors import InspectError, python_runtime
+from deploytui.spec.context import BuildContext
+from deploytui.spec.steps import Step
 
 PKG = Path(__file__).resolve().parents[1]
 CODE = (PKG / "builder" / "probe_cmd.py",)

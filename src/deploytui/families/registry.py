@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from deploytui.a1_page import SAYS, TOPICS, Advice, Claim, Figure
 from deploytui.families.burn.family import FAMILY as burn
 from deploytui.families.burn_onnx.family import FAMILY as burn_onnx
 from deploytui.families.executorch.family import FAMILY as executorch
@@ -18,7 +17,8 @@ from deploytui.families.onnxruntime.family import FAMILY as onnxruntime
 from deploytui.families.openvino.family import FAMILY as openvino
 from deploytui.families.pytorch.family import FAMILY as pytorch
 from deploytui.families.tract.family import FAMILY as tract
-from deploytui.forms import INSPECT_KINDS, NO_RUNTIME, Family, Form
+from deploytui.spec.a1_page import SAYS, TOPICS, Advice, Claim, Figure
+from deploytui.spec.forms import INSPECT_KINDS, NO_RUNTIME, Family, Form
 
 FAMILIES: tuple[Family, ...] = (pytorch, libtorch, burn, burn_onnx, onnxruntime, tract, executorch, openvino)
 
@@ -58,7 +58,7 @@ RUNTIME_DISTRIBUTIONS: dict[str, tuple[str, ...]] = {
 RUNTIME_WHEEL: dict[str, str] = {r.key: r.wheel for r in _RUNTIMES if r.wheel}
 # the modules whose `steps(ctx)` make the build plan (builder.plan)
 PLANS: tuple[str, ...] = tuple(family.plan for family in FAMILIES if family.plan)
-# what each Python runner ships as (deploytui.shipping)
+# what each Python runner ships as (deploytui.scenarios.isolated.shipping)
 RUNNER_SCRIPTS: dict[str, str] = {k: v for family in FAMILIES for k, v in family.ship_scripts.items()}
 # forms that bench/measure_vs_hyperfine.py cross-checks by default (quick to run many times)
 CROSS_CHECK: tuple[str, ...] = tuple(k for family in FAMILIES for k in family.cross_check)

@@ -25,7 +25,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
-from deploytui import procs
+from deploytui.core import procs
 from deploytui.inspectors import InspectError
 
 ELF_MAGIC = b"\x7fELF"

@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from deploytui import procs
+from deploytui.core import procs
 from deploytui.inspectors import InspectError
 
 

@@ -8,9 +8,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from deploytui.forms import Inspect
+from deploytui.core.workspace import Workspace
 from deploytui.inspectors import InspectError, archive
-from deploytui.workspace import Workspace
+from deploytui.spec.forms import Inspect
 
 
 @dataclass

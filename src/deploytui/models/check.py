@@ -11,7 +11,7 @@ import json
 import threading
 from typing import Any
 
-from deploytui import defaults
+from deploytui.core import defaults
 
 MARK = "deploytui-describe: "  # describe's own lines; what the model's code prints is never read
 
@@ -21,7 +21,7 @@ def describe(
 ) -> tuple[list[dict[str, Any]], str]:
     """Each model's description (or its `error`), from a subprocess; and "" or why there are
     none (it could not start, timed out, was cancelled, or printed nothing: its last stderr line)."""
-    from deploytui import paths, procs
+    from deploytui.core import paths, procs
 
     child = procs.run(
         [paths.python(), "-m", "deploytui.models.describe", *refs], timeout_s=timeout_s, cancel=cancel

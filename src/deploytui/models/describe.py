@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import sys
 
-from deploytui.models import ModelRefError, parse
+from deploytui.core.modelref import ModelRefError, parse
 from deploytui.models.check import MARK
 
 

@@ -19,7 +19,7 @@ from typing import Any
 import torch
 from torch import nn
 
-from deploytui.models import LIBRARY_PACKAGE, ModelRef
+from deploytui.core.modelref import LIBRARY_PACKAGE, ModelRef
 
 SEED = 0
 DEFAULT_SEQ_LEN = 16

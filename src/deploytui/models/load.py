@@ -22,7 +22,8 @@ from typing import Any
 import torch
 from torch import nn
 
-from deploytui.models import LIBRARY_KINDS, ModelRef, zoo
+from deploytui.core.modelref import LIBRARY_KINDS, ModelRef
+from deploytui.models import zoo
 from deploytui.runners.protocol import POSITIONAL, positional_index
 
 INPUT_DTYPES = {torch.float32: "F32", torch.int64: "I64"}

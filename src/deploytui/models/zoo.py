@@ -14,7 +14,7 @@ from typing import Any
 import torch
 from torch import nn
 
-from deploytui.model import a1_input, a1_model
+from deploytui.models.a1_module import a1_input, a1_model
 
 SEED = 0
 

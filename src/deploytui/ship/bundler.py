@@ -19,8 +19,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from deploytui import procs
-from deploytui.hashing import sha256_file
+from deploytui.core import procs
+from deploytui.core.hashing import sha256_file
 from deploytui.ship.spec import CHECK_DIR, LIB_DIR, MANIFEST, REPEAT, RUN, SETUP, VENV, BundleSpec
 
 
@@ -169,7 +169,7 @@ def _hash_and_gz(path: Path) -> tuple[str, int]:
 
 
 def _gz_cache() -> Path:
-    from deploytui import paths
+    from deploytui.core import paths
 
     return paths.cache_dir() / "ship" / "gz-sizes.json"
 

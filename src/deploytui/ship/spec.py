@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from deploytui import defaults
+from deploytui.core import defaults
 
 LIB_DIR = "lib"  # bundled shared libraries (RUNPATH $ORIGIN)
 BIN_DIR = "bin"  # programs (RUNPATH $ORIGIN/../lib)

@@ -10,8 +10,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from deploytui.record import Isolated, from_checked, legacy_verdict
-from deploytui.store import FormStore, FormTable
+from deploytui.core.record import Isolated, from_checked, legacy_verdict
+from deploytui.core.store import FormStore, FormTable
 
 
 def _is(kind: type | tuple[type, ...]) -> dict[str, Any]:

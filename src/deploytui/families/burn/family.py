@@ -3,16 +3,8 @@ weights read from a .bpk or PyTorch's safetensors at run time, or compiled in.""
 
 from __future__ import annotations
 
-from deploytui.a1_page import Claim, Figure
-from deploytui.forms import (
-    MODEL_SOURCE,
-    NO_RUNTIME,
-    SAFETENSORS_HEADER,
-    Family,
-    Form,
-    Inspect,
-    binary,
-)
+from deploytui.spec.a1_page import Claim, Figure
+from deploytui.spec.forms import MODEL_SOURCE, NO_RUNTIME, SAFETENSORS_HEADER, Family, Form, Inspect, binary
 
 BURN_GRAPHIR = "burn-graphir"  # Graph: burn's GraphIr captured on Device::capture
 GROUP = "burn"
@@ -59,7 +51,7 @@ FORMS: tuple[Form, ...] = (
 )
 
 
-# the reference page's figures and claims on this family's forms (deploytui.a1_page)
+# the reference page's figures and claims on this family's forms (deploytui.spec.a1_page)
 PAGE_FIGURES = (
     Figure("start-up", "burn-file", "start-up median (min)", "3.5 ms (3.0 ms)", "start"),
     Figure("start-up", "burn-embed", "start-up median (min)", "3.1 ms (2.7 ms)", "start"),

@@ -10,12 +10,12 @@ are not applicable to the others.
 
 from __future__ import annotations
 
-from deploytui.builder.context import BuildContext
-from deploytui.builder.steps import Step
+from deploytui.core.modelref import has_mlp_layout
 from deploytui.families.burn.family import BURN_EMBED, BURN_FILE, BURN_ST
 from deploytui.families.common.cargo import CARGO, DRIVER, argv, workspace
 from deploytui.families.common.programs import at
-from deploytui.models import has_mlp_layout
+from deploytui.spec.context import BuildContext
+from deploytui.spec.steps import Step
 
 
 def steps(ctx: BuildContext) -> list[Step]:

@@ -3,8 +3,8 @@ into one program per model, its weights read from a .bpk or compiled in."""
 
 from __future__ import annotations
 
-from deploytui.a1_page import Claim, Figure
-from deploytui.forms import NO_RUNTIME, ONNX_GRAPH, Family, Form, Inspect, binary
+from deploytui.spec.a1_page import Claim, Figure
+from deploytui.spec.forms import NO_RUNTIME, ONNX_GRAPH, Family, Form, Inspect, binary
 
 GROUP = "ONNX"
 GENERATED_RUST = "generated-rust"  # Code: the Rust burn-onnx generated from the model's .onnx
@@ -57,7 +57,7 @@ FORMS: tuple[Form, ...] = (
 )
 
 
-# the reference page's figures and claims on this family's forms (deploytui.a1_page)
+# the reference page's figures and claims on this family's forms (deploytui.spec.a1_page)
 PAGE_FIGURES = (
     Figure("start-up", "burn-onnx-embed", "start-up min of 20", "2.9 ms", "start"),
     Figure("peak RSS", "burn-onnx-embed", "peak RSS", "3.0 MiB", "rss"),

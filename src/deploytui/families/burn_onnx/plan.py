@@ -8,11 +8,11 @@ burn-onnx-bpk    burn-onnx-bpk (LoadStrategy::File, Model::from_file(MODEL_FILE)
 
 from __future__ import annotations
 
-from deploytui.builder.context import BuildContext
-from deploytui.builder.steps import Step
 from deploytui.families.burn_onnx.family import BURN_ONNX_BPK, BURN_ONNX_EMBED, BURN_ONNX_FILE
 from deploytui.families.common.cargo import CARGO, argv, onnx_sources, workspace
 from deploytui.families.common.programs import at
+from deploytui.spec.context import BuildContext
+from deploytui.spec.steps import Step
 
 
 def steps(ctx: BuildContext) -> list[Step]:

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from deploytui.builder.context import BuildContext
-from deploytui.builder.steps import Step
 from deploytui.families.common.programs import at
+from deploytui.spec.context import BuildContext
+from deploytui.spec.steps import Step
 
 CARGO = ("cargo",)
 DRIVER = Path(__file__).resolve().parent / "cargo_cmd.py"

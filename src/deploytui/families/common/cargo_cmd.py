@@ -24,8 +24,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from deploytui import jsonio, procs
-from deploytui.procs import tool_version
+from deploytui.core import jsonio, procs
+from deploytui.core.procs import tool_version
 
 WARNING_RE = re.compile(r"^warning: (?!`[^`]+` \(.*\) generated \d+ warnings?)(.*)$")
 

@@ -27,7 +27,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from deploytui.procs import tool_version
+from deploytui.core.procs import tool_version
 
 # (output name, source, rpath tag). cpp-aoti gets DT_RPATH (--disable-new-dtags): the default AOTI
 # package's .so NEEDs libtorch.so and has no RPATH of its own, and only a DT_RPATH of the

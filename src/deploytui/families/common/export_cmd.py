@@ -25,7 +25,7 @@ import warnings
 from pathlib import Path
 from typing import Any
 
-from deploytui.models import DEFAULT, ModelRefError, parse
+from deploytui.core.modelref import DEFAULT, ModelRefError, parse
 from deploytui.runners.protocol import own_stdout
 
 FAMILIES_PACKAGE = "deploytui.families."

@@ -9,9 +9,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from deploytui.builder.context import BuildContext
-from deploytui.builder.steps import MODEL_STEP, Step
-from deploytui.models import LIBRARY_KINDS, LIBRARY_PACKAGE
+from deploytui.core.modelref import LIBRARY_KINDS, LIBRARY_PACKAGE
+from deploytui.spec.context import BuildContext
+from deploytui.spec.steps import MODEL_STEP, Step
 
 PKG = Path(__file__).resolve().parents[2]
 # what every export imports (export_cmd and the model's loading), for the build's fork server
@@ -59,7 +59,7 @@ def _model_inputs(ctx: BuildContext) -> tuple[Path, ...]:
 
 def preload(ctx: BuildContext, function: Callable[..., Any]) -> tuple[str, ...]:
     """The modules an export may find imported when it starts (the build forks it from one
-    process that imported them once, deploytui.forkserver): what every export imports, the
+    process that imported them once, deploytui.builder.forkserver): what every export imports, the
     model's library, the export's module and what that module lists in its `PRELOAD`."""
     ref = ctx.model
     library = ("deploytui.models.library", LIBRARY_PACKAGE[ref.kind]) if ref.kind in LIBRARY_KINDS else ()

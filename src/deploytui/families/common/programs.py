@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from deploytui.builder.context import BuildContext
+from deploytui.spec.context import BuildContext
 
 
 def at(ctx: BuildContext, rel: str) -> Path:

@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from deploytui.precision import CALIBRATION, SAMPLES
+from deploytui.judge.precision import CALIBRATION, SAMPLES
 
 PRELOAD = ("safetensors.torch",)  # what the build's fork server imports once for these exports
 
@@ -55,8 +55,8 @@ def export_samples(m: Any, out: Path, stem: str) -> dict[str, Any]:
     import torch
     from safetensors.torch import save_file
 
+    from deploytui.judge.numerics import OUTPUTS_KEY
     from deploytui.models.load import output_tensors
-    from deploytui.numerics import OUTPUTS_KEY
     from deploytui.runners.protocol import INPUTS_KEY
 
     folder = out / ACCURACY_DIR

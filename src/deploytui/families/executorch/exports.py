@@ -11,7 +11,7 @@ from typing import Any
 from deploytui.families.common.samples import calibration_inputs
 from deploytui.families.common.torch_export import dynamic_program, program
 
-# what the build's fork server imports once for these exports (deploytui.forkserver)
+# what the build's fork server imports once for these exports (deploytui.builder.forkserver)
 PRELOAD = (
     "executorch.exir",
     "executorch.backends.xnnpack.partition.xnnpack_partitioner",

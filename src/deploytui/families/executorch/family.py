@@ -3,7 +3,7 @@ Python runtime (`executorch_runner`) and by cpp/executorch_run.cpp on the wheel'
 
 from __future__ import annotations
 
-from deploytui.forms import Family, Form, Inspect, Runtime, binary, int8, python_form
+from deploytui.spec.forms import Family, Form, Inspect, Runtime, binary, int8, python_form
 
 RUNNER = "deploytui.families.executorch.executorch_runner"
 PY_EXECUTORCH = "python-executorch"

@@ -4,12 +4,12 @@ shared libraries (no libtorch)."""
 
 from __future__ import annotations
 
-from deploytui.builder.context import BuildContext, package_dir
-from deploytui.builder.steps import Step
 from deploytui.families.common.cpp import wheel_step
 from deploytui.families.common.export_steps import Export, steps_of
 from deploytui.families.executorch import exports
 from deploytui.families.executorch.family import CPP_EXECUTORCH
+from deploytui.spec.context import BuildContext, package_dir
+from deploytui.spec.steps import Step
 
 EXPORTS = (
     Export(

@@ -3,9 +3,9 @@ AOTInductor exports (the lean package without libtorch.so, and torchao's int8) w
 
 from __future__ import annotations
 
-from deploytui.a1_page import MIB, Claim, Figure
 from deploytui.families.pytorch.family import AOTI_INT8_NOTE, aoti, aoti_int8, zip_script
-from deploytui.forms import Family, Form, Runtime, binary, int8
+from deploytui.spec.a1_page import MIB, Claim, Figure
+from deploytui.spec.forms import Family, Form, Runtime, binary, int8
 
 LIBTORCH = "libtorch"
 GROUP = "C++ libtorch"
@@ -62,7 +62,7 @@ FORMS: tuple[Form, ...] = (
 )
 
 
-# the reference page's figures and claims on this family's forms (deploytui.a1_page)
+# the reference page's figures and claims on this family's forms (deploytui.spec.a1_page)
 PAGE_FIGURES = (
     Figure("start-up", "cpp-torchscript", "start-up median (min)", "145.7 ms (138.4 ms)", "start"),
     Figure("start-up", "cpp-aoti", "start-up median (min)", "129.5 ms (117.8 ms)", "start"),

@@ -3,11 +3,11 @@ include/ and lib/ (see cpp/README.md for the route and why), by families/common/
 
 from __future__ import annotations
 
-from deploytui.builder.context import BuildContext, package_dir
-from deploytui.builder.steps import Step
 from deploytui.families.common.cpp import argv
 from deploytui.families.common.programs import at
 from deploytui.families.libtorch.family import CPP_AOTI, CPP_TORCHSCRIPT
+from deploytui.spec.context import BuildContext, package_dir
+from deploytui.spec.steps import Step
 
 
 def steps(ctx: BuildContext) -> list[Step]:

@@ -16,7 +16,7 @@ from deploytui.families.common.torch_export import (
     tracing,
 )
 
-# what the build's fork server imports once for these exports (deploytui.forkserver); not
+# what the build's fork server imports once for these exports (deploytui.builder.forkserver); not
 # onnxruntime's quantizer, whose import starts threads (a fork copies only the caller's)
 PRELOAD = ("onnx", "onnxscript", "torch.onnx")
 

@@ -4,8 +4,8 @@ ONNX Runtime's dynamic int8 of it."""
 
 from __future__ import annotations
 
-from deploytui.a1_page import Figure
-from deploytui.forms import ONNX_GRAPH, Family, Form, Inspect, Runtime, binary, int8, python_form
+from deploytui.spec.a1_page import Figure
+from deploytui.spec.forms import ONNX_GRAPH, Family, Form, Inspect, Runtime, binary, int8, python_form
 
 RUNNER = "deploytui.families.onnxruntime.ort_runner"
 PY_ORT = "python-onnxruntime"
@@ -74,7 +74,7 @@ FORMS: tuple[Form, ...] = (
 )
 
 
-# the reference page's figures and claims on this family's forms (deploytui.a1_page)
+# the reference page's figures and claims on this family's forms (deploytui.spec.a1_page)
 PAGE_FIGURES = (Figure("sizes", "onnxruntime", "a1.onnx", "4.1 KiB", "file:a1/a1.onnx"),)
 
 

@@ -6,12 +6,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from deploytui.builder.context import BuildContext, package_dir
-from deploytui.builder.steps import Step
 from deploytui.families.common.cargo import shared_program
 from deploytui.families.common.export_steps import Export, steps_of
 from deploytui.families.onnxruntime import exports
 from deploytui.families.onnxruntime.family import ORT_RUN
+from deploytui.spec.context import BuildContext, package_dir
+from deploytui.spec.steps import Step
 
 EXPORTS = (
     Export("export-onnx", exports.export_onnx, ("{m}.onnx",), "ONNX (torch.onnx.export, dynamo exporter)"),

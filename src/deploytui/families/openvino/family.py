@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from deploytui.forms import ELF_LINKAGE, Family, Form, Inspect, Runtime, int8, python_form
+from deploytui.spec.forms import ELF_LINKAGE, Family, Form, Inspect, Runtime, int8, python_form
 
 RUNNER = "deploytui.families.openvino.openvino_runner"
 PY_OPENVINO = "python-openvino"

@@ -3,12 +3,12 @@
 
 from __future__ import annotations
 
-from deploytui.builder.context import BuildContext, package_dir
-from deploytui.builder.steps import Step
 from deploytui.families.common.cpp import wheel_step
 from deploytui.families.common.export_steps import Export, steps_of
 from deploytui.families.openvino import exports
 from deploytui.families.openvino.family import CPP_OPENVINO
+from deploytui.spec.context import BuildContext, package_dir
+from deploytui.spec.steps import Step
 
 EXPORTS = (
     Export(

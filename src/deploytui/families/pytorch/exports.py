@@ -12,7 +12,7 @@ from typing import Any
 
 from deploytui.families.common.torch_export import aoti_package, dynamic_program, program
 
-# what the build's fork server imports once for these exports (deploytui.forkserver)
+# what the build's fork server imports once for these exports (deploytui.builder.forkserver)
 PRELOAD = ("torch._inductor.compile_fx", "torchao.quantization", "safetensors.torch")
 
 LEAN = {"aot_inductor.link_libtorch": False}  # the lean package: its runner links no libtorch
@@ -25,8 +25,8 @@ def export_model(m: Any, out: Path, stem: str) -> dict[str, Any]:
     import torch
     from safetensors.torch import save_file, save_model
 
+    from deploytui.judge.numerics import OUTPUTS_KEY
     from deploytui.models.load import output_tensors
-    from deploytui.numerics import OUTPUTS_KEY
     from deploytui.runners.protocol import INPUTS_KEY
 
     save_model(m.module, str(out / f"{stem}.safetensors"))

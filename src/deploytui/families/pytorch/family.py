@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import dataclasses
 
-from deploytui.a1_page import MIB, Claim, Figure
-from deploytui.forms import (
+from deploytui.spec.a1_page import MIB, Claim, Figure
+from deploytui.spec.forms import (
     MODEL_SOURCE,
     SAFETENSORS_HEADER,
     ZIP_MEMBERS,
@@ -128,7 +128,7 @@ FORMS: tuple[Form, ...] = (
 )
 
 
-# the reference page's figures and claims on this family's forms (deploytui.a1_page)
+# the reference page's figures and claims on this family's forms (deploytui.spec.a1_page)
 PAGE_FIGURES = (
     Figure("start-up", "torch-eager", "start-up median (min)", "659.3 ms (649.4 ms)", "start"),
     Figure("start-up", "torchscript-script", "start-up median (min)", "682.4 ms (666.1 ms)", "start"),

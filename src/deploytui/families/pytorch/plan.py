@@ -3,12 +3,12 @@ torch.export and AOTInductor exports (the C++ forms of libtorch load the same fi
 
 from __future__ import annotations
 
-from deploytui.builder.context import BuildContext
-from deploytui.builder.steps import Step
 from deploytui.families.common import samples
 from deploytui.families.common.export_steps import Export, steps_of
 from deploytui.families.pytorch import exports
-from deploytui.precision import SAMPLES
+from deploytui.judge.precision import SAMPLES
+from deploytui.spec.context import BuildContext
+from deploytui.spec.steps import Step
 
 EXPORTS = (
     Export(

@@ -6,6 +6,7 @@ from __future__ import annotations
 import tempfile
 from pathlib import Path
 
+from deploytui.core.units import human
 from deploytui.families.pytorch.family import (
     AOTI_SOURCE,
     AOTI_SYMBOLS,
@@ -14,7 +15,6 @@ from deploytui.families.pytorch.family import (
     TORCHSCRIPT_CODE,
 )
 from deploytui.inspectors.section import Builders, Section, code_file, one, zip_code
-from deploytui.units import human
 
 
 def nm_section(path: Path, title: str | None = None) -> Section:

@@ -28,7 +28,7 @@ def load(mode: str, path: str, model_ref: str | None = None) -> Any:
     import torch
 
     if mode == "eager":
-        from deploytui.models import parse
+        from deploytui.core.modelref import parse
         from deploytui.models.load import load as load_model
 
         return load_weights(load_model(parse(model_ref)).module, path)

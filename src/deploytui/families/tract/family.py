@@ -4,7 +4,7 @@ the onnxruntime family's .onnx (or its dynamic int8) at start-up."""
 from __future__ import annotations
 
 from deploytui.families.onnxruntime.family import INT8, INT8_GRAPH, INT8_STEPS, ONNX, ONNX_DATA
-from deploytui.forms import NO_RUNTIME, ONNX_GRAPH, Family, Form, Inspect, binary, int8
+from deploytui.spec.forms import NO_RUNTIME, ONNX_GRAPH, Family, Form, Inspect, binary, int8
 
 TRACT_NODES = "tract-nodes"  # Graph: the nodes of tract's optimised model, as the build listed them
 GROUP = "ONNX"

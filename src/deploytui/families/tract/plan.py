@@ -6,11 +6,11 @@ tract-optimise  tract-run --nodes: tract loads and optimises <m>.onnx typed by t
 
 from __future__ import annotations
 
-from deploytui.builder.context import BuildContext
-from deploytui.builder.steps import Step
 from deploytui.families.common.cargo import DRIVER, argv, shared_program
 from deploytui.families.common.programs import at
 from deploytui.families.tract.family import TRACT_RUN
+from deploytui.spec.context import BuildContext
+from deploytui.spec.steps import Step
 
 
 def steps(ctx: BuildContext) -> list[Step]:

@@ -1,0 +1,134 @@
+"""Where one model's files live: the `Workspace` value (the artifacts folder, the bundles folder and
+the model), made once at an entry point (the CLI's `--artifacts`/`--model`, the app's model
+switch, a bench script) and passed to everything that reads or writes those files. There is no
+current model and no current artifacts folder anywhere else: a job keeps the workspace it started
+with whatever the app shows meanwhile.
+
+Layout under `artifacts`: `<slug>/` per model (manifest, exports, binaries, results, inputs,
+reference, ship verdicts, serving cells), `shared/` for the model-independent programs, and
+`sweep.json`. Bundles go to `bundles/<slug>/<form>/`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from deploytui.core.modelref import ModelRef, parse
+
+PACKAGE = Path(__file__).resolve().parents[1]  # src/deploytui/
+CHECKOUT = PACKAGE.parents[1]  # the source checkout when run from one (src/deploytui/ in it)
+SHARED = "shared"  # artifacts/shared/: the model-independent programs, built once for every model
+SWEEP = "sweep.json"  # artifacts/sweep.json: the sweep's points, across models
+ARTIFACTS_ENV = "DEPLOYTUI_ARTIFACTS"
+BUNDLES_ENV = "DEPLOYTUI_BUNDLES"
+
+
+def in_checkout() -> bool:
+    """Run from a source checkout (an editable install), not from an installed package."""
+    return PACKAGE.parent.name == "src" and (CHECKOUT / "pyproject.toml").is_file()
+
+
+def data_dir() -> Path:
+    """Where the artifacts and bundles go by default: the checkout, else the user's data folder
+    ($XDG_DATA_HOME/deploytui, ~/.local/share/deploytui)."""
+    if in_checkout():
+        return CHECKOUT
+    return Path(os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share") / "deploytui"
+
+
+@dataclass(frozen=True)
+class Workspace:
+    artifacts: Path  # the artifacts root (absolute)
+    model: ModelRef
+    bundles: Path  # the bundles root (absolute): <slug>/<form>/
+
+    @classmethod
+    def at(
+        cls,
+        model: ModelRef | None = None,
+        artifacts: Path | str | None = None,
+        bundles: Path | str | None = None,
+    ) -> Workspace:
+        """A workspace for `model` (default a1) under `artifacts` and `bundles` (default: the
+        checkout's artifacts/ and bundles/, else the user's data folder's)."""
+        base = data_dir()
+        return cls(
+            artifacts=Path(artifacts or base / "artifacts").expanduser().resolve(),
+            model=model or parse(None),
+            bundles=Path(bundles or base / "bundles").expanduser().resolve(),
+        )
+
+    @classmethod
+    def from_env(
+        cls,
+        model: ModelRef | None = None,
+        artifacts: Path | str | None = None,
+        bundles: Path | str | None = None,
+        environ: Mapping[str, str] = os.environ,
+    ) -> Workspace:
+        """`at`, the folders not given taken from DEPLOYTUI_ARTIFACTS / DEPLOYTUI_BUNDLES: read
+        here only, at an entry point (the CLI, a bench script), never by library code."""
+        artifacts = artifacts or environ.get(ARTIFACTS_ENV) or None
+        return cls.at(model, artifacts, bundles or environ.get(BUNDLES_ENV) or None)
+
+    def for_model(self, model: ModelRef) -> Workspace:
+        """The same folders, another model."""
+        return dataclasses.replace(self, model=model)
+
+    @property
+    def slug(self) -> str:
+        return self.model.slug
+
+    @property
+    def model_dir(self) -> Path:
+        """artifacts/<slug>/: one model's manifest, results, inputs, reference, exports, binaries."""
+        return self.artifacts / self.model.slug
+
+    @property
+    def shared_dir(self) -> Path:
+        return self.artifacts / SHARED
+
+    @property
+    def bin_dir(self) -> Path:
+        return self.shared_dir / "bin"
+
+    @property
+    def results_path(self) -> Path:
+        return self.model_dir / "results.json"
+
+    @property
+    def reference_path(self) -> Path:
+        """Eager's outputs (output_0, ...), written by the build's export-model step."""
+        return self.model_dir / "reference.safetensors"
+
+    @property
+    def inputs_path(self) -> Path:
+        return self.model_dir / "inputs.safetensors"
+
+    def outputs_path(self, form_key: str) -> Path:
+        """The last run's outputs of a form (the Diff view recomputes from them)."""
+        return self.model_dir / "outputs" / f"{form_key}.safetensors"
+
+    @property
+    def ship_path(self) -> Path:
+        """Each form's last isolated check of its bundle (`deploytui ship FORM --check`)."""
+        return self.model_dir / "ship.json"
+
+    @property
+    def serve_path(self) -> Path:
+        """The serving cells (`deploytui bench --batch/--threads`)."""
+        return self.model_dir / "serve.json"
+
+    @property
+    def sweep_path(self) -> Path:
+        """The sweep's points, across models (`deploytui sweep`)."""
+        return self.artifacts / SWEEP
+
+    @property
+    def bundles_dir(self) -> Path:
+        """Where `deploytui ship` writes the model's bundles by default (bundles/<slug>/<form>/)."""
+        return self.bundles / self.model.slug

@@ -1,0 +1,133 @@
+"""The one place `choose` reads the stores: each form's `FormFacts` for a model, from its
+results.json (the stored runs), its serve.json (the serving cells: p99 and throughput per batch
+size), the manifests (what is built, the sizes the build recorded, the
+runtime facts its probe steps stored) and its ship.json (the isolated checks). Reads files, runs
+nothing; a damaged store is reported in the warnings and read as far as it goes.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import replace
+
+from deploytui.core.record import RunRecord
+from deploytui.core.workspace import Workspace
+from deploytui.decisions.choose import BUILD_FAILED, BUILT, NOT_APPLICABLE, NOT_BUILT, FormFacts
+from deploytui.families import registry
+from deploytui.scenarios.serving import store as serve_store
+from deploytui.scenarios.startup import results
+from deploytui.ship import store as ship_store
+from deploytui.ship.store import ShipCheck
+from deploytui.spec import forms, manifest
+from deploytui.spec.manifest import Manifest
+
+
+def read(ws: Workspace, store: results.ResultsStore | None = None) -> tuple[list[FormFacts], list[str]]:
+    """Every form of the registry, in its order, as stored for the workspace's model on this
+    machine; and what a damaged store dropped. `store`: the model's results already loaded (the
+    app's session)."""
+    store = store if store is not None else results.load(ws.results_path)
+    view = manifest.load(ws)
+    shipped = ship_store.load(ws.ship_path)
+    served = serve_store.load(ws)
+    facts = []
+    for i, form in enumerate(registry.FORMS):
+        ran, refused = serve_store.by_batch(served.forms, form.key)
+        fact = _facts(i, form, ws, view, store.forms.get(form.key), shipped.forms.get(form.key))
+        state, state_why = build_state(registry.for_batch(form), view, ws)
+        facts.append(
+            replace(
+                fact,
+                serving=ran,
+                serving_refused=refused,
+                serving_built=state,
+                serving_built_why=state_why,
+            )
+        )
+    return facts, [*store.dropped, *shipped.dropped, *served.dropped]
+
+
+def _facts(
+    order: int,
+    form: forms.Form,
+    ws: Workspace,
+    view: Manifest,
+    rec: RunRecord | None,
+    shipped: ShipCheck | None,
+) -> FormFacts:
+    built, why = build_state(form, view, ws)
+    runtime, runtime_missing = manifest.runtime_facts(form, ws, view)
+    ran = rec.status if rec is not None and rec.status in ("ok", "failed") else ""
+    ok = rec is not None and rec.measured
+    wall, rss = (rec.wall, rec.rss) if rec is not None else (None, None)
+    facts = FormFacts(
+        key=form.key,
+        title=form.title,
+        runtime=form.runtime,
+        python=form.needs_python,
+        files=len(form.ship_files(ws)),
+        order=order,
+        built=built,
+        built_why=why,
+        ran=ran,
+        run_error=(rec.error or rec.status) if rec is not None and ran == "failed" else "",
+        runs=len(rec.wall_s) if rec is not None else 0,
+        measured_at=rec.measured_at if rec is not None else None,
+        startup_s=wall.median if ok and wall else None,
+        peak_rss_bytes=rss.median if ok and rss else None,
+        max_abs_diff=rec.max_abs_diff if ok and rec else None,
+        within_tol=rec.within_tol if ok and rec else None,
+        tolerance=_tolerance(rec),
+        files_bytes=files_bytes(form, view, ws) if built != NOT_APPLICABLE else None,
+        runtime_bytes=runtime["runtime_bytes"] if runtime else None,
+        runtime_missing=runtime_missing,
+        isolated=shipped.passed if shipped is not None else None,
+        isolated_reason=shipped.reason if shipped is not None else "",
+        bundle_bytes=shipped.compressed_bytes if shipped is not None else None,
+    )
+    acc = rec.accuracy if ok and rec is not None else None
+    if acc is None or not acc.outputs:
+        return dataclasses.replace(facts, precision=form.precision)
+    top1s = [o.top1 for o in acc.outputs if o.top1 is not None]  # the worst output's figures
+    return dataclasses.replace(
+        facts,
+        precision=form.precision,
+        within_budget=acc.within_budget,
+        top1=min(top1s) if top1s else None,
+        cosine=min(o.cosine for o in acc.outputs),
+    )
+
+
+def build_state(form: forms.Form, view: Manifest, ws: Workspace) -> tuple[str, str]:
+    """BUILT, NOT_APPLICABLE, BUILD_FAILED or NOT_BUILT, and why it is not built."""
+    why = manifest.availability(form, ws, view)
+    if form.applies(ws.model):
+        return NOT_APPLICABLE, why
+    if not why:
+        return BUILT, why
+    if why.startswith(("not built", "missing artifact")):
+        return NOT_BUILT, why
+    return BUILD_FAILED, why
+
+
+def files_bytes(form: forms.Form, view: Manifest, ws: Workspace) -> int | None:
+    """The model files + program that ship, as the build recorded their sizes (the file's own
+    size where the manifest has none); None when one is missing."""
+    total = 0
+    for rel in form.ship_files(ws):
+        art = view.artifacts.get(rel)
+        size = art.size if art is not None else None
+        if size is None:
+            path = ws.artifacts / rel
+            if not path.is_file():
+                return None
+            size = path.stat().st_size
+        total += size
+    return total
+
+
+def _tolerance(rec: RunRecord | None) -> str:
+    if rec is None or not rec.outputs:
+        return ""
+    o = rec.outputs[0]
+    return f"atol {o.atol:g}, rtol {o.rtol:g}"

@@ -1,0 +1,118 @@
+"""Outputs against the eager reference: the numbers Polygraphy would report, not just OK."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+from deploytui.core import tensorfile
+from deploytui.core.record import Element, OutputDiff
+
+
+class ShapeError(ValueError):
+    """The outputs do not have the reference's shape."""
+
+
+# ---------------------------------------------------------------- outputs of any model
+
+DEFAULT_ATOL = 1e-5
+DEFAULT_RTOL = 1e-5
+WORST_SHOWN = 10
+
+
+def _unravel(flat: int, shape: list[int]) -> list[int]:
+    index = []
+    for dim in reversed(shape):
+        flat, r = divmod(flat, dim) if dim else (flat, 0)
+        index.append(r)
+    return index[::-1]
+
+
+def _diff(g: float, w: float) -> float:
+    if g == w:  # equal, including the same infinity
+        return 0.0
+    d = abs(g - w)
+    return math.inf if math.isnan(d) else d
+
+
+def compare_output(
+    name: str,
+    got: list[float] | list[int],
+    got_shape: list[int],
+    want: list[float] | list[int],
+    want_shape: list[int],
+    atol: float = DEFAULT_ATOL,
+    rtol: float = DEFAULT_RTOL,
+) -> OutputDiff:
+    """Both sides as flat row-major values (f32 values read as Python floats)."""
+    if list(got_shape) != list(want_shape):
+        raise ShapeError(f"{name} has shape {list(got_shape)}, expected {list(want_shape)}")
+    if len(got) != len(want):
+        raise ShapeError(f"{name} holds {len(got)} values for shape {list(want_shape)}")
+    diffs = [_diff(g, w) for g, w in zip(got, want, strict=True)]
+    n = len(diffs)
+    rels = [d / abs(w) if w else (0.0 if d == 0 else math.inf) for d, w in zip(diffs, want, strict=True)]
+    need = [d - rtol * abs(w) for d, w in zip(diffs, want, strict=True)]
+    order = sorted(range(n), key=lambda i: -diffs[i])[:WORST_SHOWN]
+    failing = sum(1 for x in need if x > atol)
+    return OutputDiff(
+        name=name,
+        shape=list(want_shape),
+        n=n,
+        max_abs=max(diffs, default=0.0),
+        mean_abs=sum(diffs) / n if n else 0.0,
+        max_rel=max(rels, default=0.0),
+        worst=[Element(_unravel(i, list(want_shape)), got[i], want[i], diffs[i]) for i in order],
+        atol=atol,
+        rtol=rtol,
+        min_atol=max(0.0, *need) if need else 0.0,
+        failing=failing,
+        within_tol=failing == 0,
+    )
+
+
+OUTPUTS_KEY = "outputs"  # the reference's __metadata__: its output names in flattening order (JSON)
+
+
+def reference_names(want: dict[str, tensorfile.Tensor], metadata: dict[str, str]) -> list[str]:
+    """The reference's outputs in the model's order: as its metadata lists them, else (a file
+    written before outputs had names) output_0, output_1, ..."""
+    listed = metadata.get(OUTPUTS_KEY)
+    if listed is None:
+        return [k for k, _ in tensorfile.ordered(want, "output_")]
+    try:
+        names = json.loads(listed)
+    except ValueError:
+        names = None
+    if not isinstance(names, list) or sorted(map(str, names)) != sorted(want):
+        raise ShapeError(f"the reference's output list {listed[:80]!r} does not match its tensors")
+    return [str(n) for n in names]
+
+
+def match_outputs(got: dict[str, tensorfile.Tensor], names: list[str]) -> list[tensorfile.Tensor]:
+    """A form's outputs in the reference's order: by name where the runtime wrote the model's
+    names (Python runners, ONNX graphs, TorchScript dicts), else by position where it wrote
+    output_0, output_1, ... (a flat list: AOTInductor, ExecuTorch, burn-onnx). ShapeError when
+    neither fits."""
+    if set(got) == set(names):
+        return [got[n] for n in names]
+    positional = tensorfile.ordered(got, "output_")
+    if len(positional) == len(got) and [k for k, _ in positional] == [f"output_{i}" for i in range(len(got))]:
+        if len(got) != len(names):
+            raise ShapeError(f"wrote {len(got)} output(s), eager has {len(names)}")
+        return [t for _, t in positional]
+    raise ShapeError(f"wrote outputs {sorted(got)[:6]}, eager's are {names[:6]}")
+
+
+def compare_files(got: Path, want: Path, atol: float, rtol: float) -> list[OutputDiff]:
+    """Every output of the reference file against the same one in `got` (tensorfile, no numpy),
+    named as the reference names them; raises ShapeError (a missing, extra or misshapen output)
+    or TensorFileError (unreadable)."""
+    w, meta = tensorfile.read_all(want)
+    names = reference_names(w, meta)
+    got_list = match_outputs(tensorfile.read(got), names)
+    return [
+        compare_output(name, gt.values, list(gt.shape), w[name].values, list(w[name].shape), atol, rtol)
+        for name, gt in zip(names, got_list, strict=True)
+    ]

@@ -1,0 +1,1 @@
+"""The command line: `deploytui COMMAND`, one module per command; main parses and dispatches."""

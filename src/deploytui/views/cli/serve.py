@@ -1,0 +1,117 @@
+"""`deploytui bench --batch B1,B2 --threads T1,T2`: the serving cells of every chosen form, run
+(or, with --show, read back from serve.json), printed as a table or as JSON."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+from deploytui.core.record import RunRecord, RunStatus
+
+
+def cell_line(cell: str, rec: RunRecord) -> str:
+    """One cell as the table prints it: the percentiles and throughput, or the ✗ and why."""
+    from deploytui.scenarios.serving import text as serve_text
+
+    r = serve_text.row(cell, rec)
+    if not serve_text.ok(rec):
+        return f"  {cell:<34} {r[-1]}"
+    verdict = "" if r[9] == "ok" else f"  {r[9]}"
+    return (
+        f"  {cell:<34} p50 {r[3]:>7} p90 {r[4]:>7} p99 {r[5]:>7} {r[6]:>10} items/s"
+        f"  threads {r[7]} busy {r[8]}{verdict}"
+    )
+
+
+def cell_json(cell: str, rec: RunRecord) -> dict[str, Any]:
+    from deploytui.scenarios.serving import store as serve_store
+
+    return {"cell": cell, "items_per_s": serve_store.items_per_s(rec), **rec.to_json()}
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    from deploytui.core import defaults, machine
+    from deploytui.families import registry
+    from deploytui.scenarios.serving import serve
+    from deploytui.scenarios.serving import store as serve_store
+    from deploytui.spec.manifest import load as load_manifest
+    from deploytui.views.cli.main import _sizes, build_progress
+
+    try:
+        batches = _sizes(args.batch, "--batch", 1)
+        threads = _sizes(args.threads, "--threads", 1) or [1]
+        chosen = [registry.get(k) for k in args.forms] if args.forms else list(registry.FORMS)
+    except (ValueError, KeyError) as e:
+        print(f"error: {e.args[0] if isinstance(e, KeyError) else e}", file=sys.stderr)
+        return 2
+    repeat = defaults.SERVE_REPEAT if args.repeat is None else args.repeat
+    warmup = defaults.SERVE_WARMUP if args.forward_warmup is None else args.forward_warmup
+    if repeat < 1 or warmup < 0 or args.timeout <= 0:
+        print("error: need --repeat >= 1, --forward-warmup >= 0, --timeout > 0", file=sys.stderr)
+        return 2
+    ws = args.ws
+    ref = ws.model
+    todo = serve.cells(chosen, batches, threads)
+    store = serve_store.load(ws)
+    for msg in store.dropped:
+        print(f"warning: {msg}", file=sys.stderr)
+    out = sys.stderr if args.json else sys.stdout
+    done: list[tuple[str, RunRecord]] = []
+    if args.show:
+        done = [(c.key, store.forms[c.key]) for c in todo if c.key in store.forms]
+        if not done:
+            print(
+                f"no serving cells stored for {ref.text} at these sizes: run it without --show",
+                file=sys.stderr,
+            )
+    else:
+        if not args.no_build:
+            from deploytui.builder import run_build, steps_for
+            from deploytui.spec.context import BuildContext
+
+            ctx = BuildContext.of(ws)
+            only = steps_for(ctx, [c.form for c in todo])
+            run_build(ctx, only=only, on_event=build_progress(False, quiet_up_to_date=True, out=sys.stderr))
+        manifest = load_manifest(ws)
+        print(
+            f"serve: {len(todo)} cells ({len(chosen)} forms x batch {batches or ['example']} x threads "
+            f"{threads}), each one fresh run: {warmup} warm-up then {repeat} timed forwards",
+            file=out,
+            flush=True,
+        )
+
+        def show(e: serve.ServeEvent) -> None:
+            if e.kind == "cell" and e.record is not None:
+                print(cell_line(e.cell, e.record), file=out, flush=True)
+
+        done = serve.run_cells(
+            todo,
+            repeat=repeat,
+            warmup=warmup,
+            timeout_s=args.timeout,
+            manifest=manifest,
+            ws=ws,
+            store=store,
+            on_event=show,
+            say=lambda line: print(line, file=sys.stderr, flush=True),
+        )
+    if args.json:
+        print(
+            json.dumps(
+                {
+                    "machine": machine.info(),
+                    "model": ref.text,
+                    "batches": batches,
+                    "threads": threads,
+                    "cells": [cell_json(k, r) for k, r in done],
+                },
+                indent=1,
+            )
+        )
+    elif args.show:
+        for k, r in done:
+            print(cell_line(k, r))
+    failed = [r for _, r in done if r.status not in (RunStatus.OK, RunStatus.NOT_APPLICABLE)]
+    return 1 if failed or not done else 0

@@ -1,0 +1,1 @@
+"""The report: markdown, JSON and CSV from what is stored; it runs nothing."""

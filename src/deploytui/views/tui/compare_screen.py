@@ -1,0 +1,272 @@
+"""The compare screen (key c): every form side by side, sortable, with two bar charts."""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING
+
+from rich.text import Text
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.screen import Screen
+from textual.widgets import DataTable, Footer, Static
+
+from deploytui.core import units
+from deploytui.core.record import RunRecord
+from deploytui.core.workspace import Workspace
+from deploytui.families import registry
+from deploytui.scenarios.accuracy import variants
+from deploytui.ship import store as ship_store
+from deploytui.ship.store import ShipCheck
+from deploytui.spec import forms
+from deploytui.spec.manifest import Manifest, runtime_facts
+from deploytui.views.tui import fmt
+from deploytui.views.tui.widgets.chart import PlotextChart, bars
+
+if TYPE_CHECKING:
+    from deploytui.views.tui.app import DeployApp
+
+COLUMNS = [
+    ("form", "Form"),
+    ("runtime", "Runtime"),
+    ("ships", "What ships"),
+    ("size", "Ship size"),
+    ("runtime_size", "Runtime size"),
+    ("isolated", "Isolated"),
+    ("start_min", "Start min"),
+    ("start_med", "Start median"),
+    ("rss", "Peak RSS"),
+    ("diff", "max|diff|"),
+    ("verdict", "Verdict"),
+    ("accuracy", "Accuracy (variants)"),
+    ("vs_parent", "÷ fp32 parent: ship, start, steady"),
+]
+
+
+class Cell:
+    """A table cell that shows `text` and sorts by `raw` (None last, either way)."""
+
+    def __init__(self, raw, text: str, style: str = "", right: bool = False) -> None:
+        self.raw, self.text, self.style, self.right = raw, text, style, right
+
+    def __rich__(self) -> Text:
+        return Text(self.text, style=self.style, justify="right" if self.right else "left")
+
+    def sort_key(self, descending: bool = False):
+        missing = self.raw is None or (isinstance(self.raw, float) and math.isnan(self.raw))
+        if descending:
+            return (0, 0) if missing else (1, self.raw)
+        return (1, 0) if missing else (0, self.raw)
+
+
+def ship_size(form: forms.Form, manifest: Manifest, ws: Workspace) -> int | None:
+    total, known = 0, False
+    for p in form.ship_paths(ws):
+        size = None
+        for key, info in manifest.artifacts.items():
+            if p.as_posix().endswith("/" + key):
+                size = info.size
+                break
+        if size is None and p.exists():
+            size = p.stat().st_size
+        if size is not None:
+            total += size
+            known = True
+    return total if known else None
+
+
+def runtime_size(form: forms.Form, manifest: Manifest, ws: Workspace) -> int | None:
+    """The runtime's size as the build probed it (Python: its distributions; compiled: the
+    non-system libraries a run loads), None when not probed."""
+    try:
+        facts, _why = runtime_facts(form, ws, manifest)
+    except (OSError, ValueError):
+        return None
+    value = (facts or {}).get("runtime_bytes")
+    return value if isinstance(value, int) else None
+
+
+def isolated_cell(check: ShipCheck | None) -> Cell:
+    """`deploytui ship FORM --check`'s verdict: ✓ with the bundle's .tar.gz size, or ✗ and why."""
+    if check is None:
+        return Cell(None, "–", "grey50")
+    size = units.short_size(check.compressed_bytes) if check.compressed_bytes else ""
+    if check.passed:
+        return Cell(0, f"{check.glyph} {size}".strip(), "green")
+    why = check.reason
+    why = why.split(": ", 1)[1] if why.startswith("exit ") and ": " in why else why
+    return Cell(1, f"{check.glyph} {why[:38] + '…' if len(why) > 39 else why}", "red")
+
+
+def accuracy_cells(
+    form: forms.Form, rec: RunRecord | None, parent: RunRecord | None, manifest: Manifest, ws: Workspace
+) -> list[Cell]:
+    """A variant's accuracy against eager (worst cosine, top-1) and its ratios to its fp32 parent;
+    – for fp32 forms (their verdict is the tolerance)."""
+    if not form.variant:
+        return [Cell(None, "–", "grey50"), Cell(None, "–", "grey50")]
+    acc = rec.accuracy if rec is not None else None
+    if acc is None or not acc.outputs:
+        accuracy = Cell(None, "not measured", "grey50")
+    else:
+        cos = min(o.cosine for o in acc.outputs)
+        top1s = [o.top1 for o in acc.outputs if o.top1 is not None]
+        text = f"cos {cos:.5f}" + (f" top-1 {min(top1s):.0%}" if top1s else "")
+        accuracy = Cell(
+            cos, f"{'✓' if acc.within_budget else '✗'} {text}", "green" if acc.within_budget else "red"
+        )
+    if rec is None:
+        return [accuracy, Cell(None, "–", "grey50")]
+    r = variants.ratios(rec, form.parent, parent, lambda key: ship_size(registry.get(key), manifest, ws))
+    text = " ".join(f"{v:.2f}×" if v is not None else "–" for v in r.values())
+    return [accuracy, Cell(r["steady"], text if any(v is not None for v in r.values()) else "–", right=True)]
+
+
+def row_cells(
+    form: forms.Form,
+    why: str,
+    rec: RunRecord | None,
+    manifest: Manifest,
+    ws: Workspace,
+    isolated: ShipCheck | None = None,
+    parent: RunRecord | None = None,
+) -> list[Cell]:
+    ok = fmt.ok_runs(rec)
+    walls = rec.wall_s if rec and ok else None
+    rss = fmt.median(rec.peak_rss_bytes) if rec and ok else None
+    size = ship_size(form, manifest, ws)
+    runtime = runtime_size(form, manifest, ws)
+    ships = ", ".join(p.name for p in form.ship_paths(ws)) or "–"
+    diff = rec.max_abs_diff if rec else None
+    if why and not rec:
+        verdict = Cell(4, fmt.short_reason(why), "grey50")
+    else:
+        mark = fmt.verdict_mark(rec)
+        verdict = Cell(
+            {fmt.CHECK: 0, fmt.CROSS: 1}.get(mark, 3 if not rec else 2),
+            {fmt.CHECK: "✓ ok", fmt.CROSS: "✗ differs", fmt.BANG: "! failed"}.get(mark, "not run"),
+            "green" if mark == fmt.CHECK else "red" if mark.strip() else "grey50",
+        )
+    extra = accuracy_cells(form, rec, parent, manifest, ws)
+    return [
+        Cell(form.key, form.key, "bold" if not why else "grey62"),
+        Cell(form.runtime, registry.RUNTIME_TITLES.get(form.runtime, form.runtime).split(" and ")[0]),
+        Cell(ships, ships),
+        Cell(size, units.short_size(size), right=True),
+        Cell(runtime, units.short_size(runtime) if runtime is not None else "–", right=True),
+        isolated_cell(isolated),
+        Cell(fmt.minimum(walls), units.seconds(fmt.minimum(walls)) if walls else "–", right=True),
+        Cell(fmt.median(walls), units.seconds(fmt.median(walls)) if walls else "–", right=True),
+        Cell(rss, units.short_size(rss) if rss else "–", right=True),
+        Cell(
+            diff if isinstance(diff, (int, float)) else None,
+            f"{diff:.2g}" if isinstance(diff, (int, float)) else "–",
+            right=True,
+        ),
+        verdict,
+        *extra,
+    ]
+
+
+class CompareScreen(Screen):
+    if TYPE_CHECKING:
+        app: DeployApp  # this project's app (Textual types it as App[Any])
+
+    DEFAULT_CSS = """
+    #compare-box { height: 1fr; }
+    #compare-hint { height: 1; padding: 0 1; }
+    #compare-table { height: auto; max-height: 50%; }
+    #compare-charts { height: 1fr; min-height: 18; }
+    #compare-charts PlotextChart { width: 1fr; height: 100%; }
+    """
+    BINDINGS = [
+        Binding("escape,c", "close", "Back", id="compare-close"),
+        Binding("s", "sort", "Sort by column", id="compare-sort"),
+    ]
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._sorted: tuple[str, bool] | None = None
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="compare-box"):
+            yield Static(
+                Text(
+                    "Every form side by side — s (or a click on a header) sorts by the cursor's column",
+                    style="dim",
+                ),
+                id="compare-hint",
+            )
+            yield DataTable(id="compare-table", cursor_type="cell", zebra_stripes=True)
+            with Horizontal(id="compare-charts"):
+                yield PlotextChart("no form measured yet", id="chart-start")
+                yield PlotextChart("no form measured yet", id="chart-rss")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        table = self.query_one("#compare-table", DataTable)
+        for key, label in COLUMNS:
+            table.add_column(label, key=key)
+        app = self.app
+        ship = ship_store.load(app.session.ws.ship_path)
+        if ship.dropped:
+            self.notify("; ".join(ship.dropped), title="ship.json damaged", severity="warning", timeout=15)
+        shipped = ship.forms
+        for f in registry.FORMS:
+            table.add_row(
+                *row_cells(
+                    f,
+                    app.session.status.get(f.key, ""),
+                    app.session.store.forms.get(f.key),
+                    app.session.manifest,
+                    app.session.ws,
+                    shipped.get(f.key),
+                    app.session.store.forms.get(f.parent) if f.parent else None,
+                ),
+                key=f.key,
+            )
+        table.focus()
+        measured = [
+            (f.key, app.session.store.forms[f.key])
+            for f in registry.FORMS
+            if fmt.ok_runs(app.session.store.forms.get(f.key))
+        ]
+        if measured:
+            labels = [k for k, _ in measured]
+            starts = [(fmt.median(r.wall_s) or 0.0) * 1e3 for _, r in measured]
+            rss = [(fmt.median(r.peak_rss_bytes) or 0.0) / (1 << 20) for _, r in measured]
+            self.query_one("#chart-start", PlotextChart).plot(
+                bars(
+                    labels,
+                    starts,
+                    title="start-up median (log scale)",
+                    log=True,
+                    value_text=lambda v: units.seconds(v / 1e3),
+                )
+            )
+            self.query_one("#chart-rss", PlotextChart).plot(
+                bars(
+                    labels, rss, title="peak RSS median", value_text=lambda v: units.short_size(v * (1 << 20))
+                )
+            )
+
+    def sort_by(self, column: str) -> None:
+        reverse = self._sorted == (column, False)
+        self.query_one("#compare-table", DataTable).sort(
+            column, key=lambda c: c.sort_key(reverse), reverse=reverse
+        )
+        self._sorted = (column, reverse)
+
+    def action_sort(self) -> None:
+        table = self.query_one("#compare-table", DataTable)
+        col = table.ordered_columns[table.cursor_column].key.value
+        self.sort_by(str(col))
+
+    @on(DataTable.HeaderSelected, "#compare-table")
+    def _header(self, event: DataTable.HeaderSelected) -> None:
+        self.sort_by(str(event.column_key.value))
+
+    def action_close(self) -> None:
+        self.dismiss()

@@ -1,0 +1,184 @@
+"""One inspector tab (Artifact, Code, Graph, Symbols): the form's sections, or why there are none.
+
+Sections come from `deploytui.views.form_view.sections(form, manifest)`. A section whose
+`error` is set shows that message in place; the other sections still show.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections import OrderedDict
+
+from rich.text import Text
+from textual.containers import Vertical, VerticalScroll
+from textual.widget import Widget
+from textual.widgets import DataTable, Label, Static, Tree
+
+WHY_EMPTY = {
+    "Artifact": "nothing of it exists yet to look inside (build it with b)",
+    "Code": "its artifacts hold no source to read (generated a1.rs, torch.export graph code, "
+    "or an AOTInductor wrapper)",
+    "Graph": "it ships no graph to read (a captured burn GraphIr or an ONNX model)",
+    "Symbols": "it is not a native program of ours (no executable to list undefined symbols "
+    "and linked libraries of)",
+}
+
+
+class SectionsView(VerticalScroll):
+    """One tab's sections of a form, or a message. The widgets of the last KEEP forms stay
+    mounted, hidden: going back to a form shows them again instead of building them anew."""
+
+    DEFAULT_CSS = """
+    SectionsView { height: 1fr; }
+    SectionsView > .page { height: auto; }
+    .section-title { margin-top: 1; color: $accent; }
+    TextArea.code { height: 24; }
+    DataTable.section-table { height: auto; max-height: 30; }
+    """
+    KEEP = 8
+
+    def __init__(self, tab: str, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.tab = tab
+        self.shown_for: str | None = None
+        self._pages: OrderedDict[str, tuple[list, Vertical]] = OrderedDict()  # form → (sections, page)
+        self._note: Static | None = None
+        self._latest: object = None  # the page to show (or a message): the last asked for wins
+
+    def show_message(self, text: str, *, error: bool = False) -> None:
+        self.shown_for = None
+        self._show(("message", text, error))
+
+    def show(self, form_key: str, sections: list) -> None:
+        self.shown_for = form_key
+        have = self._pages.get(form_key)
+        if have is None or have[0] is not sections:
+            if have is not None:
+                _drop(have[1])
+            self._pages[form_key] = (sections, Vertical(*self._widgets(form_key, sections), classes="page"))
+        self._pages.move_to_end(form_key)
+        while len(self._pages) > self.KEEP:
+            _drop(self._pages.popitem(last=False)[1][1])
+        self._show(self._pages[form_key][1])
+
+    def _widgets(self, form_key: str, sections: list) -> list:
+        mine = [s for s in sections if getattr(s, "tab", None) == self.tab]
+        if not mine:
+            why = Text(f"{self.tab} does not apply to {form_key}: {WHY_EMPTY[self.tab]}.")
+            return [Static(why, classes="note")]
+        widgets = []
+        for s in mine:
+            widgets.append(Label(Text(s.title, style="bold"), classes="section-title"))
+            widgets.append(_section_widget(s))
+        return widgets
+
+    def _show(self, what) -> None:
+        """Show a page or a message. A page already mounted is shown at once, in the caller's
+        turn (a highlight move then lays out and paints once); one to mount goes through this
+        widget's own queue, so swaps never overlap."""
+        self._latest = what
+        if isinstance(what, Widget) and what.parent is self:
+            self._display(what)
+            return
+        self.call_later(self._swap, what)
+
+    def _display(self, page: Widget) -> None:
+        for child in self.children:
+            child.display = child is page
+        self.scroll_home(animate=False)
+
+    async def _swap(self, what) -> None:
+        if what is not self._latest:  # a newer swap is queued behind this one
+            return
+        if isinstance(what, tuple):  # a message: one Static, reused
+            _, text, error = what
+            if self._note is None:
+                self._note = Static()
+                await self.mount(self._note)
+            self._note.update(Text(text))
+            self._note.set_class(error, "error")
+            self._note.set_class(not error, "note")
+            page: Widget = self._note
+        else:
+            assert isinstance(what, Widget)
+            page = what
+            if page.parent is None:
+                await self.mount(page)
+        self._display(page)
+
+
+def _drop(page) -> None:
+    if page.parent is not None:
+        page.remove()
+
+
+def _section_widget(s):
+    if getattr(s, "error", ""):
+        return Static(Text(f"⚠ {s.error}"), classes="error")
+    kind = getattr(s, "kind", "text")
+    try:
+        if kind == "code":
+            return _code_area(s.text or "", s.language)
+        if kind == "table":
+            table: DataTable[str] = DataTable(show_cursor=False, zebra_stripes=True, classes="section-table")
+            table.add_columns(*[str(c) for c in s.columns])
+            for r in s.rows:
+                table.add_row(*[str(c) for c in r])
+            return table
+        if kind == "tree":
+            return _tree(s)
+        return Static(Text(s.text or ""), classes="section-text")
+    except Exception as e:  # a view model we cannot draw is a message, not a crash
+        return Static(Text(f"⚠ could not show {s.title}: {type(e).__name__}: {e}"), classes="error")
+
+
+def _code_area(text: str, language: str | None):
+    """Read-only, highlighted where Textual (or our C++ grammar) knows the language, else plain."""
+    from textual.widgets import TextArea
+
+    area = TextArea.code_editor(text, read_only=True, soft_wrap=False, classes="code")
+    if language == "cpp" and (cpp := _cpp_grammar()):
+        area.register_language("cpp", *cpp)
+    if language in area.available_languages:
+        area.language = language
+    return area
+
+
+@functools.cache
+def _cpp_grammar():
+    """tree-sitter-cpp with C's highlight rules plus its own (its query alone only adds C++'s
+    extras): the AOTInductor wrapper and kernels are C++. None when the grammar is missing."""
+    try:
+        import importlib.resources
+
+        import tree_sitter_c
+        import tree_sitter_cpp
+        from tree_sitter import Language
+    except ImportError:
+        return None
+    query = "\n".join(
+        importlib.resources.files(m).joinpath("queries/highlights.scm").read_text()
+        for m in (tree_sitter_c, tree_sitter_cpp)
+    )
+    return Language(tree_sitter_cpp.language()), query
+
+
+def _tree(s) -> Tree:
+    tree: Tree[str] = Tree(s.title, classes="section-tree")
+    tree.show_root = False
+    tree.root.expand()
+    nodes = {"": tree.root}
+    for r in s.rows:
+        member, size = ([*list(r), "", ""])[:2]
+        parts = str(member).strip("/").split("/")
+        for depth in range(1, len(parts)):
+            key = "/".join(parts[:depth])
+            if key not in nodes:
+                nodes[key] = nodes["/".join(parts[: depth - 1])].add(parts[depth - 1] + "/", expand=True)
+        parent = nodes["/".join(parts[:-1])]
+        label = Text(parts[-1])
+        label.append(f"  {size}", style="dim")
+        parent.add_leaf(label)
+    n = len(s.rows)
+    tree.styles.height = min(n + len(nodes), 30)
+    return tree
