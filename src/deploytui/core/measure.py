@@ -146,7 +146,7 @@ def run_once(
         stdout=stdout,
         stderr_tail=tail,
     )
-    sample.error = _error(sample, r, timeout_s, cancelled)
+    sample.error = sample_error(sample, r, timeout_s, cancelled)
     return sample
 
 
@@ -198,7 +198,7 @@ def _watch(
     return False
 
 
-def _error(s: Sample, r: dict[str, Any], timeout_s: float, cancelled: bool) -> str:
+def sample_error(s: Sample, r: dict[str, Any], timeout_s: float, cancelled: bool) -> str:
     if cancelled or r.get("stopped_by"):
         return "cancelled"
     if s.timed_out:

@@ -129,6 +129,15 @@ class Workspace:
         return self.artifacts / SWEEP
 
     @property
+    def targets_path(self) -> Path:
+        """The named targets and their facts, across models (`deploytui target add`)."""
+        return self.artifacts / "targets.json"
+
+    def target_dir(self, target: str) -> Path:
+        """What was measured on a target for this model: its results.json and the outputs."""
+        return self.model_dir / "targets" / target
+
+    @property
     def bundles_dir(self) -> Path:
         """Where `deploytui ship` writes the model's bundles by default (bundles/<slug>/<form>/)."""
         return self.bundles / self.model.slug

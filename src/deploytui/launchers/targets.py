@@ -1,0 +1,90 @@
+"""The named targets (`deploytui target add|list|check|remove|clean`): artifacts/targets.json, a
+store.Store like the others (typed, atomic, locked). Each target is a Destination and the facts
+last measured there by `target check` (arch, OS, glibc, kernel, CPU, cores, memory, free disk,
+its Python 3 interpreters)."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, ClassVar, Self
+
+from deploytui.core.record import stamp
+from deploytui.core.store import Store, read_table
+from deploytui.launchers.ssh import Destination
+
+NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
+HERE = "here"  # the name of this machine: no target may take it
+
+
+@dataclass
+class Target:
+    name: str
+    dest: Destination
+    facts: dict[str, Any] = field(default_factory=dict)
+    checked_at: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        d = self.dest
+        return {
+            "host": d.host,
+            "user": d.user,
+            "port": d.port,
+            "config": d.config,
+            "identity": d.identity,
+            "facts": self.facts,
+            "checked_at": self.checked_at,
+        }
+
+    @classmethod
+    def from_json(cls, name: str, value: object) -> Target:
+        if not isinstance(value, dict) or not isinstance(value.get("host"), str):
+            raise ValueError("not an object with a 'host'")
+        port = value.get("port")
+        if port is not None and not isinstance(port, int):
+            raise ValueError("'port' is not a number")
+        for key in ("user", "config", "identity", "checked_at"):
+            if value.get(key) is not None and not isinstance(value[key], str):
+                raise ValueError(f"{key!r} is not a string")
+        facts = value.get("facts", {})
+        if not isinstance(facts, dict):
+            raise ValueError("'facts' is not an object")
+        dest = Destination(value["host"], value.get("user"), port, value.get("config"), value.get("identity"))
+        return cls(name, dest, facts, value.get("checked_at"))
+
+    def checked(self, facts: dict[str, Any]) -> None:
+        self.facts, self.checked_at = facts, stamp()
+
+
+class Targets:
+    VERSION: ClassVar[int] = 1
+    NAME: ClassVar[str] = "targets"
+
+    def __init__(self, targets: dict[str, Target] | None = None) -> None:
+        self.targets: dict[str, Target] = targets or {}
+
+    @classmethod
+    def empty(cls) -> Self:
+        return cls()
+
+    @classmethod
+    def read(cls, data: dict[str, Any]) -> tuple[Self, list[str]]:
+        found, problems = read_table(data, "targets", Target.from_json, "target")
+        return cls(found), problems
+
+    def to_json(self) -> dict[str, Any]:
+        return {"version": self.VERSION, "targets": {k: t.to_json() for k, t in sorted(self.targets.items())}}
+
+
+def store(path: Path) -> Store[Targets]:
+    return Store(path, Targets).load()
+
+
+def check_name(name: str) -> str:
+    """ "" or why `name` cannot name a target."""
+    if name == HERE:
+        return f"{HERE!r} is this machine; give the target another name"
+    if not NAME.fullmatch(name):
+        return f"{name!r} cannot name a target (letters, digits, '.', '_', '-'; at most 64)"
+    return ""

@@ -1,0 +1,1 @@
+"""Start-up runs on an SSH target: each form's bundle copied there and measured there (bench)."""

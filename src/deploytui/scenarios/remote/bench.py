@@ -1,0 +1,148 @@
+"""Start-up runs on an SSH target: the form's bundle (`deploytui ship`) copied there once per
+content hash, a Python bundle's venv made there from the wheelhouse with the target's own
+interpreter, then warm-up + n runs through the measuring launcher there (launchers/ssh.py); the
+outputs come back and are judged here against eager, like any run (bench.evaluate). The records
+go to the model's targets/<name>/results.json; this machine's stay where they are."""
+
+from __future__ import annotations
+
+import hashlib
+import platform
+import threading
+from collections.abc import Callable
+from pathlib import Path
+
+from deploytui.core import defaults
+from deploytui.core.measure import launcher_path
+from deploytui.core.record import RunRecord
+from deploytui.core.workspace import Workspace
+from deploytui.launchers import ssh
+from deploytui.launchers.ssh import SshLauncher, TargetError
+from deploytui.launchers.targets import Target
+from deploytui.scenarios.isolated import shipping
+from deploytui.scenarios.startup import bench, results
+from deploytui.ship.bundler import ShipError
+from deploytui.spec.forms import Form
+from deploytui.spec.manifest import availability
+from deploytui.spec.manifest import load as load_manifest
+
+
+def results_path(ws: Workspace, target: str) -> Path:
+    return ws.target_dir(target) / "results.json"
+
+
+def arch_problem(target: Target) -> str:
+    """ "" or why no bundle built here can run on the target."""
+    here, there = platform.machine(), str(target.facts.get("arch", ""))
+    if not there:
+        return f"{target.name} was never checked: run `deploytui target check {target.name}`"
+    if there != here:
+        return (
+            f"{target.name} is {there}, and every bundle here is built for {here}: "
+            f"an {there} build of each form is needed (deploytui build --arch {there})"
+        )
+    return ""
+
+
+def python_problem(target: Target, wanted: str) -> str:
+    """ "" or why the target cannot make a Python bundle's venv (it needs `wanted`, e.g. 3.11)."""
+    pythons = target.facts.get("pythons") or {}
+    if any(v.startswith(wanted + ".") for v in pythons):
+        return ""
+    have = ", ".join(sorted(pythons)) or "no Python 3"
+    return f"the bundle needs Python {wanted}; {target.name} has {have}"
+
+
+def _wheels_for(requirements: list[str], wheelhouse: Path) -> list[Path]:
+    """The wheelhouse's files for the exact pins (name==version)."""
+    found = []
+    for pin in requirements:
+        name, _, version = pin.partition("==")
+        stem = f"{name.replace('-', '_').lower()}-{version}-"
+        found += [w for w in sorted(wheelhouse.glob("*.whl")) if w.name.lower().startswith(stem)]
+        found += [w for w in sorted(wheelhouse.glob("*.tar.gz")) if w.name.lower().startswith(stem[:-1])]
+    return found
+
+
+def _prepare(form: Form, target: Target, ws: Workspace, say: Callable[[str], None]) -> tuple[str, str]:
+    """The form's bundle on the target (sent once per content), its venv made there for a
+    Python bundle; returns (the launcher's path there, the bundle's folder there)."""
+    dest = target.dest
+    local = shipping.default_dir(form, ws).resolve()
+    say(f"bundling {form.key} → {local}")
+    made = shipping.make(form, local, ws=ws)
+    manifest = made.manifest
+    root = ssh.home(dest)
+    launcher = launcher_path()
+    remote_launcher = f"{root}/bin/{launcher.name}"
+    ssh.send_file(dest, launcher, remote_launcher, mode="755")
+    key = hashlib.sha256((local / "manifest.json").read_bytes()).hexdigest()[:16]
+    folder = f"{root}/bundles/{form.key}-{key}"
+    sent = ssh.send_tree(dest, local, folder, exclude=("check", "venv"))
+    say(f"{form.key}: the bundle {'sent to' if sent else 'already on'} {target.name} ({folder})")
+    if manifest.get("requirements"):
+        python = manifest["target_provides"]["python"]
+        why = python_problem(target, python)
+        if why:
+            raise TargetError(why)
+        ready = ssh.run(dest, 'test -e "$1/venv/.complete" && echo ready || true', folder).strip()
+        if ready != "ready":
+            wheels = _wheels_for(manifest["requirements"], shipping.wheelhouse())
+            if not wheels:
+                raise TargetError(
+                    f"no wheels for {form.key} in {shipping.wheelhouse()}: run `make wheelhouse`"
+                )
+            say(f"{form.key}: {len(wheels)} wheels to {target.name}, then its venv there (python{python})")
+            for w in wheels:
+                ssh.send_file(dest, w, f"{root}/wheels/{w.name}")
+            script = (
+                'cd "$1" && PIP_NO_CACHE_DIR=1 PIP_CONFIG_FILE=/dev/null PIP_DISABLE_PIP_VERSION_CHECK=1 '
+                './setup "$2" >setup.log 2>&1 && touch venv/.complete || { tail -n 3 setup.log >&2; exit 1; }'
+            )
+            ssh.run(dest, script, folder, f"{root}/wheels", timeout_s=defaults.BUILD_TIMEOUT_S)
+    return remote_launcher, folder
+
+
+def bench_form(
+    form: Form,
+    target: Target,
+    ws: Workspace,
+    *,
+    n: int = defaults.RUNS,
+    warmup: int = defaults.WARMUP,
+    repeat: int = defaults.REPEAT,
+    timeout_s: float = defaults.RUN_TIMEOUT_S,
+    say: Callable[[str], None] = lambda _line: None,
+    cancel: threading.Event | None = None,
+) -> RunRecord:
+    """Measure one form on the target and store its record there; a form that cannot run there
+    (not built, another architecture, no Python for it, the target unreachable) is a not-run
+    record with the reason, like bench's."""
+    manifest = load_manifest(ws)
+    why = availability(form, ws, manifest) or arch_problem(target)
+    if not why:
+        try:
+            remote_launcher, folder = _prepare(form, target, ws, say)
+        except (TargetError, ShipError, OSError) as e:
+            why = str(e)
+    if why:
+        rec = bench.not_run(form, why, manifest, ws)
+    else:
+        launcher = SshLauncher(target.dest, target.name, remote_launcher, folder)
+        out = f"{folder}.outputs.safetensors"
+        say(f"{form.key}: {warmup} warm-up + {n} runs on {target.name}")
+        m = launcher.measure(
+            ["./run", out, str(repeat)], n=n, warmup=warmup, timeout_s=timeout_s, cancel=cancel
+        )
+        local_out = ws.target_dir(target.name) / "outputs" / f"{form.key}.safetensors"
+        local_out.parent.mkdir(parents=True, exist_ok=True)
+        local_out.unlink(missing_ok=True)
+        if m.runs and m.runs[-1].ok:
+            try:
+                local_out.write_bytes(ssh.fetch_file(target.dest, out))
+            except TargetError as e:
+                say(f"{form.key}: its outputs could not be fetched: {e}")
+        rec = bench.evaluate(form, m, ws, n=n, warmup=warmup, outputs=local_out)
+        rec.cwd = m.cwd
+    results.load(results_path(ws, target.name)).put(rec)
+    return rec
