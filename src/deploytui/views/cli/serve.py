@@ -9,6 +9,7 @@ import sys
 from typing import Any
 
 from deploytui.core.record import RunRecord, RunStatus
+from deploytui.views.cli.common import build_progress
 
 
 def cell_line(cell: str, rec: RunRecord) -> str:
@@ -31,13 +32,25 @@ def cell_json(cell: str, rec: RunRecord) -> dict[str, Any]:
     return {"cell": cell, "items_per_s": serve_store.items_per_s(rec), **rec.to_json()}
 
 
+def _sizes(text: str | None, what: str, least: int) -> list[int]:
+    """`1,8,32` as whole numbers >= least (ValueError naming `what` otherwise)."""
+    if not text:
+        return []
+    try:
+        values = [int(v) for v in text.split(",")]
+    except ValueError:
+        values = []
+    if not values or any(v < least for v in values):
+        raise ValueError(f"{what} wants whole numbers >= {least} separated by commas, got {text!r}")
+    return list(dict.fromkeys(values))
+
+
 def cmd_serve(args: argparse.Namespace) -> int:
     from deploytui.core import defaults, machine
     from deploytui.families import registry
     from deploytui.scenarios.serving import serve
     from deploytui.scenarios.serving import store as serve_store
     from deploytui.spec.manifest import load as load_manifest
-    from deploytui.views.cli.main import _sizes, build_progress
 
     try:
         batches = _sizes(args.batch, "--batch", 1)

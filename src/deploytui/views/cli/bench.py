@@ -1,0 +1,112 @@
+"""`deploytui bench`: the start-up of the chosen forms, measured and stored, printed as a table or
+as JSON (`--batch`/`--threads` hand over to serve.py)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import TYPE_CHECKING, Any
+
+from deploytui.views.cli.common import build_progress, check_counts
+from deploytui.views.cli.table import table_line
+
+if TYPE_CHECKING:
+    from deploytui.core.record import RunRecord
+    from deploytui.core.workspace import Workspace
+
+
+def cmd_bench(args: argparse.Namespace) -> int:
+    import json
+
+    from deploytui.core import defaults, machine
+    from deploytui.core.record import RunStatus
+    from deploytui.families import registry
+    from deploytui.scenarios.accuracy import variants
+    from deploytui.scenarios.startup import bench, results
+    from deploytui.spec.manifest import load as load_manifest
+
+    if args.batch or args.threads:
+        from deploytui.views.cli.serve import cmd_serve
+
+        return cmd_serve(args)
+    if args.repeat is None:
+        args.repeat = defaults.REPEAT
+    if args.repeat < 0:
+        print("error: need --repeat >= 0", file=sys.stderr)
+        return 2
+    if err := check_counts(args):
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    try:
+        chosen = [registry.get(k) for k in args.forms] if args.forms else list(registry.FORMS)
+    except KeyError as e:
+        print(f"error: {e.args[0]}", file=sys.stderr)
+        return 2
+    ws = args.ws
+    if not args.no_build:  # what the chosen forms need, built first (incremental: usually nothing)
+        from deploytui.builder import run_build, steps_for
+        from deploytui.spec.context import BuildContext
+
+        ctx = BuildContext.of(ws)
+        progress = build_progress(False, quiet_up_to_date=True, out=sys.stderr if args.json else None)
+        run_build(ctx, only=steps_for(ctx, chosen), on_event=progress)
+    store = results.load(ws.results_path)
+    for msg in store.dropped:
+        print(f"warning: {msg}", file=sys.stderr)
+    manifest = load_manifest(ws)
+    records = []
+    for form in chosen:
+        if not args.json and sys.stderr.isatty():
+            print(f"{form.key} …", end="\r", file=sys.stderr, flush=True)
+        rec = bench.bench_form(
+            form,
+            n=args.n,
+            warmup=args.warmup,
+            repeat=args.repeat,
+            timeout_s=args.timeout,
+            manifest=manifest,
+            ws=ws,
+            say=lambda line: print(line, file=sys.stderr, flush=True),
+            feed=bench.Load(warmup=args.forward_warmup) if args.forward_warmup else None,
+        )
+        if rec.status != RunStatus.UNAVAILABLE or form.key not in store.forms:  # keep an earlier one
+            store.put(rec)
+        records.append(rec)
+        if not args.json:
+            print(table_line(rec), flush=True)
+            if form.variant:
+                print(f"{'':<20} {variants.ratios_text(_vs_parent(rec, store, ws), form.parent)}", flush=True)
+    if args.json:
+        print(
+            json.dumps(
+                {
+                    "machine": machine.info(),
+                    "tools": manifest.tools,
+                    "model": ws.model.text,
+                    "forms": [
+                        {**r.to_json(), **({"vs_parent": _vs_parent(r, store, ws)} if r.accuracy else {})}
+                        for r in records
+                    ],
+                },
+                indent=1,
+            )
+        )
+    bad = [
+        r
+        for r in records
+        if r.status not in (RunStatus.OK, RunStatus.NOT_APPLICABLE)
+        or (r.status == RunStatus.OK and not bench.judged_ok(r))
+    ]
+    return 1 if bad else 0
+
+
+def _vs_parent(rec: RunRecord, store: Any, ws: Workspace) -> dict[str, float | None]:
+    """A variant's ratios to its fp32 parent's stored record (`variants.ratios`)."""
+    from deploytui.families import registry
+    from deploytui.scenarios.accuracy import variants
+    from deploytui.views.report import report
+
+    parent = registry.get(rec.form or "").parent
+    return variants.ratios(
+        rec, parent, store.forms.get(parent), lambda key: report.ship_bytes(registry.get(key), ws)
+    )

@@ -1,0 +1,24 @@
+"""`deploytui build`: every artifact, or the steps `--only` names (incremental)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from deploytui.views.cli.common import build_progress
+
+
+def cmd_build(args: argparse.Namespace) -> int:
+    from deploytui.builder import run_build
+    from deploytui.spec.context import BuildContext
+
+    try:
+        manifest = run_build(BuildContext.of(args.ws), only=args.only, on_event=build_progress(args.verbose))
+    except ValueError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    failed = [n for n in manifest.failed_steps() if not args.only or n in args.only]
+    if failed:
+        print(f"build: {len(failed)} step(s) failed: {', '.join(failed)}", file=sys.stderr)
+        return 1
+    return 0

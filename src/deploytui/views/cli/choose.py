@@ -1,0 +1,75 @@
+"""`deploytui choose`: the forms that meet the user's constraints, ranked; its parser (one option
+per rule) and the command."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from deploytui.views.cli.common import MODEL_HELP, place_opts
+
+
+def cmd_choose(args: argparse.Namespace) -> int:
+    """The forms that meet the user's constraints, ranked, and why every other does not (from
+    the stored runs, the build's sizes and probes and the ship checks: nothing runs)."""
+    import json
+
+    from deploytui.decisions import choose
+    from deploytui.decisions import facts as choose_facts
+    from deploytui.decisions import text as choose_text
+
+    try:
+        req = choose.request(args.given or [], args.rank_by or "")
+    except ValueError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    ref = args.ws.model
+    facts, dropped = choose_facts.read(args.ws)
+    for msg in dropped:
+        print(f"warning: {msg}", file=sys.stderr)
+    answer = choose.choose(facts, req, ref.text)
+    if args.json:
+        print(json.dumps(answer.to_json(), indent=1))
+    else:
+        print(choose_text.render(answer, with_chart=args.chart))
+    return 0 if answer.chosen else 1
+
+
+class _Given(argparse.Action):
+    """Keeps the constraints in the order the user gives them: (rule key, text) in `given`."""
+
+    def __call__(self, parser, namespace, values, option_string=None):  # type: ignore[no-untyped-def]
+        given = list(getattr(namespace, "given", None) or [])
+        given.append((self.dest.replace("_", "-"), values if isinstance(values, str) else ""))
+        namespace.given = given
+
+
+def choose_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    from deploytui.decisions import choose
+
+    ch = sub.add_parser(
+        "choose",
+        help="the forms that meet your constraints, ranked, and why each other one does not",
+        description="From what is stored for the model on this machine (runs, build sizes, runtime "
+        "probes, ship checks): the forms that meet every constraint, ranked by the figure of the "
+        "first constraint given (or --rank-by; start-up by default), and every other form with the "
+        "first constraint it breaks. Exits 1 when no form qualifies.",
+    )
+    ch.set_defaults(given=[])
+    for rule in choose.RULES:
+        flag = f"--{rule.key}"
+        if rule.example:
+            ch.add_argument(
+                flag,
+                action=_Given,
+                metavar=rule.metavar,
+                help=f"{rule.help} (e.g. {rule.example})".replace("%", "%%"),
+            )
+        else:
+            ch.add_argument(flag, action=_Given, nargs=0, help=rule.help)
+    ch.add_argument("--rank-by", choices=list(choose.RANKS), help="rank the qualifying forms by this figure")
+    ch.add_argument("--chart", action="store_true", help="also draw the Pareto chart (start-up × ship size)")
+    ch.add_argument("--json", action="store_true", help="print the answer as JSON")
+    ch.add_argument("--model", default=argparse.SUPPRESS, metavar="REF", help=MODEL_HELP)
+    place_opts(ch, argparse.SUPPRESS)
+    ch.set_defaults(func=cmd_choose)

@@ -1,0 +1,97 @@
+"""What several commands share: the model and place options, the count check, the build's
+progress lines."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any, TextIO
+
+MODEL_HELP = (
+    "the model: a zoo name (a1, mlp:hidden=512,depth=4, convnet, tinylm), "
+    "package.module:factory, path/to/file.py:factory, torchvision:NAME, timm:NAME, "
+    "hf:FOLDER (a saved Hugging Face model) or hf-config:CONFIG.json (default a1)"
+)
+
+
+def shape_opts(q: argparse.ArgumentParser, default: Any) -> None:
+    q.add_argument(
+        "--input-shape",
+        default=default,
+        metavar="AxBxC",
+        help="torchvision:, timm: and image models: the example input's shape (default: the model's own)",
+    )
+    q.add_argument(
+        "--seq-len",
+        type=int,
+        default=default,
+        metavar="N",
+        help="hf: and hf-config: text models: the example token ids' length (default 16)",
+    )
+
+
+def place_opts(q: argparse.ArgumentParser, default: Any) -> None:
+    """--artifacts and --bundles: where the models' files and their bundles go (read into the
+    Workspace once, in `main`)."""
+    q.add_argument(
+        "--artifacts",
+        type=Path,
+        default=default,
+        metavar="DIR",
+        help="the artifacts folder (default: $DEPLOYTUI_ARTIFACTS, else artifacts/ in the source "
+        "checkout, else $XDG_DATA_HOME/deploytui/artifacts)",
+    )
+    q.add_argument(
+        "--bundles",
+        type=Path,
+        default=default,
+        metavar="DIR",
+        help="where `ship` puts bundles (default: $DEPLOYTUI_BUNDLES, else bundles/ beside the default "
+        "artifacts folder)",
+    )
+
+
+def check_counts(args: argparse.Namespace) -> str:
+    if args.n < 1 or args.warmup < 0 or args.timeout <= 0:
+        return "need -n >= 1, --warmup >= 0, --timeout > 0"
+    return ""
+
+
+def build_progress(verbose: bool, quiet_up_to_date: bool = False, out: TextIO | None = None) -> Any:
+    """The build's progress lines, as `build` prints them; with `quiet_up_to_date` a step that
+    is up to date prints nothing (its start line waits until the step does something)."""
+    from deploytui.builder import BuildEvent
+
+    pending: dict[str, str] = {}  # per step: its start line, until it does something
+
+    def say(step: str, text: str) -> None:
+        for line in [pending.pop(step, None), text]:
+            if line is not None:
+                print(line, flush=True, file=out or sys.stdout)
+
+    def show(e: BuildEvent) -> None:
+        if e.kind == "start":
+            start = f"[{e.index}/{e.total}] {e.step}: {e.title}"
+            if quiet_up_to_date:
+                pending[e.step] = start
+            else:
+                say(e.step, start)
+        elif e.kind == "line" and (verbose or _is_progress(e.text)):
+            say(e.step, f"    {e.text}" if verbose else f"    {e.text[:150]}")
+        elif e.kind == "end" and not (quiet_up_to_date and e.status == "up-to-date"):
+            extra = f" — {e.text}" if e.text else ""  # steps run side by side: the end names its step
+            say(e.step, f"    {e.step}: {e.status} ({e.wall_s:.1f} s){extra}")
+        elif e.kind == "end":
+            pending.pop(e.step, None)
+
+    return show
+
+
+def _is_progress(line: str) -> bool:
+    """Lines worth showing without --verbose: why a step runs or waits, cargo's progress and
+    warnings."""
+    s = line.strip()
+    return s.startswith(
+        ("stale:", "waiting:", "Compiling", "Finished", "warning:", "error", "[torch.onnx]", "Building")
+    )
