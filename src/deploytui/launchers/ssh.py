@@ -160,8 +160,8 @@ printf 'glibc=%s\n' "$(getconf GNU_LIBC_VERSION 2>/dev/null)"
 cpu=$(grep -m1 -E '^(model name|Model|Hardware)' /proc/cpuinfo 2>/dev/null | cut -d: -f2- | sed 's/^ *//')
 printf 'cpu=%s\n' "$cpu"
 printf 'cores=%s\n' "$(getconf _NPROCESSORS_ONLN 2>/dev/null)"
-printf 'memory_kb=%s\n' "$(awk '/^MemTotal/ {print $2}' /proc/meminfo 2>/dev/null)"
-printf 'free_disk_kb=%s\n' "$(df -Pk "$HOME" 2>/dev/null | awk 'NR==2 {print $4}')"
+while read -r k v _; do [ "$k" = MemTotal: ] && printf 'memory_kb=%s\n' "$v"; done </proc/meminfo
+df -Pk "$HOME" 2>/dev/null | { read -r _; read -r _ _ _ avail _; printf 'free_disk_kb=%s\n' "$avail"; }
 for p in python3 python3.9 python3.10 python3.11 python3.12 python3.13 python3.14; do
   if command -v "$p" >/dev/null 2>&1; then
     v=$("$p" -c 'import sys; print("%d.%d.%d" % sys.version_info[:3])' 2>/dev/null)

@@ -50,6 +50,10 @@ def cmd_bench(args: argparse.Namespace) -> int:
         ctx = BuildContext.of(ws)
         progress = build_progress(False, quiet_up_to_date=True, out=sys.stderr if args.json else None)
         run_build(ctx, only=steps_for(ctx, chosen), on_event=progress)
+    if args.target:
+        from deploytui.views.cli.target import bench_on_targets
+
+        return bench_on_targets(args, chosen, ws)
     store = results.load(ws.results_path)
     for msg in store.dropped:
         print(f"warning: {msg}", file=sys.stderr)

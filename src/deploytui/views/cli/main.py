@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from deploytui.views.cli import target
 from deploytui.views.cli.bench import cmd_bench
 from deploytui.views.cli.build import cmd_build
 from deploytui.views.cli.choose import choose_parser
@@ -117,6 +118,11 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="measure what is built as it is (default: build what the forms need first, incrementally)",
     )
+    be.add_argument(
+        "--target",
+        metavar="NAME[,NAME]",
+        help="measure on these targets (deploytui target add), each in turn, the targets at once",
+    )
     model_opt(be)
     be.set_defaults(func=cmd_bench)
 
@@ -202,6 +208,7 @@ def build_parser() -> argparse.ArgumentParser:
     mo.add_argument("--json", action="store_true", help="print JSON")
     place_opts(mo, argparse.SUPPRESS)
     mo.set_defaults(func=cmd_models)
+    target.add_parser(sub)
     return p
 
 

@@ -1,0 +1,195 @@
+"""`deploytui target add|list|check|remove|clean`: the hosts a form can be measured on (SSH), and
+`deploytui bench --target NAME[,NAME…]`: the chosen forms measured there, each target one form
+at a time, the targets at once."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import threading
+from typing import TYPE_CHECKING, Any
+
+from deploytui.views.cli.common import place_opts
+from deploytui.views.cli.table import table_line
+
+if TYPE_CHECKING:
+    from deploytui.core.record import RunRecord
+    from deploytui.core.workspace import Workspace
+    from deploytui.launchers.targets import Target
+    from deploytui.spec.forms import Form
+
+
+def add_parser(sub: Any) -> None:
+    t = sub.add_parser("target", help="hosts to measure on over SSH: add, list, check, remove, clean")
+    verbs = t.add_subparsers(dest="verb", required=True)
+    a = verbs.add_parser("add", help="name a host (its facts are measured at once: `target check`)")
+    a.add_argument("name")
+    a.add_argument("where", help="ssh://user@host[:port], user@host, or a ~/.ssh/config alias")
+    a.add_argument("--accept-new", action="store_true", help="accept the host's key if it is not known yet")
+    a.add_argument(
+        "--ssh-config", metavar="FILE", help="an ssh config file (ssh -F) instead of ~/.ssh/config"
+    )
+    a.add_argument("--identity", metavar="FILE", help="the private key to log in with (ssh -i)")
+    verbs.add_parser("list", help="the targets and what each is")
+    for verb, what in (
+        ("check", "reach it and measure what it is (arch, OS, glibc, CPU, memory, disk, Pythons)"),
+        ("remove", "forget it (nothing on the host is touched)"),
+        ("clean", "remove what deploytui copied to it (bundles, venvs, the launcher)"),
+    ):
+        v = verbs.add_parser(verb, help=what)
+        v.add_argument("name")
+    for q in (t, *verbs.choices.values()):
+        place_opts(q, argparse.SUPPRESS)
+    t.set_defaults(func=cmd_target)
+
+
+def facts_line(t: Target) -> str:
+    """What a target is, in one line (its facts from `target check`)."""
+    from deploytui.core.units import human
+
+    f = t.facts
+    if not f:
+        return "never checked"
+    mem, disk = f.get("memory_bytes"), f.get("free_disk_bytes")
+    words = [
+        str(f.get("arch") or "?"),
+        str(f.get("os") or "?"),
+        str(f.get("glibc") or "no glibc"),
+        str(f.get("cpu") or "?"),
+        f"{f.get('cores') or '?'} cores",
+        f"{human(mem)} memory" if isinstance(mem, int) else "memory ?",
+        f"{human(disk)} free" if isinstance(disk, int) else "disk ?",
+        "Python " + (", ".join(f.get("pythons") or {}) or "none"),
+    ]
+    return " · ".join(words)
+
+
+def cmd_target(args: argparse.Namespace) -> int:
+    from deploytui.launchers import ssh, targets
+    from deploytui.launchers.ssh import Destination, TargetError
+
+    store = targets.store(args.ws.targets_path)
+    for msg in store.dropped:
+        print(f"warning: {msg}", file=sys.stderr)
+    known = store.doc.targets
+    if args.verb == "list":
+        if not known:
+            print("no targets: `deploytui target add NAME ssh://user@host` names one")
+        for t in known.values():
+            print(f"{t.name:<16} {t.dest.text():<32} {facts_line(t)}")
+        return 0
+    if args.verb == "add":
+        if why := targets.check_name(args.name):
+            print(f"error: {why}", file=sys.stderr)
+            return 2
+        try:
+            dest = Destination.parse(args.where, config=args.ssh_config, identity=args.identity)
+            found = ssh.facts(dest, accept_new=args.accept_new)
+        except TargetError as e:
+            print(f"error: {e}", file=sys.stderr)
+            return 1
+        target = targets.Target(args.name, dest)
+        target.checked(found)
+        store.update(lambda doc: doc.targets.__setitem__(args.name, target))
+        print(f"{args.name}: {facts_line(target)}")
+        return 0
+    target = known.get(args.name)
+    if target is None:
+        print(f"error: no target named {args.name!r} (deploytui target list)", file=sys.stderr)
+        return 2
+    if args.verb == "remove":
+        store.update(lambda doc: doc.targets.pop(args.name, None))
+        print(f"{args.name}: removed")
+        return 0
+    try:
+        if args.verb == "clean":
+            ssh.clean(target.dest)
+            print(f"{args.name}: cleaned")
+            return 0
+        target.checked(ssh.facts(target.dest))
+    except TargetError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 1
+    store.update(lambda doc: doc.targets.__setitem__(args.name, target))
+    print(f"{args.name}: {facts_line(target)}")
+    return 0
+
+
+def resolve(names: str, ws: Workspace) -> tuple[list[Target], str]:
+    """The targets a `--target a,b` names, or why not."""
+    from deploytui.launchers import targets
+
+    known = targets.store(ws.targets_path).doc.targets
+    chosen, missing = [], []
+    for name in (n.strip() for n in names.split(",") if n.strip()):
+        (chosen.append(known[name]) if name in known else missing.append(name))
+    if missing:
+        return [], f"no target named {', '.join(missing)} (deploytui target add NAME ssh://…)"
+    return chosen, ""
+
+
+def bench_on_targets(args: argparse.Namespace, chosen: list[Form], ws: Workspace) -> int:
+    """The chosen forms on each target: a thread per target, its forms one after another
+    (the target's lock keeps two deploytui processes from measuring there at once)."""
+    from deploytui.core.record import RunStatus
+    from deploytui.scenarios.remote import bench as remote
+    from deploytui.scenarios.startup import bench
+    from deploytui.spec.manifest import load as load_manifest
+
+    found, why = resolve(args.target, ws)
+    if why:
+        print(f"error: {why}", file=sys.stderr)
+        return 2
+    done: dict[str, list[RunRecord]] = {t.name: [] for t in found}
+    out = threading.Lock()
+
+    def say(line: str) -> None:
+        with out:
+            print(line, file=sys.stderr, flush=True)
+
+    def measure_on(target: Target) -> None:
+        for form in chosen:
+            rec = remote.bench_form(
+                form,
+                target,
+                ws,
+                n=args.n,
+                warmup=args.warmup,
+                repeat=args.repeat,
+                timeout_s=args.timeout,
+                say=lambda line, t=target.name: say(f"[{t}] {line}"),
+            )
+            done[target.name].append(rec)
+            if not args.json:
+                with out:
+                    print(f"[{target.name}] {table_line(rec)}", flush=True)
+
+    threads = [threading.Thread(target=measure_on, args=(t,), name=t.name) for t in found]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    if args.json:
+        manifest = load_manifest(ws)
+        doc = {
+            "model": ws.model.text,
+            "tools": manifest.tools,
+            "targets": [
+                {
+                    "target": t.name,
+                    "machine": t.facts,
+                    "forms": [r.to_json() for r in done[t.name]],
+                }
+                for t in found
+            ],
+        }
+        print(json.dumps(doc, indent=1))
+    bad = [
+        r
+        for recs in done.values()
+        for r in recs
+        if r.status not in (RunStatus.OK, RunStatus.NOT_APPLICABLE)
+        or (r.status == RunStatus.OK and not bench.judged_ok(r))
+    ]
+    return 1 if bad else 0
