@@ -242,7 +242,7 @@ def _vs_parent(rec: RunRecord, store: Any, ws: Workspace) -> dict[str, float | N
     """A variant's ratios to its fp32 parent's stored record (`variants.ratios`)."""
     from deploytui.families import registry
     from deploytui.scenarios.accuracy import variants
-    from deploytui.views.report import report
+    from deploytui.views import report
 
     parent = registry.get(rec.form or "").parent
     return variants.ratios(
@@ -331,10 +331,10 @@ def cmd_report(args: argparse.Namespace) -> int:
     from deploytui.scenarios.startup import results
     from deploytui.ship import store as ship_store
     from deploytui.spec.manifest import load as load_manifest
-    from deploytui.views.report.report import write_report
+    from deploytui.views.report import write_report
 
     if args.results is not None:
-        from deploytui.views.report.report import write_results
+        from deploytui.views.report import write_results
 
         written = write_results(args.results, args.ws)
         for path in written:
