@@ -29,7 +29,7 @@ from deploytui.core.units import human, ms
 from deploytui.core.workspace import Workspace
 from deploytui.families import registry
 from deploytui.spec.manifest import model_info
-from deploytui.views.report.report import scrub, weight_fields
+from deploytui.views.report import scrub, weight_fields
 
 sys.path.insert(0, str(paths.ROOT / "tests"))
 import real_models  # the corpus lives with the tests that use it

@@ -564,7 +564,7 @@ def test_the_pages_pick_against_ours():
 def test_the_reports_how_to_choose(tmp_path, monkeypatch):
     from deploytui.scenarios.startup import results
     from deploytui.spec import manifest
-    from deploytui.views.report import report
+    from deploytui.views import report
     from test_probe import _forbid_running
     from tui_support import a1_at
 

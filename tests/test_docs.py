@@ -296,7 +296,7 @@ def test_no_module_is_named_after_a_standard_library_one():
 def test_report_writes_each_models_results_and_their_matrix(tmp_path, monkeypatch):
     """`deploytui report --results DIR` on stored results: one page per model, the matrix, every
     page marked as written; nothing else in DIR is touched."""
-    from deploytui.views.report.report import write_results
+    from deploytui.views.report import write_results
     from tui_support import FIXED_RESULTS, a1_at, make_artifacts
 
     art = make_artifacts(tmp_path, results=FIXED_RESULTS)

@@ -23,7 +23,7 @@ from deploytui.families import registry
 from deploytui.scenarios.startup import bench, results
 from deploytui.spec import manifest
 from deploytui.spec.forms import Form
-from deploytui.views.report import report
+from deploytui.views import report
 from workspaces import A1
 
 DEPLOYTUI = [sys.executable, "-m", "deploytui"]

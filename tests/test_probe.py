@@ -16,8 +16,7 @@ from deploytui.inspectors import elf
 from deploytui.scenarios.startup import results
 from deploytui.spec import manifest
 from deploytui.spec.context import BuildContext
-from deploytui.views import form_view
-from deploytui.views.report import report
+from deploytui.views import form_view, report
 from tui_support import a1_at, make_artifacts, record
 from workspaces import A1
 

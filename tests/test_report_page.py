@@ -9,7 +9,7 @@ import json
 from deploytui.families import registry
 from deploytui.scenarios.startup import results
 from deploytui.spec import manifest
-from deploytui.views.report import report
+from deploytui.views import report
 from test_probe import _forbid_running
 from tui_support import FIXED_RESULTS, a1_at, make_artifacts
 

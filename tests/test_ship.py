@@ -337,7 +337,7 @@ def test_python_bundle_runs_isolated(built_artifacts, bundles_dir, key):
 def test_the_report_lists_each_bundle_and_its_verdict(tmp_path, monkeypatch):
     from deploytui.scenarios.startup import results
     from deploytui.spec import manifest
-    from deploytui.views.report import report
+    from deploytui.views import report
     from tui_support import make_artifacts, record
 
     art = make_artifacts(

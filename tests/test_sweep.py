@@ -194,7 +194,7 @@ def test_small_sweep_resumes_and_shows_a_failing_point(tmp_path, monkeypatch):
 
 def test_report_gains_the_scale_section(tmp_path, monkeypatch):
     """The report reads sweep.json (it runs nothing): the fit, the grids, failures and charts."""
-    from deploytui.views.report import report
+    from deploytui.views import report
 
     ws = Workspace.at(artifacts=tmp_path)
     assert report.scale_section(ws) == []

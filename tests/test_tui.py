@@ -177,7 +177,7 @@ def test_quit_mid_run_leaves_no_child(art, quick_inspect, monkeypatch):
 
 
 def test_export_key_writes_the_report(art, monkeypatch, tmp_path):
-    from deploytui.views.report import report
+    from deploytui.views import report
 
     (art / "a1" / "results.json").write_text(json.dumps({"version": 1, "forms": FIXED_RESULTS}))
     out = tmp_path / "report.md"
@@ -574,7 +574,7 @@ def test_a_burst_of_moves_draws_the_visible_tab_for_its_first_and_last_form_only
 
 
 def test_export_waits_for_the_measurement_in_flight(art, quick_inspect, monkeypatch, tmp_path):
-    from deploytui.views.report import report
+    from deploytui.views import report
 
     install_fake_form(monkeypatch, art, sleep_s=0.4)
     out = tmp_path / "report.md"

@@ -108,7 +108,7 @@ def _vs_parent(rec: RunRecord, store: Any, ws: Workspace) -> dict[str, float | N
     """A variant's ratios to its fp32 parent's stored record (`variants.ratios`)."""
     from deploytui.families import registry
     from deploytui.scenarios.accuracy import variants
-    from deploytui.views.report import report
+    from deploytui.views import report
 
     parent = registry.get(rec.form or "").parent
     return variants.ratios(

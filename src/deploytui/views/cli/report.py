@@ -10,10 +10,10 @@ def cmd_report(args: argparse.Namespace) -> int:
     from deploytui.scenarios.startup import results
     from deploytui.ship import store as ship_store
     from deploytui.spec.manifest import load as load_manifest
-    from deploytui.views.report.report import write_report
+    from deploytui.views.report import write_report
 
     if args.results is not None:
-        from deploytui.views.report.report import write_results
+        from deploytui.views.report import write_results
 
         written = write_results(args.results, args.ws)
         for path in written:

@@ -603,7 +603,7 @@ class DeployApp(App):
     def _export(self, job: Job) -> Path:
         from deploytui.scenarios.startup import results
         from deploytui.spec import manifest
-        from deploytui.views.report import report
+        from deploytui.views import report
 
         ws = job.ws  # the model shown when it was asked, whatever is shown now
         assert ws is not None

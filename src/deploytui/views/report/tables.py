@@ -1,0 +1,98 @@
+"""The per-form markdown tables' cells: what ships, the weights, the verdicts, the stages, and the
+lower-precision variants' section."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from deploytui.core import record
+from deploytui.core.units import human, ms
+from deploytui.judge.precision import FP32
+from deploytui.scenarios.accuracy import variants
+from deploytui.views.report.common import _md_table
+
+
+def _variants_section(rs: list[dict[str, Any]]) -> list[str]:
+    """The lower-precision variants: accuracy against eager (beside, never in, the tolerance
+    check above) and ratios to the fp32 form each comes from."""
+    vs = [r for r in rs if r["precision"] != FP32]
+    if not vs:
+        return []
+
+    def ratio(r: dict[str, Any], key: str) -> str:
+        v = (r["vs_parent"] or {}).get(key)
+        return f"{v:.2f}×" if v is not None else "–"
+
+    def acc(r: dict[str, Any]) -> str:
+        if r["accuracy"] is None:
+            return f"not measured: {r['error']}" if r["error"] else "not measured yet"
+        return variants.accuracy_text(record.Accuracy.from_json(r["accuracy"]))
+
+    return [
+        "## Lower-precision variants",
+        _md_table(
+            [
+                "form",
+                "precision",
+                "fp32 parent",
+                "accuracy against eager",
+                "ship ÷",
+                "start-up ÷",
+                "steady ÷",
+            ],
+            [
+                [r["form"], r["precision"], r["parent"], acc(r), *(ratio(r, k) for k in variants.RATIOS)]
+                for r in vs
+            ],
+        ),
+        "A variant is judged by its accuracy budget over the example inputs plus a fixed-seed set "
+        "drawn like them (cosine similarity of each output with eager's, the worst input; top-1 "
+        "agreement for class-score outputs), not by the fp32 tolerance; ÷ is the variant's figure "
+        "over its fp32 parent's (ship: model files + program; start-up: median spawn to exit; "
+        "steady: the median forward), both as stored here.",
+    ]
+
+
+def _verdict(r: dict[str, Any]) -> str:
+    if r["precision"] != FP32 and r["within_tol"] is not None:
+        return f"– ({r['precision']}: judged by its accuracy budget, below)"
+    if r["within_tol"] is None:
+        return str(r["status"])
+    return "OK" if r["within_tol"] else "FAIL"
+
+
+def _weights_intro(rs: list[dict[str, Any]]) -> str:
+    unique = next((r["unique_param_bytes"] for r in rs if r["unique_param_bytes"]), None)
+    base = human(unique) if unique else "not recorded (run deploytui build)"
+    return (
+        f"The model's parameters and buffers take {base}, each storage counted once (a tied matrix "
+        "once). Each form ships its weights in its model files (graph or code included; a form "
+        "without model files keeps them in its program or reads a baked path: not counted); the "
+        "ratio says how many times the unique bytes that is — about 2× on a model whose tied "
+        "matrix is most of its bytes is that matrix shipped twice."
+    )
+
+
+def _bundle(r: dict[str, Any]) -> str:
+    if r["bundle_compressed_bytes"] is None:
+        return "–"
+    venv = f" + venv {human(r['bundle_venv_bytes'])} made on the target" if r["bundle_venv_bytes"] else ""
+    return human(r["bundle_compressed_bytes"]) + venv
+
+
+def _isolated(r: dict[str, Any]) -> str:
+    if r["isolated"] is None:
+        return "–"
+    if r["isolated"]:
+        start, rss = r["isolated_start_median_s"], r["isolated_peak_rss_bytes"]
+        return f"✓ ({ms(start)}, {human(rss)})" if start is not None and rss is not None else "✓"
+    return f"✗ {r['isolated_reason']}"
+
+
+def _stage_ms(stages: dict[str, Any], key: str) -> str:
+    v = stages.get(key)
+    return f"{v:.2f} ms" if isinstance(v, (int, float)) else "–"
+
+
+def _top(counts: dict[str, Any] | None, n: int) -> str:
+    return ", ".join(f"{k} {v}" for k, v in list((counts or {}).items())[:n]) or "–"
