@@ -1,17 +1,12 @@
-"""The deploytui Textual app: keys, palette, and the job lane's workers. Its state is a
-`session.Session` (no Textual in it); the screens show it.
+"""The deploytui Textual app, `DeployApp`: its start-up, its keys' actions and the palette. Its
+state is a `session.Session` (no Textual in it); the screens show it and see the app as a
+`host.AppHost` (they never import this module).
 
-Every job (run, build, export, inspect, opening a model) goes through the session's one
-`JobLane`: one job at a time, in the order asked, each in a thread worker that gets its `Job`
-(keys, cancel Event, model), posts `JobMessage`s and never touches widgets or the session.
-Its last message, `JobEnded`, frees the lane and starts the next job. Quitting closes the lane
-and cancels the job in flight, so the measuring core (or the build) kills the running child's
-process group: nothing is left running.
-
-The app shows one model at a time (`session.model`); m (or the palette) switches to another.
-A model never built here is checked first (in a subprocess: one clear message if it cannot be
-used), then built in the background while the app stays usable; each form's row follows its
-build steps (waiting, building…, ✓ built, or the stage that failed).
+`DeployApp` is the last of a few layers, each about one thing:
+- `jobs.JobLaneApp`: the session's one job lane and the thread workers that run its jobs;
+- `models.ModelsApp`: the model shown, and opening another (checked, then built in the background);
+- `outcomes.OutcomesApp`: the workers' messages taken on the app's thread, and each job's end;
+- `DeployApp` (here): start-up, the keys (`keys.BINDINGS`) and their actions, the palette.
 """
 
 from __future__ import annotations
@@ -20,118 +15,42 @@ import asyncio
 import os
 import signal
 import time
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
-from textual import on
-from textual.app import App, SystemCommand
+from textual.app import SystemCommand
 from textual.binding import Binding
 from textual.screen import Screen
 
 from deploytui.core import defaults
-from deploytui.core.modelref import ModelRef, ModelRefError, parse
 from deploytui.core.workspace import Workspace
-from deploytui.families import registry
-from deploytui.views.tui import _start
-from deploytui.views.tui import messages as msg
+from deploytui.views.tui import _start, keys
+from deploytui.views.tui.outcomes import TIMELINE_ENV, OutcomesApp
 from deploytui.views.tui.session import (
     BUILD,
-    BUILT,
     EXPORT,
-    INSPECT,
-    OPEN,
     RUN,
     SERVE,
     SHIP,
     SWEEP,
-    BuildProgress,
     Job,
-    ModelState,
-    ProgressGate,
     Session,
     Settings,
     model_label,
 )
 
+if TYPE_CHECKING:
+    from deploytui.views.tui.host import AppHost
+
 EXIT_ON_READY_ENV = "DEPLOYTUI_EXIT_ON_READY"
-# the one-letter actions that are off on a screen of fields (`TYPING`): a letter typed there
-# while a checkbox or a list has the focus (the b of 20MiB, the s of 50ms) must not build or run
-TYPED_OVER = frozenset(
-    {"run", "run_all", "build", "compare", "scale", "choose", "open_model", "export", "ship", "cancel"}
-)
-# a file the app appends "<CLOCK_MONOTONIC ns> <event>" lines to: `ready` at its first frame,
-# `built FORM` when a build it runs finishes a form (bench/fresh_setup.py times `make run` with it)
-TIMELINE_ENV = "DEPLOYTUI_TIMELINE"
+__all__ = ["EXIT_ON_READY_ENV", "TIMELINE_ENV", "DeployApp"]
 
 
-class DeployApp(App):
+class DeployApp(OutcomesApp):
     CSS_PATH = Path(__file__).parent / "app.tcss"
     TITLE = "deploytui"
     ENABLE_COMMAND_PALETTE = True
-
-    BINDINGS = [  # tooltip: "Title — what it does", the palette's and the help screen's text
-        Binding("r", "run", "Run", id="run", tooltip="Run highlighted form — measure it: {runs}"),
-        Binding(
-            "a",
-            "run_all",
-            "Run all",
-            id="run-all",
-            tooltip="Run all forms — measure every built form in order, storing each",
-        ),
-        Binding("b", "build", "Build", id="build", tooltip="Build — every artifact, incrementally"),
-        Binding("c", "compare", "Compare", id="compare", tooltip="Compare — every form side by side"),
-        Binding("s", "scale", "Scale", id="scale", tooltip="Scale — every form's costs across the mlp sizes"),
-        Binding(
-            "v",
-            "serve",
-            "Serve",
-            id="serve",
-            tooltip="Serve — latency percentiles and throughput per batch size and thread count",
-        ),
-        Binding(
-            "o",
-            "choose",
-            "Choose",
-            id="choose",
-            tooltip="Choose — the forms that meet your constraints, ranked, and why the others do not",
-        ),
-        Binding(
-            "m",
-            "open_model",
-            "Model",
-            id="model",
-            tooltip="Open a model — the zoo, the models built here, or your own file.py:factory",
-        ),
-        Binding(
-            "e",
-            "export",
-            "Export report",
-            id="export",
-            tooltip="Export report — write the Markdown report from the stored results",
-        ),
-        Binding(
-            "i",
-            "ship",
-            "Ship check",
-            id="ship",
-            show=False,
-            tooltip="Ship check — bundle the highlighted form, run it where only the bundle and /usr exist",
-        ),
-        Binding(
-            "escape,x",
-            "cancel",
-            "Cancel run",
-            id="cancel",
-            show=False,
-            tooltip="Cancel run — stop the measurement, build or ship check in flight",
-        ),
-        Binding(
-            "question_mark", "help", "Help", key_display="?", id="help", tooltip="Help — deploytui's keys"
-        ),
-        Binding("q", "quit", "Quit", id="quit"),
-        Binding("ctrl+q", "quit", "Quit", show=False, priority=True, id="quit-ctrl"),
-    ]
+    BINDINGS = keys.BINDINGS  # their tooltips are the palette's and the help screen's text
 
     def __init__(
         self,
@@ -149,7 +68,7 @@ class DeployApp(App):
         self.ready_at_ns = 0
         self.handle_signals = handle_signals
         self.session = Session(ws or Workspace.at(), Settings(runs=runs, warmup=warmup))
-        self.timeline_built: set[str] = set()  # forms whose `built` event the timeline has
+        self.timeline_built = set()  # forms whose `built` event the timeline has
 
     # shortcuts to the session (tests and screens read these)
     @property
@@ -222,19 +141,13 @@ class DeployApp(App):
         self.session.shutdown()
         self.exit()
 
-    def timeline(self, event: str) -> None:
-        path = os.environ.get(TIMELINE_ENV)
-        if path:
-            with open(path, "a", encoding="utf-8") as f:
-                f.write(f"{time.monotonic_ns()} {event}\n")
-
     def on_unmount(self) -> None:
         self.session.shutdown()  # however the app went (also when run_test ends)
 
     # ---- actions --------------------------------------------------------------------------
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """Off on a screen of fields (ctrl+p, ctrl+q and the screen's own keys still work)."""
-        return not (getattr(self.screen, "TYPING", False) and action in TYPED_OVER)
+        return not (getattr(self.screen, "TYPING", False) and action in keys.TYPED_OVER)
 
     def _busy(self) -> bool:
         """A run or build is asked for already: say so (one at a time) and refuse."""
@@ -308,43 +221,6 @@ class DeployApp(App):
         if self.session.lane.find(BUILD, model=self.session.model) is None:
             self.submit(Job(BUILD, ws=self.session.ws))
 
-    def action_open_model(self) -> None:
-        from deploytui.views.tui.model_screen import ModelScreen
-
-        if isinstance(self.screen, ModelScreen):
-            return
-        self.push_screen(ModelScreen(self.session.known_models(), self.session.model.text), self.open_model)
-
-    def open_model(self, text: str | None) -> None:
-        """Show the model `text` names: at once when it was built here, else after its check
-        (a subprocess, in the lane) and then with its build in the background."""
-        if not text:
-            return
-        try:
-            ref = parse(text)
-        except ModelRefError as e:
-            self.notify(str(e), title="Not a model", severity="error", timeout=15)
-            return
-        why = self.session.open_check(ref)
-        if why:
-            self.notify(why, severity="warning")
-            return
-        from deploytui.spec import manifest
-
-        if ref.text in manifest.built_models(self.session.ws.artifacts):
-            self._switch(ref)
-            return
-        if self.session.lane.find(OPEN, model=ref):
-            return  # asked already
-        busy = self.session.lane.find(RUN, BUILD)
-        self.notify(f"Checking {model_label(ref)}…" + (" once the job in flight ends" if busy else ""))
-        self.submit(Job(OPEN, ws=self.session.ws.for_model(ref)))
-
-    def _switch(self, ref: ModelRef, info: dict | None = None) -> None:
-        self.session.switch(ref, info)
-        self.main.refresh_all()
-        self.notify(f"Showing {model_label(ref)}", title="Model")
-
     def action_compare(self) -> None:
         from deploytui.views.tui.compare_screen import CompareScreen
 
@@ -411,8 +287,6 @@ class DeployApp(App):
         return binding.key_display or binding.key.split(",")[0]
 
     def get_system_commands(self, screen: Screen):
-        from deploytui.views.tui import keys
-
         yield from super().get_system_commands(screen)
         runs = self.session.settings.describe()
         for title, help, callback in keys.commands(self, self.BINDINGS, runs=runs):
@@ -424,415 +298,8 @@ class DeployApp(App):
             for title, help, callback in keys.commands(self.main, self.main.BINDINGS):
                 yield SystemCommand(title, help, callback)
 
-    # ---- the job lane ---------------------------------------------------------------------
-    def submit(self, job: Job) -> None:
-        """Queue a job in the lane; it starts now if the lane is free."""
-        self._launch(self.session.lane.submit(job))
 
-    def _launch(self, job: Job | None) -> None:
-        while job is not None and job.kind == INSPECT:
-            key = self.session.inspect_target()
-            if key is not None:
-                job.keys, job.ws = (key,), self.session.ws  # what is shown when it starts
-                self.main.show_waiting(key, f"Looking inside {key}…")
-                break
-            job = self.session.lane.finish(job)  # nothing left to look at: next one
-        if job is not None and job.kind == BUILD and job.model is not None:
-            self.session.builds[job.model.slug] = BuildProgress(job.model)
-        if job is not None:
-            self.run_worker(
-                lambda: self._job_thread(job), thread=True, group="job", name=job.kind, exit_on_error=False
-            )
+if TYPE_CHECKING:
 
-    def _job_thread(self, job: Job) -> None:
-        """A worker's whole life: the job's body, then JobEnded (always, also on error)."""
-        body = {
-            RUN: self._measure,
-            BUILD: self._build,
-            EXPORT: self._export,
-            INSPECT: self._inspect,
-            SWEEP: self._sweep,
-            SHIP: self._ship,
-            OPEN: self._open,
-            SERVE: self._serve,
-        }
-        try:
-            result, error = body[job.kind](job), ""
-        except Exception as e:  # shown by the app, in one place
-            result, error = None, f"{type(e).__name__}: {e}"
-        self.post_message(msg.JobEnded(job, result, error))
-
-    # the bodies run in the worker thread: they read the session's settings (which do not change
-    # while a job runs) and the job's own workspace (the model shown may change), and post
-    # messages for the rest
-    def _measure(self, job: Job) -> tuple[int, int]:
-        from deploytui.scenarios.startup import bench, results
-
-        ws = job.ws
-        assert ws is not None
-        settings, done = self.session.settings, 0
-        disk = results.ResultsStore(ws.results_path)  # written here, off the UI
-        for key in job.keys:
-            if job.cancel.is_set():
-                break
-            self.post_message(msg.RunStarted(key, settings.total, ws.slug))
-            gate = ProgressGate(settings.total)
-
-            def progress(p, key=key, gate=gate) -> None:
-                if gate.admit(p):
-                    self.post_message(msg.RunProgress(key, p, gate.finished, list(gate.walls), ws.slug))
-
-            record = bench.bench_form(
-                registry.get(key),
-                n=settings.runs,
-                warmup=settings.warmup,
-                on_progress=progress,
-                cancel=job.cancel,
-                ws=ws,  # its manifest read there: the model shown may change meanwhile
-                say=self._say,  # waiting for a step another deploytui is building
-            )
-            cancelled = job.cancel.is_set()
-            if not cancelled:
-                disk.put(record)  # under the store's lock; what other processes stored is kept
-                try:  # the app's copy, on the app's thread, before the next form starts
-                    self.call_from_thread(self.session.stored, ws.model, disk.doc)
-                except RuntimeError:  # the app is gone
-                    break
-                done += 1
-            self.post_message(msg.RunFinished(key, record, cancelled, ws.slug))
-        return done, len(job.keys)
-
-    def _say(self, line: str) -> None:
-        """A worker's one-line note for the user."""
-        try:
-            self.call_from_thread(self.notify, line, severity="warning")
-        except RuntimeError:  # the app is gone
-            pass
-
-    def _build(self, job: Job):
-        from deploytui.builder import BuildEvent, run_build
-        from deploytui.spec.context import BuildContext
-
-        ws = job.ws
-        assert ws is not None
-
-        def on_event(e: BuildEvent) -> None:  # the manifest read here, off the app's thread
-            state = ModelState.read(ws) if e.kind == "end" else None
-            self.post_message(msg.BuildLine(e, ws.slug, state))
-
-        view = run_build(BuildContext.of(ws), on_event=on_event, cancel=job.cancel)
-        return view, ModelState.read(ws)
-
-    def _open(self, job: Job) -> tuple[dict | None, str]:
-        """The model's check (`deploytui.models.describe`, a subprocess that imports torch)."""
-        from deploytui.models.check import check
-
-        assert job.model is not None
-        return check(job.model.text, job.cancel)
-
-    def _sweep(self, job: Job) -> int:
-        from deploytui.scenarios.sweep import sweep
-
-        def on_event(e: sweep.SweepEvent) -> None:
-            self.post_message(msg.SweepLine(e))
-
-        assert job.ws is not None
-        refs = [sweep.shape_for(t) for t in sweep.default_targets()]
-        store = sweep.run_sweep(refs, base=job.ws, on_event=on_event, cancel=job.cancel)
-        return len(store.points)
-
-    def _serve(self, job: Job) -> int:
-        """Build the dynamic-batch exports the cells need, then time every cell (serve.run_cells)."""
-        from deploytui.builder import run_build
-        from deploytui.scenarios.serving import serve
-        from deploytui.scenarios.serving import store as serve_store
-        from deploytui.spec import manifest
-        from deploytui.spec.context import BuildContext
-
-        ws = job.ws  # the model shown when it was asked, whatever is shown now
-        assert ws is not None
-        todo = serve.cells(list(registry.FORMS), defaults.SERVE_BATCHES, defaults.SERVE_THREADS)
-
-        def post(e: serve.ServeEvent) -> None:
-            self.post_message(msg.ServeLine(e))
-
-        steps = serve.dynamic_steps(todo, ws)
-        if steps:
-
-            def on_build(e) -> None:
-                if e.kind == "start":
-                    post(
-                        serve.ServeEvent(
-                            "build", 0, len(todo), text=f"building {e.step} (dynamic-batch exports)"
-                        )
-                    )
-
-            run_build(BuildContext.of(ws), only=steps, on_event=on_build, cancel=job.cancel)
-        if job.cancel.is_set():
-            return 0
-        done = serve.run_cells(
-            todo,
-            repeat=defaults.SERVE_REPEAT,
-            warmup=defaults.SERVE_WARMUP,
-            timeout_s=defaults.RUN_TIMEOUT_S,
-            manifest=manifest.load(ws),
-            ws=ws,
-            store=serve_store.load(ws),
-            on_event=post,
-            cancel=job.cancel,
-            say=self._say,
-        )
-        return len(done)
-
-    def _ship(self, job: Job):
-        """The check, and its verdict put on the form's stored record (files: off the UI thread)."""
-        from deploytui.scenarios.isolated import shipping
-        from deploytui.scenarios.startup import bench, results
-
-        ws = job.ws
-        assert ws is not None
-        form = registry.get(job.keys[0])
-        check = shipping.check(form, ws=ws, cancel=job.cancel)
-        disk = results.load(ws.results_path)
-        rec = disk.forms.get(form.key)
-        if rec is not None:
-            rec.isolated = bench.isolated(form, ws)
-            disk.put(rec)
-        return check, disk.doc
-
-    def _export(self, job: Job) -> Path:
-        from deploytui.scenarios.startup import results
-        from deploytui.spec import manifest
-        from deploytui.views import report
-
-        ws = job.ws  # the model shown when it was asked, whatever is shown now
-        assert ws is not None
-        return report.write_report(ws, results.load(ws.results_path), manifest.load(ws), "md")
-
-    def _inspect(self, job: Job) -> tuple[list, str]:
-        """Inspecting runs ldd, nm and the ONNX reader (the runtime facts were probed by the build): a job."""
-        key, ws = job.keys[0], job.ws
-        assert ws is not None
-        try:
-            from deploytui.spec import manifest
-            from deploytui.views.form_view import sections
-        except ImportError as e:
-            return [], f"inspectors not available: {e}"
-        try:
-            return list(sections(registry.get(key), manifest.load(ws), ws)), ""
-        except Exception as e:  # sections() should never raise; if it does, say so in place
-            return [], f"inspecting {key} failed: {type(e).__name__}: {e}"
-
-    def load_sections(self, key: str) -> None:
-        """Make sure the inspector sections of `key` are known, or asked of the lane."""
-        s = self.session
-        if key in s.sections or not s.ready:  # the screen draws cached sections from the session
-            return
-        if s.lane.find(RUN, BUILD):
-            self.main.show_waiting(
-                key, "Looking inside waits until the job in flight ends (inspecting runs ldd and nm)."
-            )
-        self.submit(Job(INSPECT, ws=s.ws))
-
-    # ---- messages from workers: one handler, one quitting guard ---------------------------
-    @on(msg.JobMessage)
-    def _from_worker(self, m: msg.JobMessage) -> None:
-        if self.session.quitting:  # the screens may be half torn down
-            return
-        handle: Callable[[Any], None] = {  # type: ignore[assignment]
-            msg.RunStarted: self._run_started,
-            msg.RunProgress: self._run_progress,
-            msg.RunFinished: self._run_finished,
-            msg.BuildLine: self._build_line,
-            msg.SweepLine: self._sweep_line,
-            msg.ServeLine: self._serve_line,
-            msg.JobEnded: self._job_ended,
-        }[type(m)]
-        handle(m)
-
-    def _run_started(self, m: msg.RunStarted) -> None:
-        if m.slug != self.session.model.slug:
-            return  # a run of a model no longer shown: it records into that model's folder
-        self.session.live = self.session.live_run(m.form, m.total)
-        self.main.refresh_form(m.form)
-        from deploytui.views.tui.widgets.form_list import FormList
-
-        self.main.query_one("#forms", FormList).select_key(m.form)
-
-    def _run_progress(self, m: msg.RunProgress) -> None:
-        live = self.session.live
-        if live is None or live.form != m.form or m.slug != self.session.model.slug:
-            return
-        live.update(m.progress, m.done, m.walls)
-        self.main.show_live(m.form)
-
-    def _run_finished(self, m: msg.RunFinished) -> None:
-        rec = m.record
-        if m.slug != self.session.model.slug:  # stored in its own model's folder by the worker
-            if rec.status != "ok" or rec.error:
-                self.notify(f"{m.form} ({rec.model}): {rec.error}", title="Run failed", severity="error")
-            return
-        self.session.live = None
-        self.main.refresh_form(m.form)
-        if m.cancelled:
-            kept = "earlier result kept" if m.form in self.store.forms else "nothing stored"
-            self.notify(f"{m.form}: cancelled, {kept}", severity="warning")
-        elif rec.status != "ok" or rec.error:
-            self.notify(
-                f"{m.form}: {rec.error}",
-                title="Run failed" if rec.status != "ok" else "Outputs differ",
-                severity="error",
-                timeout=10,
-            )
-
-    def _build_line(self, m: msg.BuildLine) -> None:
-        s, e = self.session, m.event
-        progress = s.builds.get(m.slug)
-        if progress is not None:
-            progress.update(e)
-            if e.kind == "end":
-                for form in registry.FORMS:
-                    if form.key not in self.timeline_built and progress.state(form) == BUILT:
-                        self.timeline_built.add(form.key)
-                        self.timeline(f"built {form.key}")
-        if m.slug == s.model.slug and e.kind in ("plan", "start", "end"):
-            if m.state is not None:
-                s.apply(m.state)  # rewritten after every step: the forms it finished show it
-            self.main.refresh_all(inspect=False)
-        for screen in self._build_screens():
-            screen.add_event(e)
-
-    def _sweep_line(self, m: msg.SweepLine) -> None:
-        if m.event.kind in ("record", "skip", "done"):
-            self.session.reload_sweep()
-        for screen in self._scale_screens():
-            screen.sweep_event(m.event)
-
-    def _serve_line(self, m: msg.ServeLine) -> None:
-        for screen in self._serve_screens():
-            screen.serve_event(m.event)
-
-    def _serve_screens(self) -> list:
-        from deploytui.views.tui.serve_screen import ServeScreen
-
-        return [s for s in self.screen_stack if isinstance(s, ServeScreen)]
-
-    def _scale_screens(self) -> list:
-        from deploytui.views.tui.scale_screen import ScaleScreen
-
-        return [s for s in self.screen_stack if isinstance(s, ScaleScreen)]
-
-    def _choose_screens(self) -> list:
-        from deploytui.views.tui.choose_screen import ChooseScreen
-
-        return [s for s in self.screen_stack if isinstance(s, ChooseScreen)]
-
-    def _build_screens(self) -> list:
-        from deploytui.views.tui.build_screen import BuildScreen
-
-        return [s for s in self.screen_stack if isinstance(s, BuildScreen)]
-
-    def _job_ended(self, m: msg.JobEnded) -> None:
-        job, s = m.job, self.session
-        nxt = s.lane.finish(job)
-        cancelled = job.cancel.is_set()
-        if job.kind == RUN:
-            s.live = None
-            if m.error:
-                self._job_failed(job, m.error)
-            elif len(job.keys) > 1:
-                done, total = m.result
-                self.notify(f"Ran {done}/{total} forms" + (" (cancelled)" if cancelled else ""))
-            self.main.refresh_all()
-        elif job.kind == BUILD:
-            assert job.model is not None
-            if job.model.slug in s.builds:
-                s.builds[job.model.slug].done = True
-            shown = job.model == s.model
-            view, state = m.result or (None, None)
-            if shown and state is not None:
-                s.load_state(state)
-                self.main.refresh_all()
-            for screen in self._build_screens():
-                screen.finished(view, cancelled, m.error)
-            built = sum(not why for why in state.status.values()) if state else 0
-            self.notify(
-                m.error
-                or f"Build of {model_label(job.model)} {'cancelled' if cancelled else 'done'}: "
-                f"{built}/{len(registry.FORMS)} forms built"
-                + ("" if shown else ": press m to show it"),
-                severity="error" if m.error else "information",
-            )
-        elif job.kind == OPEN:
-            assert job.model is not None
-            info, error = m.result or (None, m.error)
-            if cancelled:
-                pass
-            elif error:
-                self.notify(
-                    f"{model_label(job.model)}: {error}",
-                    title="Cannot open this model",
-                    severity="error",
-                    timeout=20,
-                )
-            elif not (why := s.open_check(job.model)):
-                self._switch(job.model, info)
-                self.submit(Job(BUILD, ws=job.ws))
-            else:
-                self.notify(f"{model_label(job.model)} checked, not shown: {why}", severity="warning")
-        elif job.kind == SWEEP:
-            s.reload_sweep()
-            s.load_state()
-            self.main.refresh_all()
-            for scale in self._scale_screens():
-                scale.finished(cancelled, m.error)
-            if m.error:
-                self._job_failed(job, m.error)
-        elif job.kind == SERVE:
-            for served in self._serve_screens():
-                served.finished(cancelled, m.error)
-            if m.error:
-                self._job_failed(job, m.error)
-        elif job.kind == SHIP:
-            self._shipped(job, m.result, m.error)
-        elif job.kind == EXPORT:
-            if m.error:
-                self._job_failed(job, m.error)
-            else:
-                self.notify(f"Report written to {m.result}", title="Exported")
-        elif job.kind == INSPECT and job.model == s.model:  # else: the model shown changed meanwhile
-            key = job.keys[0]
-            found, error = m.result or ([], m.error)
-            if not error and not cancelled:
-                s.sections[key] = found
-            self.main.show_sections(key, found, error)
-        if job.kind in (RUN, BUILD, SHIP, SERVE) and job.model == s.model:
-            for screen in self._choose_screens():
-                screen.read_facts()  # what it shows was stored by this job
-        self._launch(nxt)
-        if job.kind == INSPECT and (job.keys[0] != s.current or job.model != s.model):
-            self.load_sections(s.current)  # the highlight moved on meanwhile
-
-    def _shipped(self, job: Job, result, error: str) -> None:
-        """A ship check ended: its verdict is on the form's record (stored by the worker), the
-        Artifact tab's bundle section is read again."""
-        key, s = job.keys[0], self.session
-        if error or not result:
-            self._job_failed(job, error or "no verdict")
-            return
-        fact, doc = result
-        s.stored(job.model, doc)
-        s.sections.pop(key, None)
-        self.main.refresh_all()
-        size = fact.compressed_bytes
-        from deploytui.core.units import human
-
-        what = f" — bundle {human(size)} .tar.gz" if size else ""
-        if fact.passed:
-            self.notify(f"{key} runs isolated{what}", title=f"Ship check {fact.glyph}")
-        else:
-            title = f"Ship check {fact.glyph}"
-            self.notify(f"{key}: {fact.reason}{what}", title=title, severity="error", timeout=15)
-
-    def _job_failed(self, job: Job, error: str) -> None:
-        self.notify(f"{job.kind} failed: {error}", title="Error", severity="error", timeout=15)
+    def _is_a_host(app: DeployApp) -> AppHost:
+        return app  # what the screens ask of the app (host.AppHost), checked by mypy

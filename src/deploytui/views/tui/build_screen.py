@@ -12,9 +12,10 @@ from textual.containers import Vertical
 from textual.screen import Screen
 from textual.widgets import Footer, ProgressBar, RichLog, Static
 
+from deploytui.views.tui.host import AppHost, host_of
+
 if TYPE_CHECKING:
     from deploytui.spec.manifest import Manifest
-    from deploytui.views.tui.app import DeployApp
 
 STATUS_STYLE = {
     "ok": "green",
@@ -26,15 +27,17 @@ STATUS_STYLE = {
 
 
 class BuildScreen(Screen):
-    if TYPE_CHECKING:
-        app: DeployApp  # this project's app (Textual types it as App[Any])
-
     DEFAULT_CSS = """
     #build-box { padding: 0 1; }
     #build-status { height: auto; }
     #build-log { height: 1fr; border: round $primary 50%; }
     """
     BINDINGS = [Binding("escape", "close", "Close / cancel", id="build-close")]
+
+    @property
+    def host(self) -> AppHost:
+        """The app, as the screens see it (they never import it)."""
+        return host_of(self)
 
     def compose(self) -> ComposeResult:
         with Vertical(id="build-box"):
@@ -92,7 +95,7 @@ class BuildScreen(Screen):
         self.query_one("#build-log", RichLog).write(Text(msg, style="bold"))
 
     def action_close(self) -> None:
-        if self.app.job == "build":
-            self.app.action_cancel()
+        if self.host.job == "build":
+            self.host.action_cancel()
             return
         self.dismiss()

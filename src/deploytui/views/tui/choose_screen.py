@@ -9,8 +9,6 @@ the runtimes: a selection list), so a new rule gets its field without a change h
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
@@ -23,10 +21,8 @@ from deploytui.decisions import choose
 from deploytui.decisions import facts as choose_facts
 from deploytui.decisions import text as choose_text
 from deploytui.families import registry
+from deploytui.views.tui.host import AppHost, host_of
 from deploytui.views.tui.widgets.chart import PlotextChart
-
-if TYPE_CHECKING:
-    from deploytui.views.tui.app import DeployApp
 
 RUNTIME = "runtime"
 FIRST = "first"  # rank by the figure of the first field filled
@@ -39,9 +35,6 @@ def field_id(key: str) -> str:
 
 
 class ChooseScreen(Screen):
-    if TYPE_CHECKING:
-        app: DeployApp
-
     DEFAULT_CSS = """
     #choose-box { height: 1fr; }
     #choose-fields { width: 46; height: 100%; border-right: solid $primary 50%; padding: 0 1; }
@@ -68,6 +61,11 @@ class ChooseScreen(Screen):
         Binding("escape", "close", "Back", id="choose-close"),
         Binding("ctrl+l", "clear", "Clear constraints", id="choose-clear"),
     ]
+
+    @property
+    def host(self) -> AppHost:
+        """The app, as the screens see it (they never import it)."""
+        return host_of(self)
 
     def __init__(self) -> None:
         super().__init__()
@@ -117,7 +115,7 @@ class ChooseScreen(Screen):
     def read_facts(self) -> None:
         """The model's stored figures (the session's results; choose_facts reads the manifests and
         ship.json), then the answer."""
-        session = self.app.session
+        session = self.host.session
         self._facts, _dropped = choose_facts.read(session.ws, session.store)  # the app said so
         self.refresh_answer()
 
@@ -182,7 +180,7 @@ class ChooseScreen(Screen):
         if errors:
             return  # the last answer stays until the fields can be read again
         req = choose.request(given, "" if rank == FIRST else str(rank))
-        self.answer = answer = choose.choose(self._facts, req, self.app.session.model.text)
+        self.answer = answer = choose.choose(self._facts, req, self.host.session.model.text)
         self.query_one("#choose-headline", Static).update(Text(answer.headline(), style="bold"))
         table = self.query_one("#choose-table", DataTable)
         table.clear()

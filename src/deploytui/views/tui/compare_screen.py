@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING
 
 from rich.text import Text
 from textual import on
@@ -23,10 +22,8 @@ from deploytui.ship.store import ShipCheck
 from deploytui.spec import forms
 from deploytui.spec.manifest import Manifest, runtime_facts
 from deploytui.views.tui import fmt
+from deploytui.views.tui.host import AppHost, host_of
 from deploytui.views.tui.widgets.chart import PlotextChart, bars
-
-if TYPE_CHECKING:
-    from deploytui.views.tui.app import DeployApp
 
 COLUMNS = [
     ("form", "Form"),
@@ -171,9 +168,6 @@ def row_cells(
 
 
 class CompareScreen(Screen):
-    if TYPE_CHECKING:
-        app: DeployApp  # this project's app (Textual types it as App[Any])
-
     DEFAULT_CSS = """
     #compare-box { height: 1fr; }
     #compare-hint { height: 1; padding: 0 1; }
@@ -185,6 +179,11 @@ class CompareScreen(Screen):
         Binding("escape,c", "close", "Back", id="compare-close"),
         Binding("s", "sort", "Sort by column", id="compare-sort"),
     ]
+
+    @property
+    def host(self) -> AppHost:
+        """The app, as the screens see it (they never import it)."""
+        return host_of(self)
 
     def __init__(self) -> None:
         super().__init__()
@@ -209,7 +208,7 @@ class CompareScreen(Screen):
         table = self.query_one("#compare-table", DataTable)
         for key, label in COLUMNS:
             table.add_column(label, key=key)
-        app = self.app
+        app = self.host
         ship = ship_store.load(app.session.ws.ship_path)
         if ship.dropped:
             self.notify("; ".join(ship.dropped), title="ship.json damaged", severity="warning", timeout=15)

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from rich.table import Table
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -12,10 +10,8 @@ from textual.screen import ModalScreen
 from textual.widgets import Static
 
 from deploytui.views.tui import keys
+from deploytui.views.tui.host import AppHost, host_of
 from deploytui.views.tui.main_screen import TAB_KEYS
-
-if TYPE_CHECKING:
-    from deploytui.views.tui.app import DeployApp
 
 EXTRA = [
     ("↑ ↓  j k", "move through the forms"),
@@ -27,15 +23,17 @@ EXTRA = [
 
 
 class HelpScreen(ModalScreen):
-    if TYPE_CHECKING:
-        app: DeployApp  # this project's app (Textual types it as App[Any])
-
     DEFAULT_CSS = """
     HelpScreen { align: center middle; }
     #help-box { width: 64; height: auto; border: thick $primary; background: $surface; padding: 1 2; }
     #help-box .title { text-style: bold; margin-bottom: 1; }
     """
     BINDINGS = [Binding("escape,question_mark,q", "close", "Close", id="help-close")]
+
+    @property
+    def host(self) -> AppHost:
+        """The app, as the screens see it (they never import it)."""
+        return host_of(self)
 
     def compose(self) -> ComposeResult:
         from deploytui.views.tui.build_screen import BuildScreen
@@ -48,8 +46,8 @@ class HelpScreen(ModalScreen):
         from deploytui.views.tui.scale_screen import ScaleScreen
         from deploytui.views.tui.serve_screen import ServeScreen
 
-        runs = self.app.session.settings.describe()
-        for k, d in keys.help_rows(self.app.BINDINGS, runs=runs) + EXTRA:
+        runs = self.host.session.settings.describe()
+        for k, d in keys.help_rows(self.host.BINDINGS, runs=runs) + EXTRA:
             table.add_row(k, d)
         screens = (
             ("compare screen (c)", CompareScreen),

@@ -1,6 +1,6 @@
-"""The palette's commands and the help screen's rows, made from the BINDINGS: a binding's
-`tooltip` is its one long text, "Title — what it does" ({runs} is the run settings' words), so
-the footer, the palette and the help screen cannot drift apart."""
+"""The app's keys (`BINDINGS`), and the palette's commands and the help screen's rows made from
+them: a binding's `tooltip` is its one long text, "Title — what it does" ({runs} is the run
+settings' words), so the footer, the palette and the help screen cannot drift apart."""
 
 from __future__ import annotations
 
@@ -9,9 +9,78 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from textual.actions import parse
-from textual.binding import Binding
+from textual.binding import Binding, BindingType
 
 SEP = " — "
+
+# the one-letter actions that are off on a screen of fields (`TYPING`): a letter typed there
+# while a checkbox or a list has the focus (the b of 20MiB, the s of 50ms) must not build or run
+TYPED_OVER = frozenset(
+    {"run", "run_all", "build", "compare", "scale", "choose", "open_model", "export", "ship", "cancel"}
+)
+
+# the app's keys (DeployApp.BINDINGS); each tooltip is "Title — what it does", the palette's and the
+# help screen's text
+BINDINGS: list[BindingType] = [
+    Binding("r", "run", "Run", id="run", tooltip="Run highlighted form — measure it: {runs}"),
+    Binding(
+        "a",
+        "run_all",
+        "Run all",
+        id="run-all",
+        tooltip="Run all forms — measure every built form in order, storing each",
+    ),
+    Binding("b", "build", "Build", id="build", tooltip="Build — every artifact, incrementally"),
+    Binding("c", "compare", "Compare", id="compare", tooltip="Compare — every form side by side"),
+    Binding("s", "scale", "Scale", id="scale", tooltip="Scale — every form's costs across the mlp sizes"),
+    Binding(
+        "v",
+        "serve",
+        "Serve",
+        id="serve",
+        tooltip="Serve — latency percentiles and throughput per batch size and thread count",
+    ),
+    Binding(
+        "o",
+        "choose",
+        "Choose",
+        id="choose",
+        tooltip="Choose — the forms that meet your constraints, ranked, and why the others do not",
+    ),
+    Binding(
+        "m",
+        "open_model",
+        "Model",
+        id="model",
+        tooltip="Open a model — the zoo, the models built here, or your own file.py:factory",
+    ),
+    Binding(
+        "e",
+        "export",
+        "Export report",
+        id="export",
+        tooltip="Export report — write the Markdown report from the stored results",
+    ),
+    Binding(
+        "i",
+        "ship",
+        "Ship check",
+        id="ship",
+        show=False,
+        tooltip="Ship check — bundle the highlighted form, run it where only the bundle and /usr exist",
+    ),
+    Binding(
+        "escape,x",
+        "cancel",
+        "Cancel run",
+        id="cancel",
+        show=False,
+        tooltip="Cancel run — stop the measurement, build or ship check in flight",
+    ),
+    Binding("question_mark", "help", "Help", key_display="?", id="help", tooltip="Help — deploytui's keys"),
+    Binding("q", "quit", "Quit", id="quit"),
+    Binding("ctrl+q", "quit", "Quit", show=False, priority=True, id="quit-ctrl"),
+]
 
 
 def key_label(b: Binding) -> str:

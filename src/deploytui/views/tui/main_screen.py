@@ -16,13 +16,13 @@ from textual.widgets import Footer, OptionList, Static
 from deploytui.families import registry
 from deploytui.spec import manifest
 from deploytui.views.tui import fmt
+from deploytui.views.tui.host import AppHost, host_of
 from deploytui.views.tui.session import BUILDING, WAITING, describe_model, model_label
 from deploytui.views.tui.widgets.form_list import WIDE_AT, FormList
 
 if TYPE_CHECKING:
     from textual.timer import Timer
 
-    from deploytui.views.tui.app import DeployApp
 
 INSPECT_TABS = ("Artifact", "Code", "Graph", "Symbols")
 
@@ -35,9 +35,6 @@ DETAIL_DEBOUNCE_S = 0.05  # a burst of highlight moves draws the visible tab onc
 
 
 class MainScreen(Screen):
-    if TYPE_CHECKING:
-        app: DeployApp  # this project's app (Textual types it as App[Any])
-
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (WIDE_AT, "-wide")]
     BINDINGS = [
         Binding(
@@ -50,6 +47,11 @@ class MainScreen(Screen):
         )
         for key, name in TAB_KEYS
     ]
+
+    @property
+    def host(self) -> AppHost:
+        """The app, as the screens see it (they never import it)."""
+        return host_of(self)
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
@@ -75,7 +77,7 @@ class MainScreen(Screen):
         self._detail_title = self.query_one("#detail-title", Static)
         forms_list.border_title = "Forms"
         forms_list.on_highlight = self._highlighted
-        forms_list.compact = self.query_one(Footer).compact = self.app.size.width < WIDE_AT
+        forms_list.compact = self.query_one(Footer).compact = self.host.size.width < WIDE_AT
         self.refresh_all()
         forms_list.focus()
 
@@ -110,10 +112,10 @@ class MainScreen(Screen):
 
     @property
     def current(self) -> str:
-        return self._forms.highlighted_key or self.app.session.current
+        return self._forms.highlighted_key or self.host.session.current
 
     def refresh_all(self, inspect: bool = True) -> None:
-        s = self.app.session
+        s = self.host.session
         self._header()
         banner = self.query_one("#banner", Static)
         if s.store.dropped:
@@ -128,7 +130,7 @@ class MainScreen(Screen):
     def _states(self) -> dict[str, str]:
         """Each form's row label beside the results: its state in the build of the model shown,
         or the stage its build failed at."""
-        s, states = self.app.session, {}
+        s, states = self.host.session, {}
         for f in registry.FORMS:
             state = s.form_state(f.key)
             if not state and s.status.get(f.key):
@@ -138,7 +140,7 @@ class MainScreen(Screen):
         return states
 
     def refresh_form(self, key: str) -> None:
-        s = self.app.session
+        s = self.host.session
         self._forms.refresh_form(
             key,
             s.status.get(key, ""),
@@ -163,7 +165,7 @@ class MainScreen(Screen):
     def _header(self) -> None:
         """deploytui — MODEL · class · params · inputs · torch VERSION; under it, while the
         model shown is being built, where that build stands."""
-        s = self.app.session
+        s = self.host.session
         tools = s.manifest.tools
         t = Text("deploytui", style="bold")
         t.append(" — ")
@@ -199,7 +201,7 @@ class MainScreen(Screen):
                 self._timer.stop()
             self._timer = self.set_timer(DETAIL_DEBOUNCE_S, self._rested)
         if inspect:
-            self.app.load_sections(key)
+            self.host.load_sections(key)
         if not burst:
             self._draw_visible()
 
@@ -223,7 +225,7 @@ class MainScreen(Screen):
     def _title(self, key: str) -> None:
         """What names the form: cheap, so it is drawn with the highlight move itself (in its
         frame when the title keeps its number of lines, which 3 of 5 allowed lines make usual)."""
-        s = self.app.session
+        s = self.host.session
         form = registry.get(key)
         why = s.status.get(key, "")
         state = s.form_state(key)
@@ -292,7 +294,7 @@ class MainScreen(Screen):
         if view is None:
             return
         self._stale.discard(tab)
-        s = self.app.session
+        s = self.host.session
         key = self.current
         rec = s.store.forms.get(key)
         why = s.status.get(key, "")
@@ -322,9 +324,9 @@ class MainScreen(Screen):
 
     def _highlighted(self, key: str) -> None:
         """The form list's highlight moved onto `key` (called by the list itself, in that turn)."""
-        self.app.session.current = key
+        self.host.session.current = key
         self.show_detail(key, defer=True)
 
     @on(OptionList.OptionSelected, "#forms")
     def _selected(self, event: OptionList.OptionSelected) -> None:
-        self.app.action_run()
+        self.host.action_run()

@@ -21,17 +21,14 @@ from textual.widgets import DataTable, Footer, Static
 from deploytui.core import plot
 from deploytui.families import registry
 from deploytui.scenarios.sweep import text as scale_text
+from deploytui.views.tui.host import AppHost, host_of
 from deploytui.views.tui.widgets.chart import PlotextChart
 
 if TYPE_CHECKING:
     from deploytui.scenarios.sweep.sweep import SweepEvent
-    from deploytui.views.tui.app import DeployApp
 
 
 class ScaleScreen(Screen):
-    if TYPE_CHECKING:
-        app: DeployApp
-
     DEFAULT_CSS = """
     #scale-box { padding: 0 1; }
     #scale-status { height: auto; }
@@ -44,6 +41,11 @@ class ScaleScreen(Screen):
         Binding("w", "sweep", "Sweep", id="scale-sweep"),
         Binding("escape", "close", "Close / cancel", id="scale-close"),
     ]
+
+    @property
+    def host(self) -> AppHost:
+        """The app, as the screens see it (they never import it)."""
+        return host_of(self)
 
     def compose(self) -> ComposeResult:
         with VerticalScroll(id="scale-box"):
@@ -64,7 +66,7 @@ class ScaleScreen(Screen):
         return [f.key for f in registry.FORMS]
 
     def refresh_points(self) -> None:
-        points = self.app.session.sweep_points()
+        points = self.host.session.sweep_points()
         keys = self.keys()
         table = self.query_one("#scale-fit", DataTable)
         table.clear(columns=True)
@@ -98,7 +100,7 @@ class ScaleScreen(Screen):
         self.query_one("#scale-notes", Static).update(text)
 
     def show_status(self, e: SweepEvent | None = None) -> None:
-        s = self.app.session
+        s = self.host.session
         points = s.sweep_points()
         if e is None:
             if s.lane.find("sweep"):
@@ -127,10 +129,10 @@ class ScaleScreen(Screen):
             self.query_one("#scale-status", Static).update(Text(why, style="bold"))
 
     def action_sweep(self) -> None:
-        self.app.start_sweep()
+        self.host.start_sweep()
 
     def action_close(self) -> None:
-        if self.app.job == "sweep":
-            self.app.action_cancel()
+        if self.host.job == "sweep":
+            self.host.action_cancel()
             return
         self.dismiss()

@@ -21,21 +21,18 @@ from textual.widgets import DataTable, Footer, Static
 from deploytui.core import defaults
 from deploytui.scenarios.serving import store as serve_store
 from deploytui.scenarios.serving import text as serve_text
+from deploytui.views.tui.host import AppHost, host_of
 from deploytui.views.tui.widgets.chart import PlotextChart
 
 if TYPE_CHECKING:
     from deploytui.core.record import RunRecord
     from deploytui.scenarios.serving.serve import ServeEvent
-    from deploytui.views.tui.app import DeployApp
 
 SIZES = ",".join(map(str, defaults.SERVE_BATCHES)), ",".join(map(str, defaults.SERVE_THREADS))
 HOW = f"w (or `deploytui bench --model {{m}} --batch {SIZES[0]} --threads {SIZES[1]}`)"
 
 
 class ServeScreen(Screen):
-    if TYPE_CHECKING:
-        app: DeployApp
-
     DEFAULT_CSS = """
     #serve-box { padding: 0 1; }
     #serve-status { height: auto; }
@@ -58,6 +55,11 @@ class ServeScreen(Screen):
         ),
         Binding("escape", "close", "Close / cancel", id="serve-close"),
     ]
+
+    @property
+    def host(self) -> AppHost:
+        """The app, as the screens see it (they never import it)."""
+        return host_of(self)
 
     def __init__(self) -> None:
         super().__init__()
@@ -83,7 +85,7 @@ class ServeScreen(Screen):
 
     def redraw(self) -> None:
         """This model's serve.json read again, its cells drawn."""
-        store = serve_store.load(self.app.session.ws)
+        store = serve_store.load(self.host.session.ws)
         self.cells, self.dropped = store.forms, store.dropped
         cells = self.cells
         self.show_status()
@@ -116,7 +118,7 @@ class ServeScreen(Screen):
         )
 
     def show_status(self) -> None:
-        ref = self.app.session.model
+        ref = self.host.session.model
         status = (
             f"{len(self.cells)} cells stored for {ref.text} (artifacts/{ref.slug}/serve.json), "
             f"sorted by {self.sort_by}: t changes it"
@@ -125,7 +127,7 @@ class ServeScreen(Screen):
             status = f"no serving cells for {ref.text} yet: `{HOW.format(m=ref.text)}` measures them"
         if self.dropped:
             status += "\n" + "\n".join(f"warning: {d}" for d in self.dropped)
-        if self.app.session.lane.find("serve") and not self.progress:
+        if self.host.session.lane.find("serve") and not self.progress:
             self.progress = "serving run waiting for the job in flight…"
         if self.progress:
             status = f"{self.progress}\n{status}"
@@ -161,7 +163,7 @@ class ServeScreen(Screen):
             self.redraw()
 
     def action_measure(self) -> None:
-        self.app.start_serve()
+        self.host.start_serve()
         self.redraw()
 
     def action_sort(self) -> None:
@@ -170,7 +172,7 @@ class ServeScreen(Screen):
         self.redraw()
 
     def action_close(self) -> None:
-        if self.app.job == "serve":
-            self.app.action_cancel()
+        if self.host.job == "serve":
+            self.host.action_cancel()
             return
         self.dismiss()

@@ -1,0 +1,74 @@
+"""Which model the app shows, and opening another (key m, the palette's "Open model …").
+
+The app shows one model at a time (`session.model`). A model built here is shown at once; one
+never built here is checked first (a job of the lane: `deploytui.models.check` in a subprocess,
+one clear message if it cannot be used), then shown and built in the background while the app
+stays usable; each form's row follows its build steps (waiting, building…, ✓ built, or the stage
+that failed).
+"""
+
+from __future__ import annotations
+
+from deploytui.core.modelref import ModelRef, ModelRefError, parse
+from deploytui.views.tui.jobs import JobLaneApp
+from deploytui.views.tui.session import BUILD, OPEN, RUN, Job, model_label
+
+
+class ModelsApp(JobLaneApp):
+    """Opening and switching models (`DeployApp` is one)."""
+
+    def action_open_model(self) -> None:
+        from deploytui.views.tui.model_screen import ModelScreen
+
+        if isinstance(self.screen, ModelScreen):
+            return
+        self.push_screen(ModelScreen(self.session.known_models(), self.session.model.text), self.open_model)
+
+    def open_model(self, text: str | None) -> None:
+        """Show the model `text` names: at once when it was built here, else after its check
+        (a subprocess, in the lane) and then with its build in the background."""
+        if not text:
+            return
+        try:
+            ref = parse(text)
+        except ModelRefError as e:
+            self.notify(str(e), title="Not a model", severity="error", timeout=15)
+            return
+        why = self.session.open_check(ref)
+        if why:
+            self.notify(why, severity="warning")
+            return
+        from deploytui.spec import manifest
+
+        if ref.text in manifest.built_models(self.session.ws.artifacts):
+            self._switch(ref)
+            return
+        if self.session.lane.find(OPEN, model=ref):
+            return  # asked already
+        busy = self.session.lane.find(RUN, BUILD)
+        self.notify(f"Checking {model_label(ref)}…" + (" once the job in flight ends" if busy else ""))
+        self.submit(Job(OPEN, ws=self.session.ws.for_model(ref)))
+
+    def _switch(self, ref: ModelRef, info: dict | None = None) -> None:
+        self.session.switch(ref, info)
+        self.main.refresh_all()
+        self.notify(f"Showing {model_label(ref)}", title="Model")
+
+    def _opened(self, job: Job, result, error: str) -> None:
+        """A model's check ended: show it and build it in the background, or say why not."""
+        assert job.model is not None
+        info, error = result or (None, error)
+        if job.cancel.is_set():
+            return
+        if error:
+            self.notify(
+                f"{model_label(job.model)}: {error}",
+                title="Cannot open this model",
+                severity="error",
+                timeout=20,
+            )
+        elif not (why := self.session.open_check(job.model)):
+            self._switch(job.model, info)
+            self.submit(Job(BUILD, ws=job.ws))
+        else:
+            self.notify(f"{model_label(job.model)} checked, not shown: {why}", severity="warning")
