@@ -94,12 +94,12 @@ def cmd_target(args: argparse.Namespace) -> int:
         store.update(lambda doc: doc.targets.__setitem__(args.name, target))
         print(f"{args.name}: {facts_line(target)}")
         return 0
-    target = known.get(args.name)
-    if target is None:
+    if args.name not in known:
         print(f"error: no target named {args.name!r} (deploytui target list)", file=sys.stderr)
         return 2
+    target = known[args.name]
     if args.verb == "remove":
-        store.update(lambda doc: doc.targets.pop(args.name, None))
+        store.update(lambda doc: doc.targets.__delitem__(args.name) if args.name in doc.targets else None)
         print(f"{args.name}: removed")
         return 0
     try:
@@ -149,6 +149,9 @@ def bench_on_targets(args: argparse.Namespace, chosen: list[Form], ws: Workspace
             print(line, file=sys.stderr, flush=True)
 
     def measure_on(target: Target) -> None:
+        def said(line: str) -> None:
+            say(f"[{target.name}] {line}")
+
         for form in chosen:
             rec = remote.bench_form(
                 form,
@@ -158,7 +161,7 @@ def bench_on_targets(args: argparse.Namespace, chosen: list[Form], ws: Workspace
                 warmup=args.warmup,
                 repeat=args.repeat,
                 timeout_s=args.timeout,
-                say=lambda line, t=target.name: say(f"[{t}] {line}"),
+                say=said,
             )
             done[target.name].append(rec)
             if not args.json:
