@@ -17,8 +17,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from deploytui.core import machine, paths, plot, record
-from deploytui.core.record import median
+from deploytui.core import machine, paths, plot
+from deploytui.core.record_parts import Accuracy, median
 from deploytui.core.units import human, ms
 from deploytui.core.workspace import Workspace, data_dir
 from deploytui.decisions import choose
@@ -232,7 +232,7 @@ def _variants_section(rs: list[dict[str, Any]]) -> list[str]:
     def acc(r: dict[str, Any]) -> str:
         if r["accuracy"] is None:
             return f"not measured: {r['error']}" if r["error"] else "not measured yet"
-        return variants.accuracy_text(record.Accuracy.from_json(r["accuracy"]))
+        return variants.accuracy_text(Accuracy.from_json(r["accuracy"]))
 
     return [
         "## Lower-precision variants",
