@@ -191,7 +191,7 @@ def test_every_package_is_in_one_cargo_group_and_every_program_has_one():
     import sys
     import tomllib
 
-    from deploytui.families.common import cargo_cmd as rust_cmd
+    from deploytui.families.common import cargo_build as rust_cmd
 
     rust = Path(__file__).resolve().parents[1] / "rust"
     members = tomllib.loads((rust / "Cargo.toml").read_text())["workspace"]["members"]

@@ -13,17 +13,10 @@ from hypothesis import strategies as st
 from deploytui.core import jsonio, paths, tensorfile
 from deploytui.core.measure import Measurement, Sample
 from deploytui.core.modelref import parse
-from deploytui.core.record import (
-    Accuracy,
-    Forwards,
-    Isolated,
-    OutputAccuracy,
-    OutputDiff,
-    RecordError,
-    RunRecord,
-    Threads,
-    field_table,
-)
+from deploytui.core.record import RunRecord
+from deploytui.core.record_check import RecordError
+from deploytui.core.record_docs import field_table
+from deploytui.core.record_parts import Accuracy, Forwards, Isolated, OutputAccuracy, OutputDiff, Threads
 from deploytui.core.workspace import Workspace
 from deploytui.judge import numerics
 from deploytui.scenarios.startup import bench
@@ -369,7 +362,7 @@ def test_the_json_doc_holds_the_field_tables_as_rendered():
     for cls in (RunRecord, OutputDiff, Isolated, Forwards, Threads, Accuracy, OutputAccuracy):
         table = field_table(cls)
         assert "\n" + table + "\n" in doc, (
-            "docs/json.md is out of date: paste `python -m deploytui.core.record`"
+            "docs/json.md is out of date: paste `python -m deploytui.core.record_docs`"
         )
     assert doc.count("| field | meaning |") == 7
 
@@ -403,24 +396,24 @@ def _matches(value, schema, defs) -> bool:
 
 
 def test_the_schema_file_is_generated():
-    from deploytui.core.record import json_schema
+    from deploytui.core.record_docs import json_schema
 
     stored = json.loads((paths.ROOT / "docs" / "record.schema.json").read_text())
     assert stored == json_schema(), (
-        "docs/record.schema.json is out of date: python -m deploytui.core.record --schema"
+        "docs/record.schema.json is out of date: python -m deploytui.core.record_docs --schema"
     )
 
 
 @given(records())
 def test_every_record_matches_the_schema(rec):
-    from deploytui.core.record import json_schema
+    from deploytui.core.record_docs import json_schema
 
     schema = json_schema()
     assert _matches(rec.to_json(), schema, schema["$defs"])
 
 
 def test_the_schema_refuses_a_wrong_field():
-    from deploytui.core.record import json_schema
+    from deploytui.core.record_docs import json_schema
 
     schema = json_schema()
     good = _good()
@@ -429,14 +422,22 @@ def test_the_schema_refuses_a_wrong_field():
         assert not _matches(good | {name: bad}, schema, schema["$defs"]), name
 
 
-def test_the_record_module_imports_only_the_standard_library():
-    tree = ast.parse((paths.ROOT / "src" / "deploytui" / "core" / "record.py").read_text())
+RECORD_MODULES = ("record", "record_check", "record_parts", "record_docs")
+
+
+@pytest.mark.parametrize("name", RECORD_MODULES)
+def test_the_record_module_imports_only_the_standard_library(name):
+    """Each record module imports the standard library and, of deploytui, only the others."""
+    tree = ast.parse((paths.ROOT / "src" / "deploytui" / "core" / f"{name}.py").read_text())
     imported = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             imported |= {a.name.split(".")[0] for a in node.names}
         elif isinstance(node, ast.ImportFrom):
-            imported.add((node.module or "").split(".")[0])
+            module = node.module or ""
+            if module in {f"deploytui.core.{m}" for m in RECORD_MODULES}:
+                continue
+            imported.add(module.split(".")[0])
     assert imported and imported <= set(sys.stdlib_module_names) | {"__future__"}, imported
 
 

@@ -10,7 +10,8 @@ import pytest
 from deploytui.builder import steps_for
 from deploytui.core import tensorfile
 from deploytui.core.modelref import parse
-from deploytui.core.record import Forwards, RunRecord, RunStatus, Threads
+from deploytui.core.record import RunRecord, RunStatus
+from deploytui.core.record_parts import Forwards, Threads
 from deploytui.core.workspace import Workspace
 from deploytui.families import registry
 from deploytui.scenarios.serving import serve
@@ -157,7 +158,7 @@ def test_a_form_that_cannot_exist_for_the_model_is_left_out_of_the_table():
 def test_an_int8_cell_is_judged_by_its_budget_at_any_batch_size():
     """A variant's outputs are off eager's tolerance by design: its cell passes by its accuracy
     budget (the batch's reference), as its bench run does."""
-    from deploytui.core.record import Accuracy
+    from deploytui.core.record_parts import Accuracy
     from deploytui.scenarios.serving import text as serve_text
 
     def variant(within: bool) -> RunRecord:

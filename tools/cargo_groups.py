@@ -8,7 +8,7 @@
                                            # model's file, once their build dependencies compiled
 
 Standard library only: `make rust-deps` runs it before the venv exists. The build steps read the
-same table through deploytui.families.common.cargo_cmd.
+same table through deploytui.families.common.cargo_build.
 """
 
 from __future__ import annotations

@@ -26,7 +26,7 @@ from typing import IO, Any
 
 from deploytui.core import paths
 from deploytui.core.procs import kill_group
-from deploytui.core.record import Stats
+from deploytui.core.record_parts import Stats
 
 LAUNCHER_SRC = Path(__file__).with_name("launcher.c")
 FIRST_SAMPLE_S = 0.02  # no RSS sample before a run is this old (see _watch)

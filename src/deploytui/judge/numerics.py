@@ -7,7 +7,7 @@ import math
 from pathlib import Path
 
 from deploytui.core import tensorfile
-from deploytui.core.record import Element, OutputDiff
+from deploytui.core.record_parts import Element, OutputDiff
 
 
 class ShapeError(ValueError):

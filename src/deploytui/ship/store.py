@@ -10,7 +10,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from deploytui.core.record import Isolated, from_checked, legacy_verdict
+from deploytui.core.record_check import from_checked, legacy_verdict
+from deploytui.core.record_parts import Isolated
 from deploytui.core.store import FormStore, FormTable
 
 

@@ -21,7 +21,8 @@ from typing import Any, ClassVar
 from deploytui.core import jsonio
 from deploytui.core.hashing import unchanged
 from deploytui.core.modelref import ModelRef
-from deploytui.core.record import STAGES, StageStatus, from_checked
+from deploytui.core.record import STAGES, StageStatus
+from deploytui.core.record_check import from_checked
 from deploytui.core.store import Store, read_table
 from deploytui.core.workspace import SHARED, Workspace
 from deploytui.spec.forms import Form

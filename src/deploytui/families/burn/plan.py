@@ -1,4 +1,4 @@
-"""The burn family's steps (cargo_cmd drives them):
+"""The burn family's steps (cargo_steps.py does each, cargo_cmd drives them):
   burn-tools    shared: burn-convert, burn-file, burn-st (crate burn-mlp, model-independent: an
                 Mlp of any layout, sizes read from the weights) into shared/bin/
   burn-convert  <m>.safetensors -> <m>.bpk with the shared `burn-convert` binary
@@ -12,10 +12,12 @@ from __future__ import annotations
 
 from deploytui.core.modelref import has_mlp_layout
 from deploytui.families.burn.family import BURN_EMBED, BURN_FILE, BURN_ST
-from deploytui.families.common.cargo import CARGO, DRIVER, argv, workspace
+from deploytui.families.common.cargo import CARGO, DRIVER, argv, recipes, workspace
 from deploytui.families.common.programs import at
 from deploytui.spec.context import BuildContext
 from deploytui.spec.steps import Step
+
+RECIPES = recipes(__file__)
 
 
 def steps(ctx: BuildContext) -> list[Step]:
@@ -26,7 +28,7 @@ def steps(ctx: BuildContext) -> list[Step]:
             name="burn-tools",
             title="burn: build burn-convert, burn-file, burn-st (shared by every model)",
             argv=argv(ctx, "burn-tools", ctx.shared, None),
-            inputs=(*workspace(ctx), *mlp_src),
+            inputs=(*workspace(ctx, RECIPES), *mlp_src),
             outputs=(b / "burn-convert", at(ctx, BURN_FILE), at(ctx, BURN_ST)),
             needs=CARGO,
             scope="shared",
@@ -40,7 +42,7 @@ def steps(ctx: BuildContext) -> list[Step]:
             name="burn-convert",
             title=f"burn: convert {m}.safetensors to {m}.bpk",
             argv=argv(ctx, "burn-convert", d, m),
-            inputs=(DRIVER, b / "burn-convert", d / f"{m}.safetensors"),
+            inputs=(*DRIVER, RECIPES, b / "burn-convert", d / f"{m}.safetensors"),
             outputs=(d / f"{m}.bpk",),
             after=("export-model", "burn-tools"),
         ),
@@ -48,7 +50,7 @@ def steps(ctx: BuildContext) -> list[Step]:
             name="burn-embed",
             title=f"burn: build burn-embed with {m}.bpk compiled in",
             argv=argv(ctx, "burn-embed", d, m),
-            inputs=(*workspace(ctx), *mlp_src, d / f"{m}.bpk"),
+            inputs=(*workspace(ctx, RECIPES), *mlp_src, d / f"{m}.bpk"),
             outputs=(at(ctx, BURN_EMBED),),
             needs=CARGO,
             after=("burn-convert",),
@@ -57,7 +59,7 @@ def steps(ctx: BuildContext) -> list[Step]:
             name="burn-capture",
             title="burn: capture the forward as GraphIr JSON",
             argv=argv(ctx, "burn-capture", d, m),
-            inputs=(*workspace(ctx), *mlp_src, rust / "burn-mlp-capture", d / f"{m}.bpk"),
+            inputs=(*workspace(ctx, RECIPES), *mlp_src, rust / "burn-mlp-capture", d / f"{m}.bpk"),
             outputs=(d / "capture.json",),
             needs=CARGO,
             after=("burn-convert",),

@@ -1,7 +1,8 @@
 """The C++ programs' build step several families share: one program in cpp/ compiled by cpp_cmd
-against a wheel's headers and libraries (`<program>-build`: ExecuTorch's, OpenVINO's; libtorch's
-two programs have their own step, families/libtorch/plan.py). The models they load are exported
-by the export steps; these steps need only a C++ compiler and the wheel.
+(with the g++ line of the family's cpp_steps) against a wheel's headers and libraries
+(`<program>-build`: ExecuTorch's, OpenVINO's; libtorch's two programs have their own step,
+families/libtorch/plan.py). The models they load are exported by the export steps; these steps
+need only a C++ compiler and the wheel.
 """
 
 from __future__ import annotations

@@ -1,5 +1,6 @@
 """`cpp-build`: the two libtorch programs in cpp/ compiled against the installed torch wheel's
-include/ and lib/ (see cpp/README.md for the route and why), by families/common/cpp_cmd.py."""
+include/ and lib/ (see cpp/README.md for the route and why), by families/common/cpp_cmd.py with
+the g++ lines of cpp_steps.py."""
 
 from __future__ import annotations
 

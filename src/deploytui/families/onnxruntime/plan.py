@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from deploytui.families.common.cargo import shared_program
+from deploytui.families.common.cargo import recipes, shared_program
 from deploytui.families.common.export_steps import Export, steps_of
 from deploytui.families.onnxruntime import exports
 from deploytui.families.onnxruntime.family import ORT_RUN
@@ -48,6 +48,7 @@ def steps(ctx: BuildContext) -> list[Step]:
             "ONNX Runtime: build ort-run (loads the wheel's libonnxruntime.so; shared)",
             "ort-run",
             ORT_RUN,
+            recipes(__file__),
             env={"DEPLOYTUI_ORT_DYLIB": str(ort_dylib())},
         ),
     ]

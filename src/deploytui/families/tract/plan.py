@@ -1,4 +1,4 @@
-"""The tract steps (cargo_cmd drives them):
+"""The tract steps (cargo_steps.py does each, cargo_cmd drives them):
 tract-build     shared: tract-run (tract-onnx, loads any .onnx at run time) into shared/bin/
 tract-optimise  tract-run --nodes: tract loads and optimises <m>.onnx typed by the example
                 inputs -> tract_nodes.txt (an operator tract lacks fails here, in tract's words)
@@ -6,11 +6,13 @@ tract-optimise  tract-run --nodes: tract loads and optimises <m>.onnx typed by t
 
 from __future__ import annotations
 
-from deploytui.families.common.cargo import DRIVER, argv, shared_program
+from deploytui.families.common.cargo import DRIVER, argv, recipes, shared_program
 from deploytui.families.common.programs import at
 from deploytui.families.tract.family import TRACT_RUN
 from deploytui.spec.context import BuildContext
 from deploytui.spec.steps import Step
+
+RECIPES = recipes(__file__)
 
 
 def steps(ctx: BuildContext) -> list[Step]:
@@ -22,13 +24,15 @@ def steps(ctx: BuildContext) -> list[Step]:
             "tract: build tract-run (loads any .onnx at run time; shared by every model)",
             "tract-run",
             TRACT_RUN,
+            RECIPES,
         ),
         Step(
             name="tract-optimise",
             title=f"tract: load and optimise {m}.onnx, list its nodes",
             argv=argv(ctx, "tract-optimise", d, m),
             inputs=(
-                DRIVER,
+                *DRIVER,
+                RECIPES,
                 at(ctx, TRACT_RUN),
                 d / f"{m}.onnx",
                 d / f"{m}.onnx.data",

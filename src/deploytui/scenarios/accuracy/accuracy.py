@@ -13,7 +13,7 @@ import threading
 from pathlib import Path
 
 from deploytui.core import paths, procs, tensorfile
-from deploytui.core.record import Accuracy, OutputAccuracy
+from deploytui.core.record_parts import Accuracy, OutputAccuracy
 from deploytui.core.runenv import runner_env
 from deploytui.core.workspace import Workspace
 from deploytui.judge.numerics import match_outputs, reference_names

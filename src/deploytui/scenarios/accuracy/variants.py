@@ -8,7 +8,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from deploytui.core.record import Accuracy, RunRecord
+from deploytui.core.record import RunRecord
+from deploytui.core.record_parts import Accuracy
 
 RATIOS = ("size", "startup", "steady")  # the JSON's keys, in order
 RATIO_TITLES = {"size": "ship size", "startup": "start-up", "steady": "steady forward"}

@@ -26,7 +26,8 @@ from typing import Any
 
 from deploytui.core import defaults, paths
 from deploytui.core.modelref import LIBRARY_KINDS, LIBRARY_PACKAGE, ModelRef
-from deploytui.core.record import median, stamp
+from deploytui.core.record import stamp
+from deploytui.core.record_parts import median
 from deploytui.core.workspace import Workspace
 from deploytui.families import registry
 from deploytui.ship import store

@@ -18,16 +18,8 @@ from typing import Any
 from deploytui.core import defaults, jsonio, locks, paths
 from deploytui.core.measure import Measurement, Progress
 from deploytui.core.modelref import tolerance
-from deploytui.core.record import (
-    STAGES,
-    Forwards,
-    Isolated,
-    RunRecord,
-    RunStatus,
-    StageStatus,
-    Threads,
-    median,
-)
+from deploytui.core.record import STAGES, RunRecord, RunStatus, StageStatus
+from deploytui.core.record_parts import Forwards, Isolated, Threads, median
 from deploytui.core.tensorfile import TensorFileError
 from deploytui.core.workspace import Workspace
 from deploytui.judge.numerics import ShapeError, compare_files

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from deploytui.core.record import RecordError, RunRecord
+from deploytui.core.record import RunRecord
+from deploytui.core.record_check import RecordError
 from deploytui.core.store import FormStore, FormTable
 
 

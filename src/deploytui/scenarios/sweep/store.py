@@ -10,7 +10,8 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from deploytui.core.modelref import parse
-from deploytui.core.record import RecordError, RunRecord
+from deploytui.core.record import RunRecord
+from deploytui.core.record_check import RecordError
 from deploytui.core.store import Store
 from deploytui.core.workspace import SWEEP as NAME
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from deploytui.core.record import median
+from deploytui.core.record_parts import median
 from deploytui.core.units import human, ms
 from deploytui.core.workspace import Workspace
 from deploytui.families import registry

@@ -6,7 +6,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from deploytui.core.record import median
+from deploytui.core.record_parts import median
 from deploytui.core.units import human
 from deploytui.core.workspace import Workspace
 from deploytui.families import registry

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from deploytui.core import record
+from deploytui.core.record_parts import Accuracy
 from deploytui.core.units import human, ms
 from deploytui.judge.precision import FP32
 from deploytui.scenarios.accuracy import variants
@@ -26,7 +26,7 @@ def _variants_section(rs: list[dict[str, Any]]) -> list[str]:
     def acc(r: dict[str, Any]) -> str:
         if r["accuracy"] is None:
             return f"not measured: {r['error']}" if r["error"] else "not measured yet"
-        return variants.accuracy_text(record.Accuracy.from_json(r["accuracy"]))
+        return variants.accuracy_text(Accuracy.from_json(r["accuracy"]))
 
     return [
         "## Lower-precision variants",

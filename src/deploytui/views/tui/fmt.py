@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, TypeGuard
 
-from deploytui.core.record import median
+from deploytui.core.record_parts import median
 
 if TYPE_CHECKING:
     from deploytui.core.record import RunRecord
