@@ -264,31 +264,39 @@ def run_once(
         )
     except OSError as e:
         return Sample(0.0, 0, None, error=f"cannot run ssh: {e}")
-    assert proc.stdin is not None
-    try:
+    assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
+    chunks: dict[str, list[bytes]] = {"out": [], "err": []}
+    readers = [
+        threading.Thread(target=lambda s=s, c=c: c.extend(iter(lambda: s.read(65536), b"")), daemon=True)
+        for s, c in ((proc.stdout, chunks["out"]), (proc.stderr, chunks["err"]))
+    ]
+    for t in readers:
+        t.start()
+    try:  # the go byte; our stdin then stays open while the run lasts (its closing stops the run)
         proc.stdin.write(b"g")
         proc.stdin.flush()
     except OSError:
         pass
     cancelled = False
     limit = time.monotonic() + timeout_s + CONNECT_TIMEOUT_S
-    result: dict[str, bytes] = {}
-
-    def communicate() -> None:
-        result["out"], result["err"] = proc.communicate()
-
-    reader = threading.Thread(target=communicate, daemon=True)
-    reader.start()
-    while reader.is_alive():
-        reader.join(0.1)
+    while proc.poll() is None:
+        try:
+            proc.wait(0.1)
+        except subprocess.TimeoutExpired:
+            pass
         if (cancel is not None and cancel.is_set()) or time.monotonic() > limit:
             cancelled = cancel is not None and cancel.is_set()
             proc.kill()  # the connection closes: the watcher there stops the launcher
-            reader.join(10)
-            break
-    out = result.get("out", b"").decode(errors="replace")
-    err = result.get("err", b"").decode(errors="replace")
-    code = proc.wait()
+            proc.wait()
+    for t in readers:
+        t.join(10)
+    try:
+        proc.stdin.close()
+    except OSError:
+        pass
+    out = b"".join(chunks["out"]).decode(errors="replace")
+    err = b"".join(chunks["err"]).decode(errors="replace")
+    code = proc.returncode
     return _sample(out, err, code, dest, timeout_s, cancelled)
 
 

@@ -200,7 +200,7 @@ def _venv(root: Path, manifest: dict[str, Any], fact: ShipCheck, say: Any) -> Pa
     venv = venv_dir(manifest["requirements"], manifest["target_provides"]["python"])
     if not sandbox.venv_ready(venv):
         say(f"filling the wheelhouse {wheelhouse()} (pip download of the exact pins, once)")
-        err = sandbox.fill_wheelhouse(manifest["requirements"], wheelhouse(), _pip_env())
+        err = sandbox.fill_wheelhouse(manifest["requirements"], wheelhouse(), pip_env())
         if err:
             raise ShipError(err)
         say(f"making the venv inside the sandbox (pip --no-index from the wheelhouse) → {venv}")
@@ -271,7 +271,7 @@ def check(
     return fact
 
 
-def _pip_env() -> dict[str, str]:
+def pip_env() -> dict[str, str]:
     return {"PIP_CACHE_DIR": str(paths.cache_dir() / "pip")}
 
 
@@ -295,7 +295,7 @@ def fill_wheelhouse(ws: Workspace) -> int:
             status = 1
             continue
         t0 = time.monotonic()
-        err = sandbox.fill_wheelhouse(list(requirements(got)), wheelhouse(), _pip_env())
+        err = sandbox.fill_wheelhouse(list(requirements(got)), wheelhouse(), pip_env())
         done = err or f"{len(requirements(got))} pins in {wheelhouse()}"
         print(f"{runtime}: {done} ({time.monotonic() - t0:.1f} s)")
         status = status or (1 if err else 0)

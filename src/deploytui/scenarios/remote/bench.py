@@ -7,6 +7,7 @@ go to the model's targets/<name>/results.json; this machine's stay where they ar
 from __future__ import annotations
 
 import hashlib
+import json
 import platform
 import threading
 from collections.abc import Callable
@@ -16,7 +17,7 @@ from deploytui.core import defaults
 from deploytui.core.measure import launcher_path
 from deploytui.core.record import RunRecord
 from deploytui.core.workspace import Workspace
-from deploytui.launchers import ssh
+from deploytui.launchers import sandbox, ssh
 from deploytui.launchers.ssh import SshLauncher, TargetError
 from deploytui.launchers.targets import Target
 from deploytui.scenarios.isolated import shipping
@@ -76,7 +77,8 @@ def _prepare(form: Form, target: Target, ws: Workspace, say: Callable[[str], Non
     launcher = launcher_path()
     remote_launcher = f"{root}/bin/{launcher.name}"
     ssh.send_file(dest, launcher, remote_launcher, mode="755")
-    key = hashlib.sha256((local / "manifest.json").read_bytes()).hexdigest()[:16]
+    files = json.dumps(manifest["files"], sort_keys=True)  # what it holds, not when it was made
+    key = hashlib.sha256(files.encode()).hexdigest()[:16]
     folder = f"{root}/bundles/{form.key}-{key}"
     sent = ssh.send_tree(dest, local, folder, exclude=("check", "venv"))
     say(f"{form.key}: the bundle {'sent to' if sent else 'already on'} {target.name} ({folder})")
@@ -87,6 +89,10 @@ def _prepare(form: Form, target: Target, ws: Workspace, say: Callable[[str], Non
             raise TargetError(why)
         ready = ssh.run(dest, 'test -e "$1/venv/.complete" && echo ready || true', folder).strip()
         if ready != "ready":
+            say(f"{form.key}: the wheelhouse {shipping.wheelhouse()} (pip download of the exact pins, once)")
+            err = sandbox.fill_wheelhouse(manifest["requirements"], shipping.wheelhouse(), shipping.pip_env())
+            if err:
+                raise TargetError(err)
             wheels = _wheels_for(manifest["requirements"], shipping.wheelhouse())
             if not wheels:
                 raise TargetError(
