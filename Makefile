@@ -32,7 +32,7 @@ CHECK_TESTS := -m "not build and not slow"
 PYTEST_WORKERS ?= 2
 PYTEST := $(VENV)/bin/pytest -n $(PYTEST_WORKERS) --dist loadgroup --no-loadscope-reorder
 
-.PHONY: run test check setup compile build rust-deps wheelhouse lint-python test-rust test-python \
+.PHONY: run test check setup compile build rust-deps wheelhouse sshd lint-python test-rust test-python \
 	test-quick clean
 
 setup: $(STAMP)
@@ -65,6 +65,12 @@ rust-deps:
 build: compile
 	MAKEFLAGS= $(VENV)/bin/deploytui build
 
+# the test suite's SSH target: Debian's sshd unpacked into the cache (nothing installed, no service)
+SSHD := $(CACHE)/sshd/usr/sbin/sshd
+sshd: $(SSHD)
+$(SSHD): tools/unpack_sshd.sh
+	@sh tools/unpack_sshd.sh $(CACHE)/sshd
+
 # the wheels the Python ship checks install offline inside the sandbox: the exact pins of every
 # Python runtime the build probed, downloaded once into $(CACHE)/wheelhouse (a no-op when there)
 wheelhouse: build
@@ -88,11 +94,11 @@ lint-python: setup
 	$(VENV)/bin/lint-imports
 	$(VENV)/bin/mypy
 
-test-python: build wheelhouse
+test-python: build wheelhouse sshd
 	$(PYTEST) --durations=25
 
 # the tests that need no build (unit tests, snapshot tests on stored data, fuzzers on fixtures)
-test-quick: setup
+test-quick: setup sshd
 	$(PYTEST) -q $(CHECK_TESTS)
 
 check: lint-python test-quick
@@ -102,7 +108,7 @@ check: lint-python test-quick
 # dependencies (the build's cargo steps wait for its lock); clippy and cargo test beside the
 # wheelhouse download; then pytest. bench/fresh_setup.py runs these same lines.
 test:
-	@$(MAKE) --no-print-directory -j2 rust-deps lint-python build
+	@$(MAKE) --no-print-directory -j2 rust-deps lint-python build sshd
 	@$(MAKE) --no-print-directory -j2 test-rust wheelhouse
 	@$(MAKE) --no-print-directory test-python
 

@@ -16,7 +16,15 @@ from deploytui.core.modelref import parse
 from deploytui.core.record import RunRecord
 from deploytui.core.record_check import RecordError
 from deploytui.core.record_docs import field_table
-from deploytui.core.record_parts import Accuracy, Forwards, Isolated, OutputAccuracy, OutputDiff, Threads
+from deploytui.core.record_parts import (
+    Accuracy,
+    Forwards,
+    Isolated,
+    OutputAccuracy,
+    OutputDiff,
+    Threads,
+    Where,
+)
 from deploytui.core.workspace import Workspace
 from deploytui.judge import numerics
 from deploytui.scenarios.startup import bench
@@ -52,6 +60,7 @@ RECORD_FIELDS = [
     "threads",
     "batch",
     "accuracy",
+    "target",
 ]
 DIFF_FIELDS = [
     "name",
@@ -272,6 +281,7 @@ MALFORMED = {
     "threads": {"requested": "2"},
     "batch": "8",
     "accuracy": {"precision": "int8", "parent": "onnxruntime", "within_budget": "yes"},
+    "target": {"target": "box", "cores": "two"},
 }
 DIFF_MALFORMED = {
     "name": 0,
@@ -351,7 +361,7 @@ def test_not_an_object():
 
 
 def test_every_field_has_a_doc():
-    for cls in (RunRecord, OutputDiff, Isolated, Forwards, Threads, Accuracy, OutputAccuracy):
+    for cls in (RunRecord, OutputDiff, Isolated, Forwards, Threads, Accuracy, OutputAccuracy, Where):
         for f in dataclasses.fields(cls):
             doc = f.metadata.get("doc", "")
             assert doc.strip() and "|" not in doc.replace("\\|", ""), (cls.__name__, f.name)
@@ -359,12 +369,12 @@ def test_every_field_has_a_doc():
 
 def test_the_json_doc_holds_the_field_tables_as_rendered():
     doc = (paths.ROOT / "docs" / "json.md").read_text()
-    for cls in (RunRecord, OutputDiff, Isolated, Forwards, Threads, Accuracy, OutputAccuracy):
+    for cls in (RunRecord, OutputDiff, Isolated, Forwards, Threads, Accuracy, OutputAccuracy, Where):
         table = field_table(cls)
         assert "\n" + table + "\n" in doc, (
             "docs/json.md is out of date: paste `python -m deploytui.core.record_docs`"
         )
-    assert doc.count("| field | meaning |") == 7
+    assert doc.count("| field | meaning |") == 8
 
 
 def _matches(value, schema, defs) -> bool:

@@ -32,7 +32,7 @@ from deploytui.core.record_check import (
     is_str,
     is_strs,
 )
-from deploytui.core.record_parts import Accuracy, Forwards, Isolated, OutputDiff, Stats, Threads
+from deploytui.core.record_parts import Accuracy, Forwards, Isolated, OutputDiff, Stats, Threads, Where
 
 
 class RunStatus(StrEnum):
@@ -223,6 +223,13 @@ class RunRecord:
         ),
         default=None,
     )
+    target: Where | None = field(
+        metadata=field_doc(
+            "where it ran: `null` on this machine, else the target (`bench --target`) and its facts (below)",
+            lambda v: isinstance(v, dict),  # and Where.from_json checks it
+        ),
+        default=None,
+    )
 
     def to_json(self) -> dict[str, Any]:
         """The JSON object: every field, in this order, each output diff as an object."""
@@ -283,6 +290,8 @@ class RunRecord:
             values["threads"] = Threads.from_json(values["threads"])
         if "accuracy" in values:
             values["accuracy"] = Accuracy.from_json(values["accuracy"])
+        if "target" in values:
+            values["target"] = Where.from_json(values["target"])
         values["status"] = RunStatus(values["status"])
         if "stage_status" in values:
             values["stage_status"] = {k: StageStatus(x) for k, x in values["stage_status"].items()}

@@ -23,6 +23,7 @@ from deploytui.core.record_parts import (
     OutputAccuracy,
     OutputDiff,
     Threads,
+    Where,
 )
 
 
@@ -85,7 +86,7 @@ def json_schema() -> dict[str, Any]:
         **_object_schema(RunRecord),
         "$defs": {
             cls.__name__: _object_schema(cls)
-            for cls in (OutputDiff, Element, Isolated, Forwards, Threads, Accuracy, OutputAccuracy)
+            for cls in (OutputDiff, Element, Isolated, Forwards, Threads, Accuracy, OutputAccuracy, Where)
         },
     }
 
@@ -97,5 +98,5 @@ if __name__ == "__main__":  # [--schema]: the tables / the schema for docs/ (the
     if sys.argv[1:] == ["--schema"]:
         print(json.dumps(json_schema(), indent=2, ensure_ascii=False))
     else:
-        tables = (RunRecord, OutputDiff, Isolated, Forwards, Threads, Accuracy, OutputAccuracy)
+        tables = (RunRecord, OutputDiff, Isolated, Forwards, Threads, Accuracy, OutputAccuracy, Where)
         print(*(field_table(t) for t in tables), sep="\n\n")

@@ -207,6 +207,41 @@ class Isolated:
         return cls(**values)
 
 
+@dataclass
+class Where:
+    """Where a run happened when not on this machine: a target (`deploytui target add`) and what
+    `deploytui target check` measured it to be."""
+
+    target: str = field(metadata=field_doc("the target's name", is_str))
+    arch: str = field(metadata=field_doc("its architecture (`uname -m`)", is_str), default="")
+    os: str = field(metadata=field_doc("its OS (os-release's PRETTY_NAME)", is_str), default="")
+    glibc: str = field(metadata=field_doc("its C library (`getconf GNU_LIBC_VERSION`)", is_str), default="")
+    kernel: str = field(metadata=field_doc("its kernel (`uname -r`)", is_str), default="")
+    cpu: str = field(metadata=field_doc("its CPU model (/proc/cpuinfo)", is_str), default="")
+    cores: int | None = field(metadata=field_doc("its online cores", is_int), default=None)
+    memory_bytes: int | None = field(metadata=field_doc("its memory (MemTotal)", is_int), default=None)
+    emulated: bool = field(
+        metadata=field_doc("its timings come from an emulator (qemu-user): stored, never ranked", is_bool),
+        default=False,
+    )
+
+    @classmethod
+    def of(cls, name: str, facts: dict[str, Any]) -> Where:
+        """The record's view of a target's facts (what does not fit a field is left out)."""
+        values = read_fields(cls, {k: facts.get(k) for k in ("arch", "os", "glibc", "kernel", "cpu")}, "")
+        for key in ("cores", "memory_bytes"):
+            if isinstance(facts.get(key), int):
+                values[key] = facts[key]
+        return cls(target=name, emulated=bool(facts.get("emulated", False)), **values)
+
+    @classmethod
+    def from_json(cls, data: object) -> Where:
+        values = read_fields(cls, data, "target")
+        if "target" not in values:
+            raise RecordError("target", "field 'target' is malformed")
+        return cls(**values)
+
+
 MAX_SAMPLES = 1000  # the raw per-forward times a record keeps (the last run's, from its start)
 
 

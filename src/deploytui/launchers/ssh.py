@@ -27,6 +27,7 @@ from urllib.parse import urlsplit
 
 from deploytui.core import measure as measuring
 from deploytui.core.measure import Measurement, Progress, Sample
+from deploytui.core.units import human
 
 REMOTE_ROOT = ".cache/deploytui-target"  # relative to the login's home
 SSH_OPTIONS = (
@@ -364,8 +365,27 @@ def send_tree(dest: Destination, local: Path, remote: str, *, exclude: tuple[str
     tar = ["tar", "-C", str(local), "-cf", "-", *(f"--exclude=./{e}" for e in exclude), "."]
     data = subprocess.run(tar, capture_output=True, check=True).stdout
     script = 'p="$1.part.$$"; mkdir -p "$p" && tar -xf - -C "$p" && mv "$p" "$1" || { rm -rf "$p"; exit 1; }'
-    run(dest, script, remote, stdin=data, timeout_s=1800)
+    try:
+        run(dest, script, remote, stdin=data, timeout_s=1800)
+    except TargetError as e:
+        free = free_bytes(dest, remote)
+        if free is not None and free < len(data):
+            raise TargetError(
+                f"no disk space left on {dest.text()}: {local.name} needs {human(len(data))}, "
+                f"{human(free)} free there"
+            ) from e
+        raise
     return True
+
+
+def free_bytes(dest: Destination, remote: str) -> int | None:
+    """The free space of the file system holding `remote`'s folder, or None if unknown."""
+    script = 'df -Pk "$(dirname "$1")" 2>/dev/null | { read -r _; read -r _ _ _ a _; echo "$a"; }'
+    try:
+        out = run(dest, script, remote, timeout_s=CONNECT_TIMEOUT_S).strip()
+    except TargetError:
+        return None
+    return int(out) * 1024 if out.isdigit() else None
 
 
 def fetch_file(dest: Destination, remote: str) -> bytes:

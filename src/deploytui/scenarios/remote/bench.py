@@ -16,6 +16,7 @@ from pathlib import Path
 from deploytui.core import defaults
 from deploytui.core.measure import launcher_path
 from deploytui.core.record import RunRecord
+from deploytui.core.record_parts import Where
 from deploytui.core.workspace import Workspace
 from deploytui.launchers import sandbox, ssh
 from deploytui.launchers.ssh import SshLauncher, TargetError
@@ -150,5 +151,6 @@ def bench_form(
                 say(f"{form.key}: its outputs could not be fetched: {e}")
         rec = bench.evaluate(form, m, ws, n=n, warmup=warmup, outputs=local_out)
         rec.cwd = m.cwd
+    rec.target = Where.of(target.name, target.facts)
     results.load(results_path(ws, target.name)).put(rec)
     return rec

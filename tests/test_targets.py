@@ -1,0 +1,275 @@
+"""Targets over SSH, against a real OpenSSH sshd on 127.0.0.1 (tests/sshd_support.py: Debian's
+sshd in bubblewrap, the target seeing only /usr and its home): naming a host and its key, what
+it is, the faults (unknown or changed host key, a refused key, nothing listening, a full disk, a
+dropped connection, the server killed mid-run), two measurements taking turns on one target,
+and forms of a1 measured there and judged here."""
+
+from __future__ import annotations
+
+import json
+import platform
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from deploytui.core.measure import launcher_path
+from deploytui.launchers import ssh, targets
+from deploytui.launchers.ssh import Destination, TargetError
+from deploytui.views.cli.main import main
+from sshd_support import Sshd, free_port, keygen
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Sshd]:
+    s = Sshd(tmp_path_factory.mktemp("sshd")).start()
+    yield s
+    s.stop()
+
+
+def box(s: Sshd) -> Destination:
+    return Destination("box", config=str(s.config))
+
+
+def accept(s: Sshd) -> None:
+    ssh.run(box(s), "true", accept_new=True)
+
+
+def cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+# the address as users write it -----------------------------------------------------------------
+
+
+def test_destinations_as_users_write_them():
+    assert Destination.parse("ssh://pi@board.local:2222") == Destination("board.local", "pi", 2222)
+    assert Destination.parse("ssh://board") == Destination("board")
+    assert Destination.parse("pi@board") == Destination("board", "pi")
+    assert Destination.parse("gpu-box") == Destination("gpu-box")
+    assert Destination("board.local", "pi", 2222).text() == "ssh://pi@board.local:2222"
+    for bad in ("http://x", "ssh://pi@:22", "-oProxyCommand=x", "a b", "ssh://h:notaport"):
+        with pytest.raises(TargetError):
+            Destination.parse(bad)
+
+
+def test_ssh_words_become_one_line():
+    d = Destination("box")
+    assert "changed" in ssh.explain("@@@ WARNING: REMOTE HOST IDENTIFICATION HAS CHANGED! @@@\nx", 255, d)
+    assert "not known" in ssh.explain("Host key verification failed.", 255, d)
+    assert "refused the login" in ssh.explain("deploy@127.0.0.1: Permission denied (publickey).", 255, d)
+    assert "unreachable" in ssh.explain("ssh: connect to host 127.0.0.1 port 9: Connection refused", 255, d)
+    assert "no disk space" in ssh.explain("tar: ./x: Cannot write: No space left on device", 2, d)
+
+
+def test_a_target_name_is_checked():
+    assert targets.check_name("box") == ""
+    assert "this machine" in targets.check_name("here")
+    assert targets.check_name("a b") and targets.check_name("") and targets.check_name("x" * 65)
+
+
+def test_a_damaged_targets_file_keeps_what_reads(tmp_path: Path):
+    path = tmp_path / "targets.json"
+    good = {"host": "box", "facts": {"arch": "x86_64"}}
+    path.write_text(json.dumps({"version": 1, "targets": {"a": good, "b": {"host": 3}}}))
+    store = targets.store(path)
+    assert list(store.doc.targets) == ["a"] and store.doc.targets["a"].facts == {"arch": "x86_64"}
+    assert any("'b'" in line for line in store.dropped)
+
+
+# naming a host: its key, what it is ------------------------------------------------------------
+
+
+def test_a_new_host_is_accepted_only_when_the_user_says_so(server, tmp_path, capsys):
+    art = str(tmp_path / "art")
+    fresh = Sshd(tmp_path / "sshd", port=0)  # its own known_hosts: the key is new to it
+    fresh.start()
+    try:
+        add = ("target", "add", "b", "box", "--ssh-config", str(fresh.config), "--artifacts", art)
+        code, out, err = cli(capsys, *add)
+        assert code == 1 and err.count("\n") == 1 and "not known" in err and "--accept-new" in err
+        assert not (tmp_path / "art" / "targets.json").exists()
+        code, out, err = cli(capsys, *add, "--accept-new")
+        assert code == 0, err
+        stored = targets.store(tmp_path / "art" / "targets.json").doc.targets["b"]
+        facts = stored.facts
+        assert facts["arch"] == platform.machine() and facts["cores"] >= 1 and facts["memory_bytes"] > 2**20
+        assert facts["glibc"].startswith("glibc ") and facts["free_disk_bytes"] > 0
+        assert any(v.startswith("3.") for v in facts["pythons"])
+        code, out, err = cli(capsys, "target", "list", "--artifacts", art)
+        assert code == 0 and out.startswith("b ") and platform.machine() in out
+        assert cli(capsys, "target", "check", "b", "--artifacts", art)[0] == 0
+        assert cli(capsys, "target", "remove", "b", "--artifacts", art)[0] == 0
+        assert targets.store(tmp_path / "art" / "targets.json").doc.targets == {}
+    finally:
+        fresh.stop()
+
+
+def test_a_changed_host_key_is_refused(tmp_path, capsys):
+    s = Sshd(tmp_path / "sshd").start()
+    art = str(tmp_path / "art")
+    try:
+        assert cli(capsys, "target", "add", "b", "box", "--ssh-config", str(s.config), "--artifacts", art,
+                   "--accept-new")[0] == 0  # fmt: skip
+        s.stop()
+        s.new_host_key()
+        s.start()
+        code, _out, err = cli(capsys, "target", "check", "b", "--artifacts", art)
+        assert code == 1 and "changed" in err and err.count("\n") == 1
+        again = (
+            "target",
+            "add",
+            "c",
+            "box",
+            "--ssh-config",
+            str(s.config),
+            "--artifacts",
+            art,
+            "--accept-new",
+        )
+        code, _out, err = cli(capsys, *again)
+        assert code == 1 and "changed" in err  # accept-new accepts new keys, never changed ones
+    finally:
+        s.stop()
+
+
+def test_a_refused_key_and_nothing_listening_are_one_line(server, tmp_path):
+    accept(server)
+    other = tmp_path / "other"
+    keygen(other)
+    wrong = tmp_path / "wrong"
+    wrong.write_text(server.config.read_text().replace(str(server.dir / "userkey"), str(other)))
+    with pytest.raises(TargetError, match="refused the login"):
+        ssh.facts(Destination("box", config=str(wrong)))
+    config = tmp_path / "config"
+    closed = server.config.read_text().replace(f"Port {server.port}", f"Port {_closed_port()}")
+    config.write_text(closed)
+    with pytest.raises(TargetError, match="unreachable"):
+        ssh.facts(Destination("box", config=str(config)))
+
+
+def _closed_port() -> int:
+    return free_port()  # nothing listens there once the probe socket is closed
+
+
+def test_a_full_disk_on_the_target_is_one_line(tmp_path):
+    s = Sshd(tmp_path / "sshd", home_bytes=1 << 20).start()
+    try:
+        accept(s)
+        big = tmp_path / "bundle"
+        big.mkdir()
+        (big / "weights.bin").write_bytes(bytes(3 << 20))
+        root = ssh.home(box(s))
+        with pytest.raises(TargetError, match="no disk space"):
+            ssh.send_tree(box(s), big, f"{root}/bundles/big")
+        assert ssh.run(box(s), 'ls "$1"', f"{root}/bundles").strip() == ""  # nothing half-written kept
+    finally:
+        s.stop()
+
+
+# runs there: the launcher, the lock, a dropped connection ---------------------------------------
+
+
+def _fake_bundle(tmp_path: Path, script: str) -> Path:
+    b = tmp_path / "fake"
+    b.mkdir(parents=True, exist_ok=True)
+    run = b / "run"
+    run.write_text("#!/bin/sh\n" + script)
+    run.chmod(0o755)
+    return b
+
+
+def _on_target(s: Sshd, tmp_path: Path, script: str, name: str) -> tuple[str, str]:
+    accept(s)
+    d = box(s)
+    root = ssh.home(d)
+    launcher = f"{root}/bin/{launcher_path().name}"
+    ssh.send_file(d, launcher_path(), launcher, mode="755")
+    folder = f"{root}/bundles/{name}"
+    ssh.send_tree(d, _fake_bundle(tmp_path / name, script), folder)
+    return launcher, folder
+
+
+def test_measurements_on_one_target_take_turns(server, tmp_path):
+    log = "$HOME/turns.log"
+    script = f'echo "start $(date +%s%N)" >> {log}; sleep 0.4; echo "end $(date +%s%N)" >> {log}\n'
+    launcher, folder = _on_target(server, tmp_path, script, "turns")
+    samples = []
+
+    def one() -> None:
+        samples.append(ssh.run_once(box(server), launcher, folder, ["./run"], timeout_s=30))
+
+    threads = [threading.Thread(target=one) for _ in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert all(s.ok for s in samples), [s.error for s in samples]
+    assert all(s.wall_s >= 0.4 for s in samples)
+    events = [ln.split() for ln in ssh.run(box(server), 'cat "$HOME/turns.log"').splitlines()]
+    assert [e[0] for e in events] == ["start", "end"] * 3  # never two at once
+
+
+def test_a_dropped_connection_stops_the_run_there(server, tmp_path):
+    launcher, folder = _on_target(server, tmp_path, "sleep 61\n", "dropped")
+    cancel = threading.Event()
+    threading.Timer(1.0, cancel.set).start()
+    t0 = time.monotonic()
+    s = ssh.run_once(box(server), launcher, folder, ["./run"], timeout_s=60, cancel=cancel)
+    assert s.error == "cancelled" and time.monotonic() - t0 < 15
+    time.sleep(1.0)  # the watcher there has seen the connection close
+    procs = ssh.run(box(server), 'for p in /proc/[0-9]*; do tr "\\0" " " < "$p/cmdline"; echo; done')
+    assert "sleep 61" not in procs
+
+
+def test_the_server_killed_mid_run_is_one_line(tmp_path):
+    s = Sshd(tmp_path / "sshd").start()
+    try:
+        launcher, folder = _on_target(s, tmp_path, "sleep 30\n", "killed")
+        threading.Timer(1.0, s.stop).start()
+        sample = ssh.run_once(box(s), launcher, folder, ["./run"], timeout_s=60)
+        assert not sample.ok and "\n" not in sample.error and "box" in sample.error
+    finally:
+        s.stop()
+
+
+# forms of a1 on the target ---------------------------------------------------------------------
+
+
+def test_forms_of_a1_measured_on_the_target(server, copy_ws, capsys):
+    art = str(copy_ws.artifacts)
+    assert cli(capsys, "target", "add", "box", "box", "--ssh-config", str(server.config), "--artifacts", art,
+               "--accept-new")[0] == 0  # fmt: skip
+    argv = ["bench", "--model", "a1", "--artifacts", art, "--bundles", str(copy_ws.bundles)]
+    argv += ["--no-build", "--target", "box", "-n", "3", "--json", "burn-file", "onnxruntime", "tract"]
+    code, out, err = cli(capsys, *argv)
+    doc = json.loads(out)
+    (there,) = doc["targets"]
+    assert there["target"] == "box" and there["machine"]["arch"] == platform.machine()
+    by_form = {r["form"]: r for r in there["forms"]}
+    for key in ("burn-file", "onnxruntime", "tract"):
+        rec = by_form[key]
+        assert rec["status"] == "ok" and rec["within_tol"], (key, rec["error"], err)
+        assert len(rec["wall_s"]) == 3 and min(rec["peak_rss_bytes"]) > 0
+        assert rec["target"]["target"] == "box" and rec["cwd"].startswith("box:")
+    assert code == 0, err
+    stored = json.loads((copy_ws.target_dir("box") / "results.json").read_text())
+    assert set(stored["forms"]) == {"burn-file", "onnxruntime", "tract"}
+    assert not (
+        copy_ws.results_path.exists() and "burn-file" in json.loads(copy_ws.results_path.read_text())["forms"]
+    )
+    code, out, err = cli(capsys, *argv[:-3], "burn-file")  # the bundle is there already: not sent again
+    assert "already on box" in err and code == 0
+
+
+def test_a_target_of_another_architecture_says_what_is_needed(copy_ws, capsys):
+    art = copy_ws.artifacts
+    doc = {"version": 1, "targets": {"pi": {"host": "pi.invalid", "facts": {"arch": "aarch64"}}}}
+    (art / "targets.json").write_text(json.dumps(doc))
+    argv = ["bench", "--model", "a1", "--artifacts", str(art), "--no-build", "--target", "pi", "burn-file"]
+    code, out, _err = cli(capsys, *argv)
+    assert code == 1 and "pi is aarch64" in out and "--arch aarch64" in out
