@@ -137,6 +137,10 @@ class Workspace:
         """What was measured on a target for this model: its results.json and the outputs."""
         return self.model_dir / "targets" / target
 
+    def results_on(self, target: str | None) -> Path:
+        """The stored runs of this model on a target (`bench --target`), or on this machine."""
+        return self.target_dir(target) / "results.json" if target else self.results_path
+
     @property
     def bundles_dir(self) -> Path:
         """Where `deploytui ship` writes the model's bundles by default (bundles/<slug>/<form>/)."""

@@ -22,14 +22,21 @@ from deploytui.spec import forms, manifest
 from deploytui.spec.manifest import Manifest
 
 
-def read(ws: Workspace, store: results.ResultsStore | None = None) -> tuple[list[FormFacts], list[str]]:
+def read(
+    ws: Workspace, store: results.ResultsStore | None = None, target: str | None = None
+) -> tuple[list[FormFacts], list[str]]:
     """Every form of the registry, in its order, as stored for the workspace's model on this
-    machine; and what a damaged store dropped. `store`: the model's results already loaded (the
-    app's session)."""
-    store = store if store is not None else results.load(ws.results_path)
+    machine, or on `target` (its start-up runs; what a bundle holds and ships is the same
+    there, serving cells are this machine's only); and what a damaged store dropped. `store`:
+    the runs already loaded (the app's session)."""
+    store = store if store is not None else results.load(ws.results_on(target))
     view = manifest.load(ws)
     shipped = ship_store.load(ws.ship_path)
-    served = serve_store.load(ws)
+    served = (
+        serve_store.load(ws)
+        if target is None
+        else serve_store.ServeStore(ws.target_dir(target) / "serve.json")
+    )
     facts = []
     for i, form in enumerate(registry.FORMS):
         ran, refused = serve_store.by_batch(served.forms, form.key)

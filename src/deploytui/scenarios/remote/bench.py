@@ -29,10 +29,6 @@ from deploytui.spec.manifest import availability
 from deploytui.spec.manifest import load as load_manifest
 
 
-def results_path(ws: Workspace, target: str) -> Path:
-    return ws.target_dir(target) / "results.json"
-
-
 def arch_problem(target: Target) -> str:
     """ "" or why no bundle built here can run on the target."""
     here, there = platform.machine(), str(target.facts.get("arch", ""))
@@ -152,5 +148,5 @@ def bench_form(
         rec = bench.evaluate(form, m, ws, n=n, warmup=warmup, outputs=local_out)
         rec.cwd = m.cwd
     rec.target = Where.of(target.name, target.facts)
-    results.load(results_path(ws, target.name)).put(rec)
+    results.load(ws.results_on(target.name)).put(rec)
     return rec

@@ -24,10 +24,17 @@ def cmd_choose(args: argparse.Namespace) -> int:
         print(f"error: {e}", file=sys.stderr)
         return 2
     ref = args.ws.model
-    facts, dropped = choose_facts.read(args.ws)
+    if args.target:
+        from deploytui.views.cli.target import resolve
+
+        found, why = resolve(args.target, args.ws)
+        if why or len(found) != 1:
+            print(f"error: {why or 'choose answers for one target'}", file=sys.stderr)
+            return 2
+    facts, dropped = choose_facts.read(args.ws, target=args.target)
     for msg in dropped:
         print(f"warning: {msg}", file=sys.stderr)
-    answer = choose.choose(facts, req, ref.text)
+    answer = choose.choose(facts, req, f"{ref.text} on {args.target}" if args.target else ref.text)
     if args.json:
         print(json.dumps(answer.to_json(), indent=1))
     else:
@@ -70,6 +77,9 @@ def choose_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type
     ch.add_argument("--rank-by", choices=list(choose.RANKS), help="rank the qualifying forms by this figure")
     ch.add_argument("--chart", action="store_true", help="also draw the Pareto chart (start-up × ship size)")
     ch.add_argument("--json", action="store_true", help="print the answer as JSON")
+    ch.add_argument(
+        "--target", metavar="NAME", default=None, help="answer for a target's stored runs (bench --target)"
+    )
     ch.add_argument("--model", default=argparse.SUPPRESS, metavar="REF", help=MODEL_HELP)
     place_opts(ch, argparse.SUPPRESS)
     ch.set_defaults(func=cmd_choose)

@@ -29,6 +29,7 @@ from deploytui.views.report.tables import (
     _verdict,
     _weights_intro,
 )
+from deploytui.views.report.targets import targets_json, targets_section
 
 FORMATS = ("md", "json", "csv")
 METHOD = (
@@ -181,6 +182,7 @@ def markdown(ws: Workspace, store: Store, manifest: Manifest, scale: bool = True
         parts += _page_section(ws, store, manifest)
     parts += choose_section(ws, _is_a1(manifest, ws))
     parts += serve_section(ws)
+    parts += targets_section(ws)
     return "\n\n".join(parts + (scale_section(ws) if scale else [])) + "\n"
 
 
@@ -194,6 +196,7 @@ def as_json(ws: Workspace, store: Store, manifest: Manifest) -> str:
             "forms": rows(ws, store, manifest),
             **({"reference_page": page_rows(ws, store, manifest)} if _is_a1(manifest, ws) else {}),
             "how_to_choose": how_to_choose(ws),
+            **({"targets": found} if (found := targets_json(ws)) else {}),
         },
         indent=1,
     )
