@@ -82,6 +82,18 @@ class Sshd:
         )
 
     def argv(self) -> list[str]:
+        """The server, in its sandbox."""
+        return [*self.sandbox(), f"{sshd_root()}/usr/sbin/sshd", "-D", "-e", "-f", "/srv/sshd_config"]
+
+    def shell_argv(self) -> list[str]:
+        """A command in the same sandbox as the server's sessions, as its user with a session's
+        environment, without ssh (prepend to `sh -c ...`)."""
+        env = {"HOME": f"/home/{USER}", "USER": USER, "LOGNAME": USER, "SHELL": "/bin/sh"}
+        env["PATH"] = "/usr/local/bin:/usr/bin:/bin"
+        words = [w for k, v in env.items() for w in ("--setenv", k, v)]
+        return [*self.sandbox(), "--clearenv", *words, "--chdir", f"/home/{USER}"]
+
+    def sandbox(self) -> list[str]:
         root = sshd_root()
         home = ["--bind", str(self.home), f"/home/{USER}"]
         if self.home_bytes is not None:
@@ -101,7 +113,6 @@ class Sshd:
             "--ro-bind", str(root), str(root),
             *home,
             "--setenv", "LD_LIBRARY_PATH", f"{root}/usr/lib/x86_64-linux-gnu",
-            f"{root}/usr/sbin/sshd", "-D", "-e", "-f", "/srv/sshd_config",
         ]  # fmt: skip
 
     def start(self) -> Sshd:

@@ -251,13 +251,20 @@ def run_once(
     *,
     timeout_s: float,
     cancel: threading.Event | None = None,
+    via: tuple[str, ...] = (),
 ) -> Sample:
-    """One run of `argv` in `folder` on the target, through the launcher there."""
-    script = RUN_SCRIPT
-    cmd = remote_command(script, REMOTE_ROOT, launcher, str(int(timeout_s * 1000)), folder, *argv)
+    """One run of `argv` in `folder` on the target, through the launcher there. `via`: a command
+    that starts the run's shell there instead of ssh (bench/target_fidelity.py runs the same
+    script in the target's own sandbox, without the SSH hop)."""
+    args = [REMOTE_ROOT, launcher, str(int(timeout_s * 1000)), folder, *argv]
+    command = (
+        [*via, "sh", "-c", RUN_SCRIPT, "sh", *args]
+        if via
+        else [*ssh_argv(dest), remote_command(RUN_SCRIPT, *args)]
+    )
     try:
         proc = subprocess.Popen(
-            [*ssh_argv(dest), cmd],
+            command,
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
@@ -310,6 +317,7 @@ class SshLauncher:
     name: str
     launcher: str
     folder: str
+    via: tuple[str, ...] = ()  # see run_once
 
     @property
     def where(self) -> str:
@@ -330,7 +338,15 @@ class SshLauncher:
             for i in range(1, count + 1):
                 if cancel is not None and cancel.is_set():
                     return m
-                s = run_once(self.dest, self.launcher, self.folder, argv, timeout_s=timeout_s, cancel=cancel)
+                s = run_once(
+                    self.dest,
+                    self.launcher,
+                    self.folder,
+                    argv,
+                    timeout_s=timeout_s,
+                    cancel=cancel,
+                    via=self.via,
+                )
                 bucket.append(s)
                 if on_progress is not None:
                     on_progress(Progress(phase, i, count, sample=s))

@@ -1,0 +1,161 @@
+"""The SSH path must add nothing to the figures: each form's bundle measured on an SSH target on
+127.0.0.1 (the test suite's sshd, tests/sshd_support.py: the target sees only /usr and its home)
+and, in the same run, in that target's own sandbox without the SSH hop (the same launcher and
+run script, started by a local shell as that user with a session's environment). Start-up and
+peak RSS as ratios ssh/direct. (Against this machine's own runs the target differs for its own
+reasons: a1's cpp-torchscript peaks at 173 MiB as root here, 150 MiB as uid 1000, 128 MiB in
+that sandbox.)
+
+usage: .venv/bin/python bench/target_fidelity.py [--model a1] [--rounds R] [-n N] [FORM ...]
+(the model built first; default forms: the compiled ones that need no Python)
+
+Made to hold from run to run, as hyperfine and pyperf would: the two sides take turns for R
+rounds in alternating order (ABBA…: drift and the one going first hit both alike), each round N
+fresh runs a side, their medians and one ratio per round; the verdict is the median of the
+per-round ratios, with their spread, and the medians of the first and the second half of the
+rounds, which must agree within the target for the verdict to count as stable. Targets: start-up
+within ±5 %, peak RSS within ±2 %. Prints a line per form and a JSON object last; exits 1 when a
+verdict misses its target or is not stable.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+
+from deploytui.core import defaults
+from deploytui.core.measure import Measurement, launcher_path
+from deploytui.core.modelref import parse
+from deploytui.core.workspace import Workspace
+from deploytui.families import registry
+from deploytui.launchers import ssh
+from deploytui.launchers.ssh import Destination, SshLauncher
+from deploytui.scenarios.isolated import shipping
+from sshd_support import Sshd
+
+TARGETS = {"startup": 0.05, "rss": 0.02}
+FORMS = ("burn-file", "tract", "onnxruntime-native", "cpp-executorch", "openvino-native", "cpp-torchscript")
+
+
+def medians(m: Measurement) -> tuple[float, float] | None:
+    if not m.runs or not all(s.ok for s in m.runs):
+        return None
+    return statistics.median(s.wall_s for s in m.runs), statistics.median(s.peak_rss_bytes for s in m.runs)
+
+
+def verdict(ratios: list[float], target: float) -> dict[str, Any]:
+    half = len(ratios) // 2
+    first, second = statistics.median(ratios[:half]), statistics.median(ratios[half:])
+    ratio = statistics.median(ratios)
+    return {
+        "ratio": ratio,
+        "spread": [min(ratios), max(ratios)],
+        "halves": [first, second],
+        "within": abs(ratio - 1) <= target,
+        "stable": abs(first - second) <= target,
+    }
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("forms", nargs="*", default=list(FORMS))
+    ap.add_argument("--model", default="a1")
+    ap.add_argument("--rounds", type=int, default=8)
+    ap.add_argument("-n", type=int, default=10, help="runs a side per round")
+    args = ap.parse_args()
+    ws = Workspace.from_env(parse(args.model))
+    load_before = os.getloadavg()
+    result: dict[str, Any] = {"model": args.model, "rounds": args.rounds, "n": args.n, "forms": {}}
+    print(
+        f"{args.model}: {args.rounds} rounds of {args.n} runs a side on a target on 127.0.0.1, over "
+        f"ssh and directly; load average {load_before[0]:.2f} on {os.cpu_count()} cores",
+        flush=True,
+    )
+    missed = False
+    with tempfile.TemporaryDirectory() as tmp:
+        server = Sshd(Path(tmp) / "sshd").start()
+        try:
+            dest = Destination("box", config=str(server.config))
+            ssh.run(dest, "true", accept_new=True)
+            root = ssh.home(dest)
+            remote_launcher = f"{root}/bin/{launcher_path().name}"
+            ssh.send_file(dest, launcher_path(), remote_launcher, mode="755")
+            for key in args.forms:
+                form = registry.get(key)
+                local = Path(tmp) / "bundles" / key
+                try:
+                    made = shipping.make(form, local, ws=ws)
+                except Exception as e:  # not built here, not bundlable: said, the others go on
+                    print(f"{key:<20} skipped: {e}", flush=True)
+                    continue
+                if made.manifest.get("requirements"):
+                    print(f"{key:<20} skipped: a Python bundle (its venv differs here and there)")
+                    continue
+                folder = f"{root}/bundles/{key}"
+                ssh.send_tree(dest, local, folder, exclude=("check", "venv"))
+                there = SshLauncher(dest, "box", remote_launcher, folder)
+                argv = ["./run", "outputs.safetensors", str(defaults.REPEAT)]
+                here = SshLauncher(dest, "box", remote_launcher, folder, via=tuple(server.shell_argv()))
+
+                def here_side(argv: list[str] = argv, here: SshLauncher = here) -> Measurement:
+                    return here.measure(argv, n=args.n, warmup=1, timeout_s=120)
+
+                def there_side(argv: list[str] = argv, there: SshLauncher = there) -> Measurement:
+                    return there.measure(argv, n=args.n, warmup=1, timeout_s=120)
+
+                rows: dict[str, list[float]] = {"startup": [], "rss": []}
+                figures: dict[str, list[float]] = {
+                    "here_s": [],
+                    "there_s": [],
+                    "here_rss": [],
+                    "there_rss": [],
+                }
+                failed = ""
+                for r in range(args.rounds):
+                    sides = (here_side, there_side) if r % 4 in (0, 3) else (there_side, here_side)
+                    got = {f: medians(f()) for f in sides}
+                    h, t = got[here_side], got[there_side]
+                    if h is None or t is None:
+                        failed = "a run failed " + ("here" if h is None else "there")
+                        break
+                    rows["startup"].append(t[0] / h[0])
+                    rows["rss"].append(t[1] / h[1])
+                    figures["here_s"].append(h[0])
+                    figures["there_s"].append(t[0])
+                    figures["here_rss"].append(h[1])
+                    figures["there_rss"].append(t[1])
+                if failed:
+                    print(f"{key:<20} {failed}", flush=True)
+                    missed = True
+                    continue
+                v = {m: verdict(rows[m], TARGETS[m]) for m in rows}
+                ok = all(x["within"] and x["stable"] for x in v.values())
+                missed |= not ok
+                print(
+                    f"{key:<20} start-up {statistics.median(figures['here_s']) * 1000:8.2f} ms direct, "
+                    f"ssh/direct "
+                    f"ratio {v['startup']['ratio']:.3f} (rounds {v['startup']['spread'][0]:.3f}–"
+                    f"{v['startup']['spread'][1]:.3f}, halves {v['startup']['halves'][0]:.3f}/"
+                    f"{v['startup']['halves'][1]:.3f})  peak RSS ratio {v['rss']['ratio']:.3f} "
+                    f"(halves {v['rss']['halves'][0]:.3f}/{v['rss']['halves'][1]:.3f})  "
+                    f"{'ok' if ok else 'MISSED'}",
+                    flush=True,
+                )
+                result["forms"][key] = {**v, **figures}
+        finally:
+            server.stop()
+    result["loadavg"] = {"before": list(load_before), "after": list(os.getloadavg()), "cores": os.cpu_count()}
+    print(json.dumps(result, indent=1))
+    return 1 if missed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
