@@ -10,7 +10,10 @@ for R rounds, in alternating order (ABBA…: drift and the one going first hit b
 round giving both one figure (ours: one fresh runner process, bench.bench_form, W = 200 warm-up then
 K forwards each timed alone, their median; the anchor: W warm-up forwards, then K forwards each
 timed alone by the anchor, their median) and one ratio; the verdict is the median of the
-per-round ratios, printed with their spread (min–max) and the load average. Each forward is
+per-round ratios, printed with their spread (min–max), the medians of the first and the second
+half of the rounds (the verdict is stable when they agree within the target: a verdict that
+flips between two runs is no verdict) and the load average. Each side is pinned to a core of
+its own (ours: the runner process; the anchor: this one). Each forward is
 timed alone on both sides: a median of single forwards leaves out the ones the scheduler
 preempted, where the mean of a block of forwards (Timer's blocked_autorange) grows with the
 load — at a load of 7 on 2 cores, convnet's blocked figure read 4x its single-forward median.
@@ -112,20 +115,47 @@ def ort_anchor(repeat: int, ws: Workspace) -> Callable[[], float]:
     return measure
 
 
+def pinned(core: int, side: Callable[[], float]) -> Callable[[], float]:
+    """`side` run with this process (and so the runner it spawns) on one core: ours on one, the
+    anchor on the other, so neither shares its core with the other side's leftovers or with the
+    scheduler's moves between cores. Unpinned on a single core."""
+    cores = sorted(os.sched_getaffinity(0))
+
+    def run() -> float:
+        if len(cores) < 2:
+            return side()
+        os.sched_setaffinity(0, {cores[core % len(cores)]})
+        try:
+            return side()
+        finally:
+            os.sched_setaffinity(0, set(cores))
+
+    return run
+
+
 def rounds(
     key: str, anchor: Callable[[], float], n: int, repeat: int, ws: Workspace
 ) -> tuple[list[float], list[float]]:
     """n rounds of ours and the anchor, the order alternating (ours first in rounds 0, 3, 4, 7…:
-    ABBA), each side's figure per round."""
+    ABBA), each side pinned to its own core, each side's figure per round."""
+    mine_side = pinned(1, lambda: ours(key, repeat, ws))
+    anchor_side = pinned(0, anchor)
     mine, theirs = [], []
     for r in range(n):
         if r % 4 in (0, 3):
-            mine.append(ours(key, repeat, ws))
-            theirs.append(anchor())
+            mine.append(mine_side())
+            theirs.append(anchor_side())
         else:
-            theirs.append(anchor())
-            mine.append(ours(key, repeat, ws))
+            theirs.append(anchor_side())
+            mine.append(mine_side())
     return mine, theirs
+
+
+def halves(ratios: list[float]) -> tuple[float, float]:
+    """The median ratio of the first and of the second half of the rounds: a verdict holds from
+    run to run when both agree with it."""
+    half = len(ratios) // 2
+    return statistics.median(ratios[:half]), statistics.median(ratios[half:])
 
 
 def main() -> int:
@@ -151,12 +181,15 @@ def main() -> int:
         mine, theirs = rounds(key, make(args.repeat, ws), args.rounds, args.repeat, ws)
         ratios = [a / b for a, b in zip(mine, theirs, strict=True)]
         ratio = statistics.median(ratios)
-        ok = abs(ratio - 1) <= TARGET
+        first, second = halves(ratios)
+        stable = abs(first - second) <= TARGET
+        ok = abs(ratio - 1) <= TARGET and stable
         missed |= not ok
         print(
             f"{key:<12} ours p50 {statistics.median(mine):.4f} ms  {anchor_name} "
             f"{statistics.median(theirs):.4f} ms  ratio {ratio:.3f} (rounds {min(ratios):.3f}–"
-            f"{max(ratios):.3f}; {'within' if ok else 'outside'} ±{TARGET:.0%})",
+            f"{max(ratios):.3f}; halves {first:.3f}/{second:.3f}: {'stable' if stable else 'NOT stable'}; "
+            f"{'within' if abs(ratio - 1) <= TARGET else 'outside'} ±{TARGET:.0%})",
             flush=True,
         )
         result[key] = {
@@ -166,6 +199,8 @@ def main() -> int:
             "round_ratios": ratios,
             "ratio": ratio,
             "spread": [min(ratios), max(ratios)],
+            "halves": [first, second],
+            "stable": stable,
         }
     result["loadavg"] = {"before": list(load_before), "after": list(os.getloadavg()), "cores": os.cpu_count()}
     print(json.dumps(result, indent=1))
