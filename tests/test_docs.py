@@ -11,6 +11,7 @@ and `make TARGET` must be real.
 
 from __future__ import annotations
 
+import argparse
 import re
 import tomllib
 from functools import cache
@@ -103,15 +104,23 @@ def make_targets() -> frozenset[str]:
 
 @cache
 def commands() -> dict[str, frozenset[str]]:
-    """deploytui's subcommands -> their long options (without --); "" holds the top level's."""
+    """deploytui's subcommands -> their long options (without --), those of their own
+    subcommands too (`target add --accept-new`); "" holds the top level's."""
     parser = cli.build_parser()
+
+    def options(p: argparse.ArgumentParser) -> frozenset[str]:
+        own = {o[2:] for a in p._actions for o in a.option_strings if o.startswith("--")}
+        for action in p._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                for sub in action.choices.values():
+                    own |= options(sub)
+        return frozenset(own)
+
     found = {"": frozenset(o[2:] for a in parser._actions for o in a.option_strings if o.startswith("--"))}
     for action in parser._actions:
-        for name, sub in (getattr(action, "choices", None) or {}).items():
-            if hasattr(sub, "_actions"):
-                found[name] = frozenset(
-                    o[2:] for a in sub._actions for o in a.option_strings if o.startswith("--")
-                )
+        if isinstance(action, argparse._SubParsersAction):
+            for name, sub in action.choices.items():
+                found[name] = options(sub)
     return found
 
 
