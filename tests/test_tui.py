@@ -515,12 +515,13 @@ def test_narrow_terminal_gets_a_compact_form_list_and_footer(art):
         async with app.run_test(size=(80, 24)) as pilot:
             await pilot.pause()
             fl = app.main.query_one("#forms")
-            assert fl.compact and fl.size.width < 32 and app.main.query_one("Footer").compact
-            assert "not run" not in str(fl.get_option("torch-eager").prompt)
+            assert fl.compact and fl.size.width < 40 and app.main.query_one("Footer").compact
+            assert "not run" in str(fl.get_option("torch-eager").prompt)  # one line, its state whole
+            assert "onnxruntime-nat… " in str(fl.get_option("onnxruntime-native-int8").prompt)
             await pilot.resize_terminal(150, 45)
             await pilot.pause()
             assert not fl.compact and fl.size.width > 40
-            assert "not run" in str(fl.get_option("torch-eager").prompt)
+            assert "onnxruntime-native-int8 " in str(fl.get_option("onnxruntime-native-int8").prompt)
             assert app.main.current == "torch-eager"
 
     asyncio.run(go())

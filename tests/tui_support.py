@@ -178,3 +178,19 @@ def a1_at(art: Path):
     from deploytui.core.workspace import Workspace
 
     return Workspace.at(parse("a1"), art, art.parent / "bundles")
+
+
+def full_results() -> dict:
+    """Every registered form measured (fixed figures, spread over µs to seconds and K to G, one
+    beyond tolerance, one failed run): the screens at their fullest, for the layout tests."""
+    out = {}
+    for i, f in enumerate(registry.FORMS):
+        start_ms = [0.9, 3.1, 41.0, 262.0, 3490.0][i % 5] * (1 + i / 50)
+        rss_mb = [2.8, 29.8, 53.3, 480.0, 1300.0][(i + 2) % 5] * (1 + i / 40)
+        if i == 7:
+            out[f.key] = record(f.key, [12.0], 9.0, status="failed", error="exit 101: model file missing")
+        else:
+            out[f.key] = record(
+                f.key, [start_ms] * 5, rss_mb, stages=i % 3 == 0, bump=3e-5 if i == 4 else 0.0
+            )
+    return out

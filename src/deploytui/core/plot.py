@@ -72,8 +72,10 @@ def loglog(
                 fig.draw(sig.lines(True))
         if xs and ys:
             xt, yt = _decades(min(xs), max(xs)), _decades(min(ys), max(ys))
-            fig.ruler(axis="x").ticks([math.log10(v) for v in xt], [x_text(v) for v in xt])
-            fig.ruler(axis="y").ticks([math.log10(v) for v in yt], [y_text(v) for v in yt])
+            xv, xl = thin(xt, [x_text(v) for v in xt], width - 10)
+            yv, yl = thin(yt, [y_text(v) for v in yt], height - 4, across=False)
+            fig.ruler(axis="x").ticks([math.log10(v) for v in xv], xl)
+            fig.ruler(axis="y").ticks([math.log10(v) for v in yv], yl)
         fig.title(title)
         return str(fig.build())
 
@@ -112,11 +114,64 @@ def pareto(
                 ruler = fig.ruler(axis=axis)
                 ruler.lim(lo - pad, hi + pad)
                 ticks = at(10 ** (lo - pad), 10 ** (hi + pad))
-                ruler.ticks([math.log10(v) for v in ticks], [text(v) for v in ticks])
+                room = width - 10 if axis == "x" else height - 4
+                kept, names = thin(ticks, [text(v) for v in ticks], room, across=axis == "x")
+                ruler.ticks([math.log10(v) for v in kept], names)
         fig.title(title)
         return str(fig.build())
 
     return draw
+
+
+def thin(
+    ticks: list[float], labels: list[str], room: int, across: bool = True
+) -> tuple[list[float], list[str]]:
+    """Every k-th tick (the first kept), k the least that fits the labels in `room` characters
+    (`across`: side by side with a space between; else one a row): labels never run together."""
+    if not ticks:
+        return ticks, labels
+    need = (max(len(label) for label in labels) + 2) if across else 2
+    k = max(1, math.ceil(len(ticks) * need / max(room, 1)))
+    return ticks[::k], labels[::k]
+
+
+def hbars(
+    labels: list[str],
+    values: list[float],
+    width: int,
+    height: int,
+    *,
+    title: str = "",
+    log: bool = False,
+    value_text: Callable[[float], str] = str,
+    colour: str = "\x1b[34m",
+) -> str:
+    """Horizontal bars as text, one row each: the label (cut with … to fit, never overlapping the
+    next), the bar, the value after it. With `log` the lengths are log10 of the values. Rows past
+    `height` (the title and a "… n more" line counted) are left out, and that line says so."""
+    lines = [title[:width]] if title else []
+    room = height - len(lines)
+    rows = list(zip(labels, values, strict=True))
+    if len(rows) > room:
+        rows = rows[: max(room - 1, 0)]
+    texts = [value_text(v) for _, v in rows]
+    vw = max((len(t) for t in texts), default=0)
+    lw = min(max((len(lab) for lab, _ in rows), default=0), max(width - vw - 2 - 8, 6))  # a bar of 8 at least
+    lw = max(min(lw, width - vw - 3), 1)  # a bar of 1 at the least in a narrow chart
+    bar_w = max(width - lw - vw - 2, 1)
+    vals = [max(float(v), 0.0) for _, v in rows]
+    if log and any(v > 0 for v in vals):
+        floor = math.floor(math.log10(min(v for v in vals if v > 0)))
+        vals = [math.log10(v) - floor + 0.3 if v > 0 else 0.0 for v in vals]
+    top = max(vals, default=0.0) or 1.0
+    for (label, _), v, text in zip(rows, vals, texts, strict=True):
+        name = label if len(label) <= lw else label[: lw - 1] + "…"
+        n = round(v / top * bar_w) if v > 0 else 0
+        bar = "█" * max(n, 1 if v > 0 else 0)
+        lines.append(f"{name:<{lw}} {colour}{bar}\x1b[0m {text}")
+    if len(labels) > len(rows):
+        lines.append(f"… {len(labels) - len(rows)} more"[:width])
+    return "\n".join(lines)
 
 
 def table(columns: list[str], rows: list[list[str]]) -> str:

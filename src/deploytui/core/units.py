@@ -1,4 +1,6 @@
-"""How numbers are written and rounded, the same everywhere (app, CLI, inspectors, report)."""
+"""How numbers are written and rounded, the same everywhere (app, CLI, inspectors, report): the
+one place durations (ns/µs/ms/s) and sizes (B/KiB/MiB/GiB, or K/M/G in narrow columns) become
+text. A figure never reads as zero because of its unit: it moves to a smaller one."""
 
 from __future__ import annotations
 
@@ -33,22 +35,47 @@ def short_size(n: float | None) -> str:
 
 
 def seconds(s: float | None) -> str:
-    """A duration in the unit that suits it: 850µs, 12.3ms, 412ms, 1.60s."""
+    """A duration in the unit that suits it: 450ns, 12.4µs, 850µs, 12.3ms, 412ms, 1.60s."""
     if s is None:
         return "–"
+    if s <= 0:
+        return "0s"
+    if s < 1e-6:
+        return f"{s * 1e9:.0f}ns"
     if s < 1e-3:
-        return f"{s * 1e6:.0f}µs"
+        return f"{s * 1e6:.1f}µs" if s < 1e-4 else f"{s * 1e6:.0f}µs"
     if s < 1.0:
         return f"{s * 1e3:.1f}ms" if s < 0.1 else f"{s * 1e3:.0f}ms"
     return f"{s:.2f}s"
 
 
+def from_ms(v: float | None) -> str:
+    """A duration stored in milliseconds (a runner's stages), in the unit that suits it."""
+    return seconds(None if v is None else v / 1e3)
+
+
 def ms(s: float | None, width: int = 0) -> str:
-    """A duration in milliseconds for tables: 1.83 ms, 412.6 ms (two decimals under 10 ms)."""
+    """A duration in milliseconds for tables: 1.83 ms, 412.6 ms (two decimals under 10 ms); one
+    that would read 0.00 ms is written in µs instead (4.2 µs)."""
     if s is None:
         return "–".rjust(width + 3)
+    if 0 < s < 5e-6:
+        return f"{f'{s * 1e6:.1f}':>{width}} µs"
     text = f"{s * 1000:.1f}" if s >= 0.01 else f"{s * 1000:.2f}"
     return f"{text:>{width}} ms"
+
+
+def ms_value(v: float | None, missing: str = "–", places: int | None = None, sig: int | None = None) -> str:
+    """A figure already in milliseconds (a stage, a forward) for tables: `ms` of it, or with
+    `places` decimals (380.20 ms) or `sig` significant digits (0.0123 ms); one that would read
+    as zero is written in µs."""
+    if not isinstance(v, (int, float)):
+        return missing
+    if places is not None:
+        return f"{v * 1e3:.1f} µs" if 0 < v < 0.5 * 10**-places else f"{v:.{places}f} ms"
+    if sig is not None:
+        return f"{v:.{sig}g} ms"
+    return ms(v / 1e3)
 
 
 _SIZE_UNITS = {

@@ -10,6 +10,7 @@ if TYPE_CHECKING:
 
 def table_line(rec: RunRecord, label: str | None = None) -> str:
     """One record as `bench` and `measure` print it; `label` in place of the form key."""
+    from deploytui.core import units
     from deploytui.core.record import RunStatus
     from deploytui.core.units import human, ms
 
@@ -32,8 +33,7 @@ def table_line(rec: RunRecord, label: str | None = None) -> str:
         st = rec.stages_ms
 
         def stage(key: str) -> str:
-            v = st.get(key)
-            return f"{v:.3g} ms" if isinstance(v, (int, float)) else "–"
+            return units.ms_value(st.get(key), sig=3)
 
         line += f"\n{'':<20} " + (f"import {stage('import')}  " if "import" in st else "")
         line += f"load {stage('load')}  forward#1 {stage('first_forward')}  steady {stage('steady_forward')}"

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 
+from deploytui.core import units
 from deploytui.core.record_parts import median
 from deploytui.core.units import human, ms
 from deploytui.core.workspace import Workspace
@@ -68,7 +69,7 @@ def _ours(fig: a1_page.Figure, store: Store, manifest: Manifest, ws: Workspace) 
         return "–" if rec.max_abs_diff is None else f"{rec.max_abs_diff:.3g}"
     if kind == "stage":
         v = (rec.stages_ms or {}).get(arg)
-        return f"{v:.2f} ms" if isinstance(v, (int, float)) else f"{NOT_MEASURED}: no {arg} stage stored"
+        return units.ms_value(v, f"{NOT_MEASURED}: no {arg} stage stored", places=2)
     if kind == "modules":
         found = rec.modules_added_total if not arg else (rec.modules_added or {}).get(arg)
     else:  # "torch": one of torch's own subpackages

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from deploytui.core import units
 from deploytui.core.record_parts import Accuracy
 from deploytui.core.units import human, ms
 from deploytui.judge.precision import FP32
@@ -90,8 +91,7 @@ def _isolated(r: dict[str, Any]) -> str:
 
 
 def _stage_ms(stages: dict[str, Any], key: str) -> str:
-    v = stages.get(key)
-    return f"{v:.2f} ms" if isinstance(v, (int, float)) else "–"
+    return units.ms_value(stages.get(key), places=2)
 
 
 def _top(counts: dict[str, Any] | None, n: int) -> str:

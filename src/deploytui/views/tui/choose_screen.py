@@ -13,10 +13,11 @@ from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.containers import Horizontal, VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Checkbox, DataTable, Footer, Input, Label, Select, SelectionList, Static
 
+from deploytui.core import units
 from deploytui.decisions import choose
 from deploytui.decisions import facts as choose_facts
 from deploytui.decisions import text as choose_text
@@ -27,7 +28,11 @@ from deploytui.views.tui.widgets.chart import PlotextChart
 RUNTIME = "runtime"
 FIRST = "first"  # rank by the figure of the first field filled
 COLUMNS = ("#", "", "form", *(f.label for f in choose.SHOWN), "why not / front")
-WHY_WIDTH = 60  # the table's why column; the highlighted form's checks are shown whole below it
+NARROW = ("#", "", "form", "start", "RSS", "ship", "iso", "diff", "why not")  # under WIDE_AT
+WIDE_AT = 150  # terminal columns from which the fields sit beside the answer (its figures all in view)
+FIELDS_W = 46  # the fields' column beside the answer (#choose-fields)
+WHY_MIN = 24  # the why column's least width: a longer reason wraps onto more lines of its row
+SHORT = {"startup_s": units.seconds, "peak_rss_bytes": units.short_size, "ship_bytes": units.short_size}
 
 
 def field_id(key: str) -> str:
@@ -50,12 +55,19 @@ class ChooseScreen(Screen):
     #choose-fields Select { margin-bottom: 1; }
     #choose-fields .choose-hint { color: $text-muted; height: auto; }
     #choose-answer { width: 1fr; padding: 0 1; }
+    ChooseScreen.-narrow #choose-box { layout: vertical; }
+    ChooseScreen.-narrow #choose-fields {
+        width: 100%; height: 35%; border-right: none; border-bottom: solid $primary 50%;
+    }
+    ChooseScreen.-narrow #choose-answer { height: 1fr; }
+    ChooseScreen.-narrow #choose-chart { height: 14; }
     #choose-headline { height: auto; }
-    #choose-table { height: 1fr; }
+    #choose-table { height: 1fr; min-height: 12; }
     #choose-detail { height: auto; max-height: 6; border-top: solid $primary 30%; }
     #choose-chart { height: 18; }
     #choose-legend { height: auto; color: $text-muted; }
     """
+    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (WIDE_AT, "-wide")]
     TYPING = True  # the app's one-letter keys are off here: letters go into the fields
     BINDINGS = [
         Binding("escape", "close", "Back", id="choose-close"),
@@ -95,7 +107,7 @@ class ChooseScreen(Screen):
                 options = [("the first figure constrained", FIRST), *((k, k) for k in choose.RANKS)]
                 yield Select(options, value=FIRST, allow_blank=False, id="choose-rank")
                 yield Static("", id="choose-error", classes="error")
-            with Vertical(id="choose-answer"):
+            with VerticalScroll(id="choose-answer"):
                 yield Static("", id="choose-headline")
                 yield DataTable(id="choose-table", cursor_type="row", zebra_stripes=True)
                 yield Static("", id="choose-detail")
@@ -104,8 +116,6 @@ class ChooseScreen(Screen):
         yield Footer()
 
     def on_mount(self) -> None:
-        table = self.query_one("#choose-table", DataTable)
-        table.add_columns(*COLUMNS)
         self.read_facts()
         self.query(Input).first().focus()
 
@@ -183,15 +193,29 @@ class ChooseScreen(Screen):
         self.answer = answer = choose.choose(self._facts, req, self.host.session.model.text)
         self.query_one("#choose-headline", Static).update(Text(answer.headline(), style="bold"))
         table = self.query_one("#choose-table", DataTable)
-        table.clear()
+        narrow = self.narrow
+        table.clear(columns=True)
+        heads = NARROW if narrow else COLUMNS
+        for head in heads[:-1]:
+            table.add_column(head)
         letters = choose_text.markers(answer)
-        for v in answer.chosen:
-            front = choose_text.MARK_FRONT if v.front else ""
-            table.add_row(*self._cells(v, letters, Text(front, style="green")), key=v.form.key)
-        for v in answer.others:
-            style = "red" if v.first and v.first.outcome == choose.BROKEN else "yellow"
-            why = Text(choose.first_words(v.why, WHY_WIDTH), style=style)
-            table.add_row(*self._cells(v, letters, why), key=v.form.key)
+        rows = [
+            self._cells(v, letters, narrow)
+            for v in answer.verdicts  # the chosen, best first, then the others
+        ]
+        table_rows: list[list[str | Text]] = [list(heads), *rows]
+        used = sum(max(len(str(r[i])) for r in table_rows) + 2 for i in range(len(heads) - 1))
+        room = self.host.size.width - (0 if narrow else FIELDS_W) - 2 - 2  # padding, scrollbars
+        why_w = max(room - used - 2, WHY_MIN)  # what is left to the reasons
+        table.add_column(heads[-1], width=why_w)
+        for v, cells in zip(answer.verdicts, rows, strict=True):
+            if v.qualifies:
+                last = Text(choose_text.MARK_FRONT if v.front else "", style="green")
+            else:
+                style = "red" if v.first and v.first.outcome == choose.BROKEN else "yellow"
+                last = Text(" ".join(v.why.split()), style=style)  # whole: the row wraps
+            height = max(1, -(-len(last.plain) // why_w))
+            table.add_row(*cells, last, key=v.form.key, height=height)
         self.query_one("#choose-chart", PlotextChart).plot(
             choose_text.chart(answer),
             empty="no form has both a stored start-up and a ship size yet: build, then run (r / a)",
@@ -219,19 +243,27 @@ class ChooseScreen(Screen):
             text.append(f" {c.text}" if c.outcome != choose.MET else f" ({c.text})")
         self.query_one("#choose-detail", Static).update(text)
 
-    def _cells(self, v: choose.Verdict, letters: dict[str, str], last: Text) -> list[str | Text]:
+    @property
+    def narrow(self) -> bool:
+        """Under WIDE_AT columns: the fields above the answer, its figures in short units."""
+        return self.host.size.width < WIDE_AT
+
+    def _cells(self, v: choose.Verdict, letters: dict[str, str], narrow: bool) -> list[str | Text]:
         style = "bold" if v.qualifies else "grey62"
-        figures = [
-            choose.figure_text(f, v.form, self.answer.request if self.answer else None, True)
-            for f in choose.SHOWN
-        ]
-        return [
-            str(v.rank or ""),
-            letters.get(v.form.key, ""),
-            Text(v.form.key, style=style),
-            *figures,
-            last,
-        ]
+        req = self.answer.request if self.answer else None
+        figures = []
+        for f in choose.SHOWN:
+            short = SHORT.get(f.key) if narrow else None
+            got = f.read(v.form, req.limit_of(f)) if short is not None and req is not None else None
+            if got is not None and short is not None and got.value is not None:
+                figures.append(short(got.value))
+            else:
+                figures.append(choose.figure_text(f, v.form, req, True))
+        return [str(v.rank or ""), letters.get(v.form.key, ""), Text(v.form.key, style=style), *figures]
+
+    def on_resize(self) -> None:
+        if self.answer is not None and self.is_mounted:
+            self.refresh_answer()  # the why column takes the room there is
 
     def action_close(self) -> None:
         self.dismiss()

@@ -8,7 +8,7 @@ from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Horizontal, Vertical
+from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static
 
@@ -25,21 +25,26 @@ from deploytui.views.tui import fmt
 from deploytui.views.tui.host import AppHost, host_of
 from deploytui.views.tui.widgets.chart import PlotextChart, bars
 
-COLUMNS = [
+COLUMNS = [  # the figures the screen is for first, so 80 columns show them; the words last
     ("form", "Form"),
-    ("runtime", "Runtime"),
-    ("ships", "What ships"),
-    ("size", "Ship size"),
-    ("runtime_size", "Runtime size"),
-    ("isolated", "Isolated"),
-    ("start_min", "Start min"),
-    ("start_med", "Start median"),
-    ("rss", "Peak RSS"),
+    ("start_med", "Start"),
+    ("rss", "RSS"),
+    ("size", "Ship"),
     ("diff", "max|diff|"),
     ("verdict", "Verdict"),
+    ("start_min", "Start min"),
+    ("runtime_size", "Runtime size"),
+    ("isolated", "Isolated"),
     ("accuracy", "Accuracy (variants)"),
     ("vs_parent", "÷ fp32 parent: ship, start, steady"),
+    ("runtime", "Runtime"),
+    ("ships", "What ships"),
 ]
+TEXT_WIDTH = 32  # a runtime's or a bundle's words beyond it are cut with … (the Artifact tab has them whole)
+
+
+def cut(text: str, width: int = TEXT_WIDTH) -> str:
+    return text if len(text) <= width else text[: width - 1] + "…"
 
 
 class Cell:
@@ -94,7 +99,7 @@ def isolated_cell(check: ShipCheck | None) -> Cell:
         return Cell(0, f"{check.glyph} {size}".strip(), "green")
     why = check.reason
     why = why.split(": ", 1)[1] if why.startswith("exit ") and ": " in why else why
-    return Cell(1, f"{check.glyph} {why[:38] + '…' if len(why) > 39 else why}", "red")
+    return Cell(1, f"{check.glyph} {cut(why)}", "red")
 
 
 def accuracy_cells(
@@ -147,33 +152,40 @@ def row_cells(
             "green" if mark == fmt.CHECK else "red" if mark.strip() else "grey50",
         )
     extra = accuracy_cells(form, rec, parent, manifest, ws)
-    return [
-        Cell(form.key, form.key, "bold" if not why else "grey62"),
-        Cell(form.runtime, registry.RUNTIME_TITLES.get(form.runtime, form.runtime).split(" and ")[0]),
-        Cell(ships, ships),
-        Cell(size, units.short_size(size), right=True),
-        Cell(runtime, units.short_size(runtime) if runtime is not None else "–", right=True),
-        isolated_cell(isolated),
-        Cell(fmt.minimum(walls), units.seconds(fmt.minimum(walls)) if walls else "–", right=True),
-        Cell(fmt.median(walls), units.seconds(fmt.median(walls)) if walls else "–", right=True),
-        Cell(rss, units.short_size(rss) if rss else "–", right=True),
-        Cell(
+    cells = {
+        "form": Cell(form.key, form.key, "bold" if not why else "grey62"),
+        "start_med": Cell(fmt.median(walls), units.seconds(fmt.median(walls)) if walls else "–", right=True),
+        "rss": Cell(rss, units.short_size(rss) if rss else "–", right=True),
+        "size": Cell(size, units.short_size(size), right=True),
+        "diff": Cell(
             diff if isinstance(diff, (int, float)) else None,
             f"{diff:.2g}" if isinstance(diff, (int, float)) else "–",
             right=True,
         ),
-        verdict,
-        *extra,
-    ]
+        "verdict": verdict,
+        "start_min": Cell(
+            fmt.minimum(walls), units.seconds(fmt.minimum(walls)) if walls else "–", right=True
+        ),
+        "runtime_size": Cell(runtime, units.short_size(runtime) if runtime is not None else "–", right=True),
+        "isolated": isolated_cell(isolated),
+        "accuracy": extra[0],
+        "vs_parent": extra[1],
+        "runtime": Cell(
+            form.runtime, cut(registry.RUNTIME_TITLES.get(form.runtime, form.runtime).split(" and ")[0])
+        ),
+        "ships": Cell(ships, cut(ships)),
+    }
+    return [cells[key] for key, _ in COLUMNS]
 
 
 class CompareScreen(Screen):
     DEFAULT_CSS = """
     #compare-box { height: 1fr; }
     #compare-hint { height: 1; padding: 0 1; }
-    #compare-table { height: auto; max-height: 50%; }
-    #compare-charts { height: 1fr; min-height: 18; }
-    #compare-charts PlotextChart { width: 1fr; height: 100%; }
+    #compare-table { height: 1fr; }
+    #compare-charts-box { height: 1fr; }
+    #compare-charts { height: auto; }
+    #compare-charts PlotextChart { width: 1fr; height: auto; padding: 0 1; }
     """
     BINDINGS = [
         Binding("escape,c", "close", "Back", id="compare-close"),
@@ -199,7 +211,7 @@ class CompareScreen(Screen):
                 id="compare-hint",
             )
             yield DataTable(id="compare-table", cursor_type="cell", zebra_stripes=True)
-            with Horizontal(id="compare-charts"):
+            with VerticalScroll(id="compare-charts-box"), Horizontal(id="compare-charts"):
                 yield PlotextChart("no form measured yet", id="chart-start")
                 yield PlotextChart("no form measured yet", id="chart-rss")
         yield Footer()
@@ -234,6 +246,8 @@ class CompareScreen(Screen):
         ]
         if measured:
             labels = [k for k, _ in measured]
+            for chart in self.query(PlotextChart):
+                chart.styles.height = len(labels) + 1  # one row a form, under the title
             starts = [(fmt.median(r.wall_s) or 0.0) * 1e3 for _, r in measured]
             rss = [(fmt.median(r.peak_rss_bytes) or 0.0) / (1 << 20) for _, r in measured]
             self.query_one("#chart-start", PlotextChart).plot(

@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from deploytui.scenarios.serving.serve import ServeEvent
 
 SIZES = ",".join(map(str, defaults.SERVE_BATCHES)), ",".join(map(str, defaults.SERVE_THREADS))
-HOW = f"w (or `deploytui bench --model {{m}} --batch {SIZES[0]} --threads {SIZES[1]}`)"
+HOW = f"w measures them (or `deploytui bench --model {{m}} --batch {SIZES[0]} --threads {SIZES[1]}`)"
 
 
 class ServeScreen(Screen):
@@ -124,7 +124,7 @@ class ServeScreen(Screen):
             f"sorted by {self.sort_by}: t changes it"
         )
         if not self.cells:
-            status = f"no serving cells for {ref.text} yet: `{HOW.format(m=ref.text)}` measures them"
+            status = f"no serving cells for {ref.text} yet: {HOW.format(m=ref.text)}"
         if self.dropped:
             status += "\n" + "\n".join(f"warning: {d}" for d in self.dropped)
         if self.host.session.lane.find("serve") and not self.progress:

@@ -3,7 +3,6 @@ comes from deploytui.core.plot)."""
 
 from __future__ import annotations
 
-import math
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
 
@@ -11,6 +10,8 @@ from rich.text import Text
 from textual.widgets import Static
 
 from deploytui.core.plot import figure as _figure
+from deploytui.core.plot import hbars as _hbars
+from deploytui.core.plot import thin as _thin
 
 
 def bars(
@@ -21,28 +22,11 @@ def bars(
     log: bool = False,
     value_text: Callable[[float], str] | None = None,
 ) -> Callable[[int, int], str]:
-    """Horizontal bars, first label on top. With `log`, bar lengths are log10 of the values and
-    the axis ticks are labelled with real values (decades)."""
+    """Horizontal bars, first label on top, one row each (core.plot.hbars: a label is cut with …
+    rather than run into its neighbour). With `log`, bar lengths are log10 of the values."""
 
     def draw(width: int, height: int) -> str:
-        fig = _figure(width, height)
-        vals = [float(v) for v in values]
-        names = [
-            f"{lab} {value_text(v)}" if value_text else lab for lab, v in zip(labels, vals, strict=False)
-        ]
-        floor = 0
-        if log and any(v > 0 for v in vals):
-            floor = math.floor(math.log10(min(v for v in vals if v > 0)))
-            vals = [math.log10(v) - floor + 0.3 if v > 0 else 0.0 for v in vals]
-        sig = fig.bar(names[::-1], vals[::-1], orientation="h", width=0.6)
-        fig.draw(sig)
-        ruler = fig.ruler(axis="x")
-        ruler.lim(0, max(vals, default=0) * 1.02 or None)  # plotext may clip the longest bar otherwise
-        if log:  # bar lengths are log10 values: the real values are in the labels, not on the axis
-            ruler.ticks([], [])
-        if title:
-            fig.title(title)
-        return str(fig.build())
+        return _hbars(labels, values, width, height, title=title, log=log, value_text=value_text or str)
 
     return draw
 
@@ -52,8 +36,11 @@ def series(values: list[float], *, title: str = "") -> Callable[[int, int], str]
 
     def draw(width: int, height: int) -> str:
         fig = _figure(width, height)
-        sig = fig.bar([str(i + 1) for i in range(len(values))], values, width=0.6)
+        names = [str(i + 1) for i in range(len(values))]
+        sig = fig.bar(names, values, width=0.6)
         fig.draw(sig)
+        at, shown = _thin(list(range(1, len(names) + 1)), names, width - 8)
+        fig.ruler(axis="x").ticks(at, shown)  # run numbers that fit side by side
         if title:
             fig.title(title)
         return str(fig.build())

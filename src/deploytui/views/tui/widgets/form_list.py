@@ -17,8 +17,31 @@ from deploytui.families import registry
 from deploytui.spec import forms
 from deploytui.views.tui import fmt
 
-KEY_W = 19
-WIDE_AT = 120  # terminal columns from which the list shows start-up and RSS
+WIDE_AT = 120  # terminal columns from which the list has room for its wide columns
+
+
+class Columns:
+    """A row's fixed columns, so every row is one line and every figure lines up: the key cut
+    with … when longer, then start-up, RSS and the verdict (or a state in their place)."""
+
+    def __init__(self, key: int, start: int, rss: int, iso: bool) -> None:
+        self.key, self.start, self.rss, self.iso = key, start, rss, iso
+        self.state = start + 1 + rss + 1 + 1  # a state's words take the figures' room
+
+    @property
+    def width(self) -> int:
+        """Characters in a row: glyphs, key, figures, verdict (and the isolated mark)."""
+        return 2 + self.key + 1 + self.state + (3 if self.iso else 0)
+
+
+WIDE = Columns(key=23, start=7, rss=6, iso=True)  # every key whole
+NARROW = Columns(key=16, start=6, rss=5, iso=False)  # a longer key cut with …
+LIST_WIDTH = {False: WIDE.width + 4, True: NARROW.width + 4}  # + border and scrollbar
+
+
+def cut(text: str, width: int) -> str:
+    """`text` in at most `width` characters, a longer one cut with …, padded to `width`."""
+    return (text if len(text) <= width else text[: width - 1] + "…").ljust(width)
 
 
 STATE_LABELS = {  # a form's state in a build in flight (session.BuildProgress): label, style
@@ -36,39 +59,52 @@ def row(
     compact: bool = False,
     state: str = "",
 ) -> Text:
-    """One form's line: ●/○ key  start  RSS  verdict (or its state in a build in flight, the
-    stage its build failed at, the reason it cannot run); compact: key and mark.
+    """One form's line, always one line: ●/○ (▶ while it runs) key  start  RSS  verdict, or its
+    state in a build in flight, the stage its build failed at, the reason it cannot run, in the
+    figures' place; compact: the narrow columns (a long key cut with …, no isolated mark).
     `state`: building / waiting / built (session.BuildProgress) or "✗ STAGE"."""
+    cols = NARROW if compact else WIDE
     built = not why
-    t = Text()
-    t.append("▶" if running else " ", style="bold yellow")
-    t.append("● " if built else "○ ", style="green" if built else "grey50")
-    t.append(f"{form.key:<{KEY_W}}", style="" if built else "grey62")
-    if compact:
-        mark = fmt.verdict_mark(rec)
-        t.append(mark, style="bold green" if mark == fmt.CHECK else "bold red")
-    elif running:
-        t.append(f"{'running…':>14}", style="bold yellow")
+    t = Text(no_wrap=True, overflow="ellipsis", end="")
+    if running:
+        t.append("▶ ", style="bold yellow")
+    else:
+        t.append("● " if built else "○ ", style="green" if built else "grey50")
+    t.append(cut(form.key, cols.key) + " ", style="" if built else "grey62")
+    width = cols.state
+    if running:
+        t.append(f"{'running…':>{width}}", style="bold yellow")
     elif state in STATE_LABELS and (state != "built" or not rec):
         label, style = STATE_LABELS[state]
-        t.append(f"{label:>14}", style=style)
+        t.append(f"{label:>{width}}", style=style)
     elif state and not built:  # "✗ export": the stage its build stopped at
-        t.append(f"{state:>14}", style="red")
+        t.append(f"{cut(state, width).strip():>{width}}", style="red")
     elif rec and rec.status == RunStatus.OK:
-        t.append(f"{units.seconds(fmt.median(rec.wall_s)):>7} ")
-        t.append(f"{units.short_size(fmt.median(rec.peak_rss_bytes)):>6} ")
+        t.append(f"{units.seconds(fmt.median(rec.wall_s)):>{cols.start}} ")
+        t.append(f"{units.short_size(fmt.median(rec.peak_rss_bytes)):>{cols.rss}} ")
         mark = fmt.verdict_mark(rec)
         t.append(mark, style="bold green" if mark == fmt.CHECK else "bold red")
     elif rec and rec.status == RunStatus.FAILED:
-        t.append(f"{'failed':>14} ", style="red")
+        t.append(f"{'failed':>{width - 2}} ", style="red")
         t.append(fmt.BANG, style="bold red")
     elif not built:
-        t.append(f"{fmt.short_reason(why):>14}", style="grey50 italic")
+        t.append(f"{cut(fmt.short_reason(why), width).strip():>{width}}", style="grey50 italic")
     else:
-        t.append(f"{'not run':>14}", style="grey50")
-    if not compact and rec and rec.isolated:
+        t.append(f"{'not run':>{width}}", style="grey50")
+    if cols.iso and rec and rec.isolated:
         passed = rec.isolated.passed
         t.append(f"  {fmt.CHECK if passed else fmt.CROSS}", style="green" if passed else "red")
+    return t
+
+
+def header(family: str, compact: bool, shipped: bool) -> Text:
+    """A family's line: its name, and over the figures' columns their names."""
+    cols = NARROW if compact else WIDE
+    t = Text(no_wrap=True, overflow="ellipsis", end="")
+    t.append(family, style="bold")
+    pad = 2 + cols.key + 1 + cols.start - len(family)
+    t.append(f"{'start':>{max(pad, 6)}} {'RSS':>{cols.rss}}", style="dim")
+    t.append(" iso" if shipped and cols.iso else "", style="dim")
     return t
 
 
@@ -80,7 +116,7 @@ class FormList(OptionList):
         Binding("k", "cursor_up", "Up", show=False, id="form-up"),
     ]
 
-    compact = False  # key and verdict only: set by the screen below WIDE_AT columns
+    compact = False  # the narrow columns: set by the screen below WIDE_AT columns
     on_highlight: Callable[[str], None] | None = None  # called as the highlight moves onto a form
     _shown: tuple = ({}, {}, "", {})  # what populate() last drew: status, results, running, states
 
@@ -99,11 +135,8 @@ class FormList(OptionList):
         options: list[Option] = []
         shipped = any(r.isolated for r in results.values())  # the bundle's isolated check, when made
         for family in registry.GROUPS:
-            header = Text(family, style="bold")
-            if not self.compact:
-                header.append(f"{'start':>{KEY_W + 10 - len(family)}} {'RSS':>6}", style="dim")
-                header.append(" iso" if shipped else "", style="dim")
-            options.append(Option(header, id=f"family:{family}", disabled=True))
+            head = header(family, self.compact, shipped)
+            options.append(Option(head, id=f"family:{family}", disabled=True))
             for f in registry.FORMS:
                 if f.family == family:
                     options.append(

@@ -194,7 +194,7 @@ def stage_bar(stages: dict, width: int) -> Text:
         used += w
         t.append("█" * w, style=STAGE_STYLES.get(k, "white"))
     t.append("\n")
-    t.append("  ".join(f"{k} {v:.1f} ms" for k, v in vals.items()))
+    t.append("  ".join(f"{k} {units.from_ms(v)}" for k, v in vals.items()))
     legend = Text("  ")
     for k in vals:
         legend.append("■ ", style=STAGE_STYLES.get(k, "white"))

@@ -1,0 +1,204 @@
+"""Every screen at 80×24, 120×40 and 200×50 on stored data (every form measured): snapshots, and
+checks that no row of a table or chart is cut or runs into the next — one line per form in the
+list with its start-up and RSS, Compare's figures in view, whole and distinct chart labels, the
+Choose screen's reasons whole.
+
+Regenerate the pictures after an intended change:
+    pytest tests/test_tui_layout.py --snapshot-update
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+
+import pytest
+
+from deploytui.core import units
+from deploytui.core.record_parts import median
+from deploytui.families import registry
+from tui_support import a1_at, full_results, make_artifacts
+
+SIZES = [(80, 24), (120, 40), (200, 50)]
+SCREENS = {  # name -> the key that opens it (None: the main screen; build: pushed with events)
+    "main": None,
+    "compare": "c",
+    "choose": "o",
+    "serve": "v",
+    "scale": "s",
+    "build": None,
+    "help": "question_mark",
+    "models": "m",
+}
+RESULTS = full_results()
+
+
+@pytest.fixture
+def full_app(tmp_path, monkeypatch):
+    art = make_artifacts(tmp_path, results=RESULTS)
+    monkeypatch.setenv("DEPLOYTUI_ARTIFACTS", str(art))
+    monkeypatch.setenv("DEPLOYTUI_CACHE", str(tmp_path / "cache"))
+    from deploytui.views import form_view
+
+    monkeypatch.setattr(form_view, "sections", lambda form, manifest, ws: [])
+    from deploytui.scenarios.serving import store as serve_store
+    from deploytui.scenarios.sweep import store as sweep_store
+    from test_serve import _cell
+    from test_sweep import synthetic_points
+
+    ws = a1_at(art)
+    cells = serve_store.load(ws)
+    for i, f in enumerate(registry.FORMS[:8]):
+        for batch in (1, 8, 32):
+            cells.put(f"{f.key}@b{batch}@t1", _cell(f.key, batch, 0.004 * (i + 1) * batch))
+    sweep = sweep_store.SweepStore(ws.sweep_path)
+    for p in synthetic_points():
+        sweep.put(p)
+    from deploytui.views.tui.app import DeployApp
+
+    return DeployApp(ws)
+
+
+async def _settle(pilot) -> None:
+    await pilot.pause()
+    await pilot.app.workers.wait_for_complete()
+    await pilot.pause(0.2)
+
+
+async def open_screen(pilot, name: str) -> None:
+    await _settle(pilot)
+    if name == "build":
+        from deploytui.builder import BuildEvent
+        from deploytui.views.tui.build_screen import BuildScreen
+
+        screen = BuildScreen()
+        await pilot.app.push_screen(screen)
+        screen.add_event(BuildEvent("plan", "", "", 0, 3, text="export-onnx, burn-embed, cpp-build"))
+        screen.add_event(BuildEvent("start", "export-onnx", "ONNX export", 1, 3))
+        screen.add_event(
+            BuildEvent("line", "export-onnx", "", 1, 3, text="[torch.onnx] exporting " + "x" * 300)
+        )
+        screen.add_event(BuildEvent("end", "export-onnx", "ONNX export", 1, 3, status="ok", wall_s=1.5))
+    elif SCREENS[name]:
+        await pilot.press(SCREENS[name])
+    await _settle(pilot)
+    from textual.widgets import Input
+
+    for field in pilot.app.screen.query(Input):
+        field.cursor_blink = False  # the same picture every time
+    await pilot.pause()
+
+
+def screen_lines(app) -> list[str]:
+    return [strip.text for strip in app.screen._compositor.render_strips()]
+
+
+@pytest.mark.parametrize("size", SIZES, ids=[f"{w}x{h}" for w, h in SIZES])
+@pytest.mark.parametrize("name", list(SCREENS))
+def test_screen_at_size(full_app, snap_compare, name, size):
+    async def before(pilot):
+        await open_screen(pilot, name)
+
+    assert snap_compare(full_app, terminal_size=size, run_before=before)
+
+
+def run_at(app, size, name, check) -> None:
+    async def go():
+        async with app.run_test(size=size) as pilot:
+            await open_screen(pilot, name)
+            check(app, screen_lines(app))
+
+    asyncio.run(go())
+
+
+def figures(key: str) -> tuple[str, str]:
+    rec = RESULTS[key]
+    return units.seconds(median(rec["wall_s"])), units.short_size(median(rec["peak_rss_bytes"]))
+
+
+@pytest.mark.parametrize("size", SIZES, ids=[f"{w}x{h}" for w, h in SIZES])
+def test_the_form_list_is_one_line_a_form_with_its_figures(full_app, size):
+    def check(app, lines):
+        fl = app.main.query_one("#forms")
+        assert all(h == 1 for h in fl._heights.values()), "a row wrapped"
+        shown = 0
+        for f in registry.FORMS:
+            rec = RESULTS[f.key]
+            width = 16 if fl.compact else 23  # form_list.NARROW / WIDE
+            prefix = f.key if len(f.key) <= width else f.key[: width - 1] + "…"
+            found = [line for line in lines if re.search(rf"[●○▶] {re.escape(prefix)}(\s|$)", line)]
+            if not found:
+                continue  # below the fold: the list scrolls
+            shown += 1
+            assert len(found) == 1, f.key
+            if rec["status"] == "ok":
+                start, rss = figures(f.key)
+                assert re.search(rf" {re.escape(start)} +{re.escape(rss)} [✓✗]", found[0]), found[0]
+        assert shown >= min(len(registry.FORMS), fl.size.height - len(registry.GROUPS))
+
+    run_at(full_app, size, "main", check)
+
+
+@pytest.mark.parametrize("size", SIZES, ids=[f"{w}x{h}" for w, h in SIZES])
+def test_compare_shows_the_figures_and_whole_distinct_chart_labels(full_app, size):
+    def check(app, lines):
+        from textual.widgets import DataTable
+
+        table = app.screen.query_one("#compare-table", DataTable)
+        right = 0
+        for column in table.ordered_columns:
+            right += column.get_render_width(table)
+            if column.key.value in ("start_med", "rss", "size", "diff"):
+                assert right <= table.size.width, f"{column.key.value} past the right edge"
+        head = next(line for line in lines if "Form" in line and "Start" in line)
+        for label in ("RSS", "Ship", "max|diff|"):
+            assert label in head
+        measured = [k for k, r in RESULTS.items() if r["status"] == "ok"]
+        for chart_id, value in (("#chart-start", 0), ("#chart-rss", 1)):
+            chart = app.screen.query_one(chart_id)
+            text = str(chart.render())
+            rows = text.splitlines()[1:]  # under the title
+            assert len(rows) == len(measured)
+            names = []
+            for key, line in zip(measured, rows, strict=True):
+                name, _, rest = line.partition(" ")
+                assert key == name or (name.endswith("…") and key.startswith(name[:-1])), line
+                assert rest.rstrip().endswith(" " + figures(key)[value]), line  # the value whole
+                assert sum(k in line for k in measured if len(k) > len(key) or k == key) <= 1
+                names.append(name)
+            assert len(set(names)) == len(names), "two labels read the same"
+
+    run_at(full_app, size, "compare", check)
+
+
+def test_choose_shows_each_reason_whole_at_160_columns(full_app):
+    def check(app, lines):
+        from textual.widgets import DataTable
+
+        table = app.screen.query_one("#choose-table", DataTable)
+        why_column = table.ordered_columns[-1]
+        assert sum(c.get_render_width(table) for c in table.ordered_columns) <= table.size.width
+        for v in app.screen.answer.others:
+            cell = table.get_row(v.form.key)[-1]
+            assert cell.plain == " ".join(v.why.split())  # whole, not cut
+            rows = table.rows[v.form.key].height
+            assert rows * why_column.width >= len(cell.plain)  # and its row tall enough for it
+
+    run_at(full_app, (160, 45), "choose", check)
+
+
+def test_chart_ticks_and_bars_never_run_together():
+    from deploytui.core import plot
+
+    labels = [f"form-{i:02d}-with-a-long-name" for i in range(30)]
+    for width in (20, 40, 80, 200):
+        text = plot.plain(
+            plot.hbars(
+                labels, [10.0**i for i in range(30)], width, 12, log=True, value_text=lambda v: f"{v:.0e}"
+            )
+        )
+        lines = text.splitlines()
+        assert len(lines) <= 12 and lines[-1].startswith("… ")
+        assert all(len(line) <= width for line in lines)
+        _ticks, shown = plot.thin(list(range(30)), [f"1e{i}" for i in range(30)], width)
+        assert sum(len(s) + 1 for s in shown) <= width
