@@ -7,7 +7,7 @@ reasons: a1's cpp-torchscript peaks at 173 MiB as root here, 150 MiB as uid 1000
 that sandbox.)
 
 usage: .venv/bin/python bench/target_fidelity.py [--model a1] [--rounds R] [-n N] [FORM ...]
-(the model built first; default forms: the compiled ones that need no Python)
+(the model built first; default forms: every fp32 form that needs no Python there)
 
 Made to hold from run to run, as hyperfine and pyperf would: the two sides take turns for R
 rounds in alternating order (ABBA…: drift and the one going first hit both alike), each round N
@@ -42,7 +42,8 @@ from deploytui.scenarios.isolated import shipping
 from sshd_support import Sshd
 
 TARGETS = {"startup": 0.05, "rss": 0.02}
-FORMS = ("burn-file", "tract", "onnxruntime-native", "cpp-executorch", "openvino-native", "cpp-torchscript")
+# the forms that need no Python on the target, fp32 (their int8 twins run the same programs)
+FORMS = [f.key for f in registry.FORMS if not f.needs_python and not f.variant]
 
 
 def medians(m: Measurement) -> tuple[float, float] | None:
@@ -66,11 +67,14 @@ def verdict(ratios: list[float], target: float) -> dict[str, Any]:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("forms", nargs="*", default=list(FORMS))
+    ap.add_argument("forms", nargs="*", default=FORMS)
     ap.add_argument("--model", default="a1")
     ap.add_argument("--rounds", type=int, default=8)
     ap.add_argument("-n", type=int, default=10, help="runs a side per round")
+    ap.add_argument("--quick", action="store_true", help="2 rounds of 3 runs, the first two forms")
     args = ap.parse_args()
+    if args.quick:
+        args.rounds, args.n, args.forms = 2, 3, args.forms[:2]
     ws = Workspace.from_env(parse(args.model))
     load_before = os.getloadavg()
     result: dict[str, Any] = {"model": args.model, "rounds": args.rounds, "n": args.n, "forms": {}}

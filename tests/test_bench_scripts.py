@@ -28,6 +28,7 @@ QUICK = {
     "real_models.py": (["--quick", "--out", "{tmp}"], None),
     "scale_sweep.py": (["--quick"], None),
     "serve_fidelity.py": (["--quick"], None),
+    "target_fidelity.py": (["--quick"], None),
     "ui_latency.py": (["--quick"], "tmux"),
 }
 
