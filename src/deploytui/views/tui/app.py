@@ -171,7 +171,7 @@ class DeployApp(OutcomesApp):
             self.notify(f"{key} cannot run: {self.status[key]}", severity="warning")
             return
         self.main.show_tab("run")
-        self.submit(Job(RUN, (key,), ws=self.session.ws))
+        self.submit(Job(RUN, (key,), ws=self.session.ws, target=self.session.target))
 
     def action_run_all(self) -> None:
         if self._busy():
@@ -181,7 +181,7 @@ class DeployApp(OutcomesApp):
             self.notify("No form is built yet: press b to build", severity="warning")
             return
         self.main.show_tab("run")
-        self.submit(Job(RUN, tuple(keys), ws=self.session.ws))
+        self.submit(Job(RUN, tuple(keys), ws=self.session.ws, target=self.session.target))
 
     def action_ship(self, key: str | None = None) -> None:
         """Bundle the highlighted form and run the bundle isolated: a job of the lane, like a run."""

@@ -40,6 +40,8 @@ COLUMNS = [  # the figures the screen is for first, so 80 columns show them; the
     ("runtime", "Runtime"),
     ("ships", "What ships"),
 ]
+# with a target shown (key t): this machine's figures beside the target's, and their ratio
+HERE_COLUMNS = [("start_here", "Start here"), ("start_x", "×"), ("rss_here", "RSS here"), ("rss_x", "×")]
 TEXT_WIDTH = 32  # a runtime's or a bundle's words beyond it are cut with … (the Artifact tab has them whole)
 
 
@@ -178,6 +180,18 @@ def row_cells(
     return [cells[key] for key, _ in COLUMNS]
 
 
+def here_cells(there: RunRecord | None, here: RunRecord | None) -> list[Cell]:
+    """This machine's start-up and peak RSS beside a target's, and there ÷ here."""
+    cells = []
+    for values, text in ((lambda r: r.wall_s, units.seconds), (lambda r: r.peak_rss_bytes, units.short_size)):
+        mine = fmt.median(values(here)) if here and fmt.ok_runs(here) else None
+        theirs = fmt.median(values(there)) if there and fmt.ok_runs(there) else None
+        ratio = theirs / mine if theirs is not None and mine else None
+        cells.append(Cell(mine, text(mine) if mine is not None else "–", right=True))
+        cells.append(Cell(ratio, f"{ratio:.2f}×" if ratio is not None else "–", right=True))
+    return cells
+
+
 class CompareScreen(Screen):
     DEFAULT_CSS = """
     #compare-box { height: 1fr; }
@@ -218,26 +232,39 @@ class CompareScreen(Screen):
 
     def on_mount(self) -> None:
         table = self.query_one("#compare-table", DataTable)
-        for key, label in COLUMNS:
-            table.add_column(label, key=key)
         app = self.host
+        target = app.session.target
+        columns = list(COLUMNS)
+        here: dict[str, RunRecord] = {}
+        if target:  # the target's figures, this machine's beside them
+            from deploytui.scenarios.startup import results
+
+            here = results.load(app.session.ws.results_path).forms
+            at = [k for k, _ in columns].index("diff") + 1
+            columns[at:at] = HERE_COLUMNS
+            self.query_one("#compare-hint", Static).update(
+                Text(f"Every form on {target}, this machine's figures beside them — s sorts", style="dim")
+            )
+        for key, label in columns:
+            table.add_column(label, key=key)
         ship = ship_store.load(app.session.ws.ship_path)
         if ship.dropped:
             self.notify("; ".join(ship.dropped), title="ship.json damaged", severity="warning", timeout=15)
         shipped = ship.forms
         for f in registry.FORMS:
-            table.add_row(
-                *row_cells(
-                    f,
-                    app.session.status.get(f.key, ""),
-                    app.session.store.forms.get(f.key),
-                    app.session.manifest,
-                    app.session.ws,
-                    shipped.get(f.key),
-                    app.session.store.forms.get(f.parent) if f.parent else None,
-                ),
-                key=f.key,
+            cells = row_cells(
+                f,
+                app.session.status.get(f.key, ""),
+                app.session.store.forms.get(f.key),
+                app.session.manifest,
+                app.session.ws,
+                shipped.get(f.key),
+                app.session.store.forms.get(f.parent) if f.parent else None,
             )
+            if target:
+                at = [k for k, _ in COLUMNS].index("diff") + 1
+                cells[at:at] = here_cells(app.session.store.forms.get(f.key), here.get(f.key))
+            table.add_row(*cells, key=f.key)
         table.focus()
         measured = [
             (f.key, app.session.store.forms[f.key])

@@ -90,7 +90,7 @@ class JobLaneApp(App):
         ws = job.ws
         assert ws is not None
         settings, done = self.session.settings, 0
-        disk = results.ResultsStore(ws.results_path)  # written here, off the UI
+        disk = results.ResultsStore(ws.results_on(job.target))  # written here, off the UI
         for key in job.keys:
             if job.cancel.is_set():
                 break
@@ -101,25 +101,48 @@ class JobLaneApp(App):
                 if gate.admit(p):
                     self.post_message(msg.RunProgress(key, p, gate.finished, list(gate.walls), ws.slug))
 
-            record = bench.bench_form(
-                registry.get(key),
-                n=settings.runs,
-                warmup=settings.warmup,
-                on_progress=progress,
-                cancel=job.cancel,
-                ws=ws,  # its manifest read there: the model shown may change meanwhile
-                say=self._say,  # waiting for a step another deploytui is building
-            )
+            if job.target is not None:
+                record = self._measure_there(job, key)  # stored there by the scenario
+                disk.load()
+            else:
+                record = bench.bench_form(
+                    registry.get(key),
+                    n=settings.runs,
+                    warmup=settings.warmup,
+                    on_progress=progress,
+                    cancel=job.cancel,
+                    ws=ws,  # its manifest read there: the model shown may change meanwhile
+                    say=self._say,  # waiting for a step another deploytui is building
+                )
             cancelled = job.cancel.is_set()
             if not cancelled:
-                disk.put(record)  # under the store's lock; what other processes stored is kept
+                if job.target is None:
+                    disk.put(record)  # under the store's lock; what other processes stored is kept
                 try:  # the app's copy, on the app's thread, before the next form starts
-                    self.call_from_thread(self.session.stored, ws.model, disk.doc)
+                    self.call_from_thread(self.session.stored, ws.model, disk.doc, job.target)
                 except RuntimeError:  # the app is gone
                     break
                 done += 1
             self.post_message(msg.RunFinished(key, record, cancelled, ws.slug))
         return done, len(job.keys)
+
+    def _measure_there(self, job: Job, key: str):
+        """One form on the job's target (scenarios/remote: its bundle sent once, the runs there)."""
+        from deploytui.launchers import targets
+        from deploytui.scenarios.remote import bench as remote
+
+        ws = job.ws
+        assert ws is not None and job.target is not None
+        target = targets.store(ws.targets_path).doc.targets.get(job.target)
+        if target is None:
+            from deploytui.scenarios.startup import bench
+            from deploytui.spec.manifest import load
+
+            return bench.not_run(registry.get(key), f"no target named {job.target}", load(ws), ws)
+        settings = self.session.settings
+        return remote.bench_form(
+            registry.get(key), target, ws, n=settings.runs, warmup=settings.warmup, cancel=job.cancel
+        )
 
     def _say(self, line: str) -> None:
         """A worker's one-line note for the user."""

@@ -55,6 +55,13 @@ BINDINGS: list[BindingType] = [
         tooltip="Open a model — the zoo, the models built here, or your own file.py:factory",
     ),
     Binding(
+        "t",
+        "pick_target",
+        "Target",
+        id="target",
+        tooltip="Target — show and measure on this machine or a target named by deploytui target add",
+    ),
+    Binding(
         "e",
         "export",
         "Export report",

@@ -170,6 +170,8 @@ class MainScreen(Screen):
         t = Text("deploytui", style="bold")
         t.append(" — ")
         t.append(model_label(s.model), style="bold")
+        if s.target:
+            t.append(f" on {s.target}", style="bold magenta")
         t.append(f" · {describe_model(s.info)}" if s.info else " · not built yet")
         t.append(f" · torch {tools.get('torch', '?')}" if "torch" in tools else "")
         self.query_one("#header", Static).update(t)

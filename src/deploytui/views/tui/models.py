@@ -49,6 +49,27 @@ class ModelsApp(JobLaneApp):
         self.notify(f"Checking {model_label(ref)}…" + (" once the job in flight ends" if busy else ""))
         self.submit(Job(OPEN, ws=self.session.ws.for_model(ref)))
 
+    def action_pick_target(self) -> None:
+        from deploytui.views.tui.target_screen import HERE, TargetScreen
+
+        if isinstance(self.screen, TargetScreen):
+            return
+        shown = self.session.target or HERE
+        self.push_screen(TargetScreen(self.session.known_targets(), shown), self.show_target)
+
+    def show_target(self, name: str | None) -> None:
+        """Show (and run on) `name`, or this machine."""
+        from deploytui.views.tui.target_screen import HERE
+
+        if name is None:
+            return
+        if self.session.lane.find(RUN):
+            self.notify("A run is in flight: pick the target once it ends", severity="warning")
+            return
+        self.session.show_target(None if name == HERE else name)
+        self.main.refresh_all()
+        self.notify(f"Figures {'on ' + name if name != HERE else 'of this machine'}", title="Target")
+
     def _switch(self, ref: ModelRef, info: dict | None = None) -> None:
         self.session.switch(ref, info)
         self.main.refresh_all()

@@ -175,6 +175,7 @@ class Job:
     keys: tuple[str, ...] = ()  # the forms to run, or the one to inspect (set when it starts)
     cancel: threading.Event = field(default_factory=threading.Event)
     ws: Workspace | None = None  # the workspace it is for: the model shown when it was asked
+    target: str | None = None  # a run's target (`deploytui target add`), None: this machine
 
     @property
     def model(self) -> ModelRef | None:
@@ -266,6 +267,7 @@ class Session:
         self.ws = ws  # the model shown and where its files are: switched by `switch`
         self.info: dict[str, Any] | None = None  # the model's description (model.json, or its check)
         self.builds: dict[str, BuildProgress] = {}  # per model slug: its build in flight (or last)
+        self.target: str | None = None  # where the figures shown were measured: None is this machine
         self.store = results.load(ws.results_path)
         self.manifest = manifest.Manifest()
         self.status: dict[str, str] = {}  # form key → why it cannot run ("" = it can)
@@ -297,17 +299,31 @@ class Session:
         self.manifest, self.status = state.manifest, state.status
         self.info = state.info or self.info
 
-    def stored(self, model: ModelRef | None, doc: results.Results) -> None:
-        """What a worker just wrote to `model`'s results.json (read back under its lock, so with
-        what other processes stored): the app's copy, when that model is shown."""
-        if model == self.model:
+    def stored(self, model: ModelRef | None, doc: results.Results, target: str | None = None) -> None:
+        """What a worker just wrote to `model`'s results.json on `target` (read back under its
+        lock, so with what other processes stored): the app's copy, when that model and target
+        are shown."""
+        if model == self.model and target == self.target:
             self.store.doc = doc
+
+    def show_target(self, target: str | None) -> None:
+        """Show the figures measured on `target` (None: this machine) from now on."""
+        self.target = target
+        self.store = results.load(self.ws.results_on(target))
+        self.live = None
+
+    def known_targets(self) -> list[tuple[str, str]]:
+        """(name, what it is) of each target `deploytui target add` named (artifacts/targets.json)."""
+        from deploytui.launchers import targets
+
+        found = targets.store(self.ws.targets_path).doc.targets
+        return [(t.name, facts_line(t.dest.text(), t.facts)) for t in found.values()]
 
     def switch(self, ref: ModelRef, info: dict[str, Any] | None = None) -> None:
         """Show `ref` from now on: its manifest, its results, its description (jobs asked for
         the model shown before keep their own workspace)."""
         self.ws, self.info = self.ws.for_model(ref), info
-        self.store = results.load(self.ws.results_path)
+        self.store = results.load(self.ws.results_on(self.target))
         self.live = None
         self.load_state()
 
@@ -375,6 +391,16 @@ class Session:
         """The app is going: no more jobs, the one in flight is cancelled (its child killed)."""
         self.quitting = True
         self.lane.close()
+
+
+def facts_line(where: str, facts: dict[str, Any]) -> str:
+    """A target in a few words: where it is and what `target check` found there."""
+    if not facts:
+        return f"{where} · never checked"
+    words = [where, str(facts.get("arch") or "?"), str(facts.get("cpu") or "?")]
+    if facts.get("cores"):
+        words.append(f"{facts['cores']} cores")
+    return " · ".join(words)
 
 
 def model_label(ref: ModelRef) -> str:
