@@ -126,7 +126,9 @@ class ChooseScreen(Screen):
         """The model's stored figures (the session's results; choose_facts reads the manifests and
         ship.json), then the answer."""
         session = self.host.session
-        self._facts, _dropped = choose_facts.read(session.ws, session.store, session.target)  # the app said so
+        self._facts, _dropped = choose_facts.read(
+            session.ws, session.store, session.target
+        )  # the app said so
         self.refresh_answer()
 
     # ---- the fields -----------------------------------------------------------------------
