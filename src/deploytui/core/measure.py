@@ -33,6 +33,9 @@ FIRST_SAMPLE_S = 0.02  # no RSS sample before a run is this old (see _watch)
 STDERR_TAIL_LINES = 12
 
 
+Live = Callable[[int, float], None]  # live RSS samples of a run: (rss_bytes, elapsed_s)
+
+
 class MeasureError(Exception):
     """The measuring machinery itself could not run (no C compiler for the launcher, ...)."""
 
@@ -53,6 +56,10 @@ class Sample:
     @property
     def ok(self) -> bool:
         return not self.error
+
+
+# one run of argv (timeout_s, live RSS callback, cancel) wherever it happens
+Once = Callable[[list[str], float, Live | None, "threading.Event | None"], Sample]
 
 
 def launcher_path() -> Path:
@@ -132,11 +139,24 @@ def run_once(
     stdout = b"".join(out_chunks).decode(errors="replace")
     stderr_lines = b"".join(err_chunks).decode(errors="replace").splitlines()
     tail = [ln for ln in stderr_lines if ln.strip()][-STDERR_TAIL_LINES:]
+    failed = f"launcher failed (exit {proc.returncode}): {' '.join(tail[-2:])}"
+    return sample_of(result_line, stdout, tail, timeout_s, cancelled, failed)
+
+
+def sample_of(
+    result_line: str, stdout: str, tail: list[str], timeout_s: float, cancelled: bool, failed: str
+) -> Sample:
+    """The launcher's result line (its JSON report) as a Sample; `failed` says why when there
+    is no report (the launcher itself did not run to its end). A launcher here or on a target
+    (launchers/ssh.py) reports alike."""
     try:
         r = json.loads(result_line)
+        if not isinstance(r, dict) or "wall_ns" not in r:
+            raise ValueError
     except ValueError:
-        why = "cancelled" if cancelled else f"launcher failed (exit {proc.returncode}): {' '.join(tail[-2:])}"
-        return Sample(0.0, 0, None, error=why, stdout=stdout, stderr_tail=tail)
+        return Sample(
+            0.0, 0, None, error="cancelled" if cancelled else failed, stdout=stdout, stderr_tail=tail
+        )
     sample = Sample(
         wall_s=r["wall_ns"] / 1e9,
         peak_rss_bytes=r["maxrss_kb"] * 1024,
@@ -286,9 +306,18 @@ def measure(
     on_progress: Callable[[Progress], None] | None = None,
     cancel: threading.Event | None = None,
     stop_on_failure: bool = True,
+    once: Once | None = None,
 ) -> Measurement:
-    """Warm-up runs, then `n` counted runs; stops early on a failed run or on cancel."""
+    """Warm-up runs, then `n` counted runs; stops early on a failed run or on cancel. `once`
+    runs one elsewhere (an SSH target: launchers/ssh.py); by default `run_once` here."""
     cwd = cwd or Path.cwd()
+    if once is None:
+
+        def once(
+            argv: list[str], timeout_s: float, on_rss: Live | None, cancel: threading.Event | None
+        ) -> Sample:
+            return run_once(argv, timeout_s=timeout_s, cwd=cwd, env=env, on_rss=on_rss, cancel=cancel)
+
     m = Measurement(list(argv), str(cwd), [], [])
     for phase, count, bucket in (("warmup", warmup, m.warmup), ("run", n, m.runs)):
         for i in range(1, count + 1):
@@ -297,7 +326,7 @@ def measure(
             live = None
             if on_progress is not None:
                 live = functools.partial(_live, on_progress, phase, i, count)
-            s = run_once(list(argv), timeout_s=timeout_s, cwd=cwd, env=env, on_rss=live, cancel=cancel)
+            s = once(list(argv), timeout_s, live, cancel)
             bucket.append(s)
             if on_progress is not None:
                 on_progress(Progress(phase, i, count, sample=s))

@@ -14,7 +14,6 @@ input close and stops the launcher, which kills the run's process group.
 
 from __future__ import annotations
 
-import json
 import re
 import shlex
 import subprocess
@@ -223,24 +222,8 @@ def _sample(out: str, err: str, code: int, dest: Destination, timeout_s: float, 
     stdout, _, stderr = rest.partition("\n@@stderr\n")
     lines = [ln for ln in head.splitlines() if ln.strip()]
     tail = [ln for ln in stderr.splitlines() if ln.strip()][-measuring.STDERR_TAIL_LINES :]
-    try:
-        report = json.loads(lines[-1]) if lines else None
-        if not isinstance(report, dict) or "wall_ns" not in report:
-            raise ValueError
-    except ValueError:
-        why = "cancelled" if cancelled else explain(err, code, dest)
-        return Sample(0.0, 0, None, error=why, stdout=stdout, stderr_tail=tail)
-    sample = Sample(
-        wall_s=report["wall_ns"] / 1e9,
-        peak_rss_bytes=report["maxrss_kb"] * 1024,
-        exit_code=report["code"] if report["exited"] else None,
-        signal=report["signal"],
-        timed_out=report["timed_out"],
-        stdout=stdout,
-        stderr_tail=tail,
-    )
-    sample.error = measuring.sample_error(sample, report, timeout_s, cancelled)
-    return sample
+    result = lines[-1] if lines else ""
+    return measuring.sample_of(result, stdout, tail, timeout_s, cancelled, explain(err, code, dest))
 
 
 def run_once(
@@ -333,25 +316,15 @@ class SshLauncher:
         on_progress: Callable[[Progress], None] | None = None,
         cancel: threading.Event | None = None,
     ) -> Measurement:
-        m = Measurement(list(argv), f"{self.name}:{self.folder}", [], [])
-        for phase, count, bucket in (("warmup", warmup, m.warmup), ("run", n, m.runs)):
-            for i in range(1, count + 1):
-                if cancel is not None and cancel.is_set():
-                    return m
-                s = run_once(
-                    self.dest,
-                    self.launcher,
-                    self.folder,
-                    argv,
-                    timeout_s=timeout_s,
-                    cancel=cancel,
-                    via=self.via,
-                )
-                bucket.append(s)
-                if on_progress is not None:
-                    on_progress(Progress(phase, i, count, sample=s))
-                if not s.ok:
-                    return m
+        def once(argv: list[str], timeout_s: float, _live: object, cancel: threading.Event | None) -> Sample:
+            return run_once(
+                self.dest, self.launcher, self.folder, argv, timeout_s=timeout_s, cancel=cancel, via=self.via
+            )
+
+        m = measuring.measure(
+            argv, n=n, warmup=warmup, timeout_s=timeout_s, on_progress=on_progress, cancel=cancel, once=once
+        )
+        m.cwd = f"{self.name}:{self.folder}"
         return m
 
 

@@ -7,7 +7,7 @@ import argparse
 import sys
 from typing import TYPE_CHECKING, Any
 
-from deploytui.views.cli.common import build_progress, check_counts
+from deploytui.views.cli.common import build_progress, check_counts, failing
 from deploytui.views.cli.table import table_line
 
 if TYPE_CHECKING:
@@ -95,13 +95,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
                 indent=1,
             )
         )
-    bad = [
-        r
-        for r in records
-        if r.status not in (RunStatus.OK, RunStatus.NOT_APPLICABLE)
-        or (r.status == RunStatus.OK and not bench.judged_ok(r))
-    ]
-    return 1 if bad else 0
+    return 1 if failing(records) else 0
 
 
 def _vs_parent(rec: RunRecord, store: Any, ws: Workspace) -> dict[str, float | None]:

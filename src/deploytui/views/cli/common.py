@@ -6,7 +6,10 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
+
+if TYPE_CHECKING:
+    from deploytui.core.record import RunRecord
 
 MODEL_HELP = (
     "the model: a zoo name (a1, mlp:hidden=512,depth=4, convnet, tinylm), "
@@ -94,4 +97,16 @@ def _is_progress(line: str) -> bool:
     s = line.strip()
     return s.startswith(
         ("stale:", "waiting:", "Compiling", "Finished", "warning:", "error", "[torch.onnx]", "Building")
+    )
+
+
+def failing(records: list[RunRecord]) -> bool:
+    """A command that measured these exits 1: a form failed, or missed its tolerance or budget."""
+    from deploytui.core.record import RunStatus
+    from deploytui.scenarios.startup import bench
+
+    return any(
+        r.status not in (RunStatus.OK, RunStatus.NOT_APPLICABLE)
+        or (r.status == RunStatus.OK and not bench.judged_ok(r))
+        for r in records
     )

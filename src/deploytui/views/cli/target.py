@@ -10,7 +10,7 @@ import sys
 import threading
 from typing import TYPE_CHECKING, Any
 
-from deploytui.views.cli.common import place_opts
+from deploytui.views.cli.common import failing, place_opts
 from deploytui.views.cli.table import table_line
 
 if TYPE_CHECKING:
@@ -132,9 +132,7 @@ def resolve(names: str, ws: Workspace) -> tuple[list[Target], str]:
 def bench_on_targets(args: argparse.Namespace, chosen: list[Form], ws: Workspace) -> int:
     """The chosen forms on each target: a thread per target, its forms one after another
     (the target's lock keeps two deploytui processes from measuring there at once)."""
-    from deploytui.core.record import RunStatus
     from deploytui.scenarios.remote import bench as remote
-    from deploytui.scenarios.startup import bench
     from deploytui.spec.manifest import load as load_manifest
 
     found, why = resolve(args.target, ws)
@@ -188,11 +186,4 @@ def bench_on_targets(args: argparse.Namespace, chosen: list[Form], ws: Workspace
             ],
         }
         print(json.dumps(doc, indent=1))
-    bad = [
-        r
-        for recs in done.values()
-        for r in recs
-        if r.status not in (RunStatus.OK, RunStatus.NOT_APPLICABLE)
-        or (r.status == RunStatus.OK and not bench.judged_ok(r))
-    ]
-    return 1 if bad else 0
+    return 1 if failing([r for recs in done.values() for r in recs]) else 0
