@@ -103,7 +103,12 @@ def header(family: str, compact: bool, shipped: bool) -> Text:
     t = Text(no_wrap=True, overflow="ellipsis", end="")
     t.append(family, style="bold")
     pad = 2 + cols.key + 1 + cols.start - len(family)
-    t.append(f"{'start':>{max(pad, 6)}} {'RSS':>{cols.rss}}", style="dim")
+    # the padding a segment of its own: an SVG export (the README's picture) drops the spaces
+    # that lead a styled run, which pulled "start" against the family's name
+    t.append(" " * (max(pad, 6) - len("start")))
+    t.append("start", style="dim")
+    t.append(" " * (cols.rss - len("RSS") + 1))
+    t.append("RSS", style="dim")
     t.append(" iso" if shipped and cols.iso else "", style="dim")
     return t
 
