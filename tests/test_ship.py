@@ -304,7 +304,7 @@ def test_python_bundles_do_not_import_deploytui(built_artifacts):
     eager = shipping.spec(registry.get("torch-eager"), ws=A1)
     assert eager.entry[:3] == ("venv/bin/python", "py/torch_bundle.py", "eager")
     texts = dict(eager.texts)
-    assert {"py/zoo.py", "py/model.py", "py/a1.py", "py/units.py", "py/model.json"} <= set(texts)
+    assert {"py/zoo.py", "py/a1_module.py", "py/a1.py", "py/units.py", "py/model.json"} <= set(texts)
     assert json.loads(texts["py/model.json"]) == {"module": "zoo", "factory": "a1", "kwargs": {}}
     mlp = dict(shipping._model_source(parse("mlp:depth=3")))  # a zoo factory's arguments come along
     assert json.loads(mlp["py/model.json"]) == {"module": "zoo", "factory": "mlp", "kwargs": {"depth": 3}}

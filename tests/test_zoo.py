@@ -67,6 +67,10 @@ OUTSIDE_BUDGET = {
     for name in ("two_outputs", "int_input", "data_dependent")
     for key in ("openvino-int8", "openvino-native-int8")
 } | {("int_input", "executorch-int8"), ("int_input", "cpp-executorch-int8")}
+# int8 variants whose accuracy depends on the CPU's int8 kernels: NNCF's static int8 of tinylm
+# keeps cosine 0.999 on a VNNI CPU and falls to 0.986 on an AVX2-only EPYC (OpenVINO's u8×s8 path):
+# either is a correct outcome, judged by the budget and said in its words when it misses
+CPU_DEPENDENT = {("tinylm", "openvino-int8"), ("tinylm", "openvino-native-int8")}
 MLP_ONLY = {f.key for f in registry.FORMS if f.mlp_only}
 
 pytestmark = pytest.mark.slow
@@ -112,7 +116,9 @@ def test_every_form_works_or_says_why_at_its_stage(built_model, name):
             assert rec.stage_status[stage] == "failed" and rec.stage_status["run"] == "skipped", where
             log = ws.artifacts / rec.log
             assert log.is_file() and words in log.read_text(), where  # the full log, one key away
-        elif (name, key) in OUTSIDE_BUDGET:
+        elif (name, key) in OUTSIDE_BUDGET or (
+            (name, key) in CPU_DEPENDENT and rec.accuracy is not None and not rec.accuracy.within_budget
+        ):
             assert rec.status == "ok" and rec.stage == "numerics" and rec.accuracy is not None, where
             assert not rec.accuracy.within_budget and "outside its accuracy budget" in rec.error, where
         else:

@@ -16,6 +16,13 @@ def _file(module: str) -> Path:
     return Path(spec.origin)
 
 
+def _is_module(name: str) -> bool:
+    try:
+        return importlib.util.find_spec(name) is not None
+    except (ImportError, ValueError):  # its parent is a module, not a package
+        return False
+
+
 def plain_modules(module: str, package: str = "deploytui") -> dict[str, str]:
     """{"model.py": source, "a1.py": source, …} for `module` and what it imports of `package`."""
     out: dict[str, str] = {}
@@ -36,9 +43,16 @@ def plain_modules(module: str, package: str = "deploytui") -> dict[str, str]:
                     a.name + (f" as {a.asname}" if a.asname else "") for a in node.names
                 )
             elif node.module.startswith(package + "."):
-                deps = [node.module]
-                names = ", ".join(a.name + (f" as {a.asname}" if a.asname else "") for a in node.names)
-                new = f"from {node.module.rsplit('.', 1)[-1]} import {names}"
+                deps, parts = [], []
+                for a in node.names:
+                    alias = f" as {a.asname}" if a.asname else ""
+                    if _is_module(f"{node.module}.{a.name}"):  # `from pkg.models import a1`
+                        deps.append(f"{node.module}.{a.name}")
+                        parts.append(f"import {a.name}{alias}")
+                    else:
+                        deps.append(node.module)
+                        parts.append(f"from {node.module.rsplit('.', 1)[-1]} import {a.name}{alias}")
+                new = "; ".join(parts)
             else:
                 continue
             todo += deps
