@@ -12,6 +12,7 @@ from typing import Any, ClassVar, Self
 
 from deploytui.core.record import stamp
 from deploytui.core.store import Store, read_table
+from deploytui.core.units import human
 from deploytui.launchers.ssh import Destination
 
 NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
@@ -52,6 +53,25 @@ class Target:
             raise ValueError("'facts' is not an object")
         dest = Destination(value["host"], value.get("user"), port, value.get("config"), value.get("identity"))
         return cls(name, dest, facts, value.get("checked_at"))
+
+    def describe(self) -> str:
+        """What the target is, in one line (its facts from `target check`): the CLI's list and
+        the app's picker."""
+        f = self.facts
+        if not f:
+            return "never checked"
+        mem, disk = f.get("memory_bytes"), f.get("free_disk_bytes")
+        words = [
+            str(f.get("arch") or "?"),
+            str(f.get("os") or "?"),
+            str(f.get("glibc") or "no glibc"),
+            str(f.get("cpu") or "?"),
+            f"{f.get('cores') or '?'} cores",
+            f"{human(mem)} memory" if isinstance(mem, int) else "memory ?",
+            f"{human(disk)} free" if isinstance(disk, int) else "disk ?",
+            "Python " + (", ".join(f.get("pythons") or {}) or "none"),
+        ]
+        return " · ".join(words)
 
     def checked(self, facts: dict[str, Any]) -> None:
         self.facts, self.checked_at = facts, stamp()

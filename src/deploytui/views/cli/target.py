@@ -44,27 +44,6 @@ def add_parser(sub: Any) -> None:
     t.set_defaults(func=cmd_target)
 
 
-def facts_line(t: Target) -> str:
-    """What a target is, in one line (its facts from `target check`)."""
-    from deploytui.core.units import human
-
-    f = t.facts
-    if not f:
-        return "never checked"
-    mem, disk = f.get("memory_bytes"), f.get("free_disk_bytes")
-    words = [
-        str(f.get("arch") or "?"),
-        str(f.get("os") or "?"),
-        str(f.get("glibc") or "no glibc"),
-        str(f.get("cpu") or "?"),
-        f"{f.get('cores') or '?'} cores",
-        f"{human(mem)} memory" if isinstance(mem, int) else "memory ?",
-        f"{human(disk)} free" if isinstance(disk, int) else "disk ?",
-        "Python " + (", ".join(f.get("pythons") or {}) or "none"),
-    ]
-    return " · ".join(words)
-
-
 def cmd_target(args: argparse.Namespace) -> int:
     from deploytui.launchers import ssh, targets
     from deploytui.launchers.ssh import Destination, TargetError
@@ -77,7 +56,7 @@ def cmd_target(args: argparse.Namespace) -> int:
         if not known:
             print("no targets: `deploytui target add NAME ssh://user@host` names one")
         for t in known.values():
-            print(f"{t.name:<16} {t.dest.text():<32} {facts_line(t)}")
+            print(f"{t.name:<16} {t.dest.text():<32} {t.describe()}")
         return 0
     if args.verb == "add":
         if why := targets.check_name(args.name):
@@ -92,7 +71,7 @@ def cmd_target(args: argparse.Namespace) -> int:
         target = targets.Target(args.name, dest)
         target.checked(found)
         store.update(lambda doc: doc.targets.__setitem__(args.name, target))
-        print(f"{args.name}: {facts_line(target)}")
+        print(f"{args.name}: {target.describe()}")
         return 0
     if args.name not in known:
         print(f"error: no target named {args.name!r} (deploytui target list)", file=sys.stderr)
@@ -112,7 +91,7 @@ def cmd_target(args: argparse.Namespace) -> int:
         print(f"error: {e}", file=sys.stderr)
         return 1
     store.update(lambda doc: doc.targets.__setitem__(args.name, target))
-    print(f"{args.name}: {facts_line(target)}")
+    print(f"{args.name}: {target.describe()}")
     return 0
 
 

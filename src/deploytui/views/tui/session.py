@@ -317,7 +317,7 @@ class Session:
         from deploytui.launchers import targets
 
         found = targets.store(self.ws.targets_path).doc.targets
-        return [(t.name, facts_line(t.dest.text(), t.facts)) for t in found.values()]
+        return [(t.name, f"{t.dest.text()} · {t.describe()}") for t in found.values()]
 
     def switch(self, ref: ModelRef, info: dict[str, Any] | None = None) -> None:
         """Show `ref` from now on: its manifest, its results, its description (jobs asked for
@@ -391,16 +391,6 @@ class Session:
         """The app is going: no more jobs, the one in flight is cancelled (its child killed)."""
         self.quitting = True
         self.lane.close()
-
-
-def facts_line(where: str, facts: dict[str, Any]) -> str:
-    """A target in a few words: where it is and what `target check` found there."""
-    if not facts:
-        return f"{where} · never checked"
-    words = [where, str(facts.get("arch") or "?"), str(facts.get("cpu") or "?")]
-    if facts.get("cores"):
-        words.append(f"{facts['cores']} cores")
-    return " · ".join(words)
 
 
 def model_label(ref: ModelRef) -> str:
