@@ -77,6 +77,8 @@ def test_bench_script_runs_in_quick_mode(script, artifacts_copy, tmp_path):
         assert data["torch-eager"]["ratio"] > 0 and data["onnxruntime"]["ratio"] > 0, data
     elif script == "app_startup.py":
         assert data["ready_ms_median"]["deploytui"] > 0 and data["ratio"] > 0
+    elif script == "target_fidelity.py":
+        assert data["forms"] and all("startup" in v and "rss" in v for v in data["forms"].values()), data
     else:
         assert data["sizes"] and "torch-eager" in data["forms"], data
 
