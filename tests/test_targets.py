@@ -273,3 +273,36 @@ def test_a_target_of_another_architecture_says_what_is_needed(copy_ws, capsys):
     argv = ["bench", "--model", "a1", "--artifacts", str(art), "--no-build", "--target", "pi", "burn-file"]
     code, out, _err = cli(capsys, *argv)
     assert code == 1 and "pi is aarch64" in out and "--arch aarch64" in out
+
+
+def test_serving_cells_and_a_variants_accuracy_set_on_the_target(server, copy_ws, capsys):
+    """`--batch/--threads` cells there (tract on its dynamic-batch export, sent beside the fixed
+    one; the batch's inputs sent once), judged here against eager at that batch; an int8
+    variant's accuracy set run there sample by sample, judged by its budget."""
+    from deploytui.judge.precision import SAMPLES
+
+    art = str(copy_ws.artifacts)
+    assert cli(capsys, "target", "add", "box", "box", "--ssh-config", str(server.config), "--artifacts", art,
+               "--accept-new")[0] == 0  # fmt: skip
+    where = ["--model", "a1", "--artifacts", art, "--bundles", str(copy_ws.bundles), "--target", "box"]
+    code, out, err = cli(
+        capsys, "bench", *where, "--batch", "1,4", "--threads", "1", "--json", "burn-file", "tract"
+    )
+    (there,) = json.loads(out)["targets"]
+    cells = {c["cell"]: c for c in there["cells"]}
+    assert set(cells) == {f"{f}@b{b}@t1" for f in ("burn-file", "tract") for b in (1, 4)}, err
+    for key, c in cells.items():
+        assert c["status"] == "ok" and c["within_tol"], (key, c["error"], err)
+        assert c["batch"] == int(key.split("@b")[1].split("@")[0]) and c["forwards"]["n"] > 0
+        assert c["target"]["target"] == "box" and c["items_per_s"] > 0
+    assert code == 0, err
+    assert "tract-batch" in err  # the dynamic-batch bundle, beside the fixed one
+    stored = json.loads((copy_ws.target_dir("box") / "serve.json").read_text())
+    assert set(stored["forms"]) == set(cells)
+    assert not copy_ws.serve_path.exists() or not set(
+        json.loads(copy_ws.serve_path.read_text())["forms"]
+    ) & set(cells)
+    code, out, err = cli(capsys, "bench", *where, "--no-build", "--json", "tract-int8")
+    (rec,) = json.loads(out)["targets"][0]["forms"]
+    assert rec["status"] == "ok" and rec["accuracy"]["within_budget"], (rec["error"], err)
+    assert rec["accuracy"]["samples"] == SAMPLES + 1 and "accuracy set" in err  # the example and the set

@@ -58,9 +58,13 @@ def test_the_picker_shows_a_targets_figures_and_compare_puts_them_beside_these(a
         await pilot.pause(0.3)
         table = app.screen.query_one("#compare-table", DataTable)
         labels = [c.label.plain for c in table.ordered_columns]
-        assert labels[:9] == ["Form", "Start", "RSS", "Ship", "max|diff|", "Start here", "×", "RSS here", "×"]
+        beside = ["Start here", "×", "RSS here", "×", "p99 here", "×"]
+        assert labels[:11] == ["Form", "Start", "RSS", "Ship", "max|diff|", *beside]
         row = [c.__rich__().plain for c in table.get_row("burn-file")]
         assert row[1] == "25.0ms" and row[5] == "10.0ms" and row[6] == "2.50×" and row[8] == "0.75×"
+        await pilot.press("v")  # nothing beside
+        await pilot.pause()
+        assert "Start here" not in [c.label.plain for c in table.ordered_columns]
         await pilot.press("escape")
         monkeypatch.setattr(app, "submit", asked.append)
         app.action_run("burn-file")
@@ -70,5 +74,12 @@ def test_the_picker_shows_a_targets_figures_and_compare_puts_them_beside_these(a
         await pilot.press("enter")  # this machine again
         await pilot.pause()
         assert app.session.target is None and app.session.store.forms["burn-file"].wall_s == [0.01] * 5
+        await pilot.press("c", "v")  # this machine's figures, the target's beside them
+        await pilot.pause(0.3)
+        table = app.screen.query_one("#compare-table", DataTable)
+        assert [c.label.plain for c in table.ordered_columns][5:7] == ["Start box", "×"]
+        row = [c.__rich__().plain for c in table.get_row("burn-file")]
+        assert row[5] == "25.0ms" and row[6] == "0.40×"
+        assert [c.__rich__().plain for c in table.get_row("tract")][5:7] == ["–", "–"]  # not measured there
 
     with_pilot(art, body)

@@ -141,6 +141,17 @@ class Workspace:
         """The stored runs of this model on a target (`bench --target`), or on this machine."""
         return self.target_dir(target) / "results.json" if target else self.results_path
 
+    def measured_targets(self) -> list[str]:
+        """The targets with stored runs of this model, by name."""
+        folder = self.model_dir / "targets"
+        if not folder.is_dir():
+            return []
+        return sorted(p.name for p in folder.iterdir() if (p / "results.json").is_file())
+
+    def serve_on(self, target: str | None) -> Path:
+        """The serving cells of this model on a target (`bench --target … --batch`), or here."""
+        return self.target_dir(target) / "serve.json" if target else self.serve_path
+
     @property
     def bundles_dir(self) -> Path:
         """Where `deploytui ship` writes the model's bundles by default (bundles/<slug>/<form>/)."""

@@ -54,16 +54,26 @@ def _word(word: str, root: Path) -> str:
 
 
 def run_script(spec: BundleSpec, root: Path) -> str:
-    """One exec line: the program on the bundled model files and inputs (the runner protocol).
-    With bundled libraries the line also puts lib/ on LD_LIBRARY_PATH: RUNPATH finds them for the
-    program and the libraries, but not for a shared object made at run time (an AOTInductor
-    package's .so, extracted from the .pt2 and dlopen'ed, asks for libtorch.so)."""
+    """One exec line: the program on the bundled model files and inputs (the runner protocol):
+    `./run [OUTPUTS [K [INPUTS]]] [--warmup W] [--threads T]`, the bundled example unless INPUTS
+    names another file (a serving cell's batch, a sample of the accuracy set). With bundled
+    libraries the line also puts lib/ on LD_LIBRARY_PATH: RUNPATH finds them for the program and
+    the libraries, but not for a shared object made at run time (an AOTInductor package's .so,
+    extracted from the .pt2 and dlopen'ed, asks for libtorch.so)."""
     env = 'LD_LIBRARY_PATH="$B/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" ' if spec.libraries else ""
-    protocol = f'--inputs "$B/{spec.inputs}" --outputs "${{1:-outputs.safetensors}}"'
-    protocol += f' --repeat "${{2:-{REPEAT}}}"'
-    what = f"run {spec.name}: ./run [OUTPUTS.safetensors [K]] (K more forwards after the first)"
-    return HEADER.format(what=what) + (
-        f"{env}exec " + " ".join(_word(w, root) for w in spec.entry) + f" {protocol}\n"
+    what = (
+        f"run {spec.name}: ./run [OUTPUTS.safetensors [K [INPUTS.safetensors]]] [--warmup W] "
+        "[--threads T] (K more forwards after the first; the bundled example unless INPUTS)"
+    )
+    args = (
+        f'O="${{1:-outputs.safetensors}}"; K="${{2:-{REPEAT}}}"; I="${{3:-$B/{spec.inputs}}}"\n'
+        "if [ $# -gt 3 ]; then shift 3; else shift $#; fi\n"
+    )
+    protocol = '--inputs "$I" --outputs "$O" --repeat "$K" "$@"'
+    return (
+        HEADER.format(what=what)
+        + args
+        + (f"{env}exec " + " ".join(_word(w, root) for w in spec.entry) + f" {protocol}\n")
     )
 
 

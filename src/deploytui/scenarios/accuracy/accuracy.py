@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import tempfile
 import threading
+from collections.abc import Callable
 from pathlib import Path
 
 from deploytui.core import paths, procs, tensorfile
@@ -71,6 +72,22 @@ def on_example(form: Form, got: Path, ws: Workspace, want: Path | None = None) -
     return judged(form, tallies)
 
 
+def run_here(
+    form: Form, ws: Workspace, *, timeout_s: float, cancel: threading.Event | None
+) -> Callable[[Path, Path], None]:
+    """How a sample runs on this machine: a fresh process of the form's runner."""
+
+    def run_sample(inputs: Path, out: Path) -> None:
+        argv = [*form.command(ws), "--inputs", str(inputs), "--outputs", str(out), "--repeat", "0"]
+        done = procs.run(argv, cwd=paths.ROOT, env=runner_env(), timeout_s=timeout_s, cancel=cancel)
+        if done.error or done.killed or done.returncode != 0:
+            last = next((ln for ln in reversed(done.stderr) if ln.strip()), "")
+            why = done.error or done.killed or f"exit {done.returncode}"
+            raise AccuracyError(f"{why}: {last.strip()[:300]}")
+
+    return run_sample
+
+
 def evaluate(
     form: Form,
     ws: Workspace,
@@ -78,9 +95,12 @@ def evaluate(
     *,
     timeout_s: float = 120.0,
     cancel: threading.Event | None = None,
+    run_sample: Callable[[Path, Path], None] | None = None,
 ) -> Accuracy:
     """The example inputs (`got`: the run's outputs on them) plus every sample of the set, each a
-    fresh run of the form. AccuracyError when a sample is missing, or its run fails."""
+    fresh run of the form (`run_sample(inputs, outputs)`: here unless given, e.g. on a target).
+    AccuracyError when a sample is missing, or its run fails."""
+    run_sample = run_sample or run_here(form, ws, timeout_s=timeout_s, cancel=cancel)
     tallies: dict[str, OutputTally] = {}
     tally(got, ws.reference_path, tallies)
     with tempfile.TemporaryDirectory(dir=paths.scratch_dir()) as tmp:
@@ -89,12 +109,10 @@ def evaluate(
             if not inputs.is_file() or not want.is_file():
                 raise AccuracyError(f"sample {k} of the accuracy set is missing: run deploytui build")
             out = Path(tmp) / f"outputs_{k}.safetensors"
-            argv = [*form.command(ws), "--inputs", str(inputs), "--outputs", str(out), "--repeat", "0"]
-            done = procs.run(argv, cwd=paths.ROOT, env=runner_env(), timeout_s=timeout_s, cancel=cancel)
-            if done.error or done.killed or done.returncode != 0:
-                last = next((ln for ln in reversed(done.stderr) if ln.strip()), "")
-                why = done.error or done.killed or f"exit {done.returncode}"
-                raise AccuracyError(f"sample {k}: {why}: {last.strip()[:300]}")
+            try:
+                run_sample(inputs, out)
+            except AccuracyError as e:
+                raise AccuracyError(f"sample {k}: {e}") from None
             try:
                 tally(out, want, tallies)
             except (ValueError, OSError) as e:

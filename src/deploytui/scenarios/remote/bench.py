@@ -1,27 +1,25 @@
-"""Start-up runs on an SSH target: the form's bundle (`deploytui ship`) copied there once per
-content hash, a Python bundle's venv made there from the wheelhouse with the target's own
-interpreter, then warm-up + n runs through the measuring launcher there (launchers/ssh.py); the
-outputs come back and are judged here against eager, like any run (bench.evaluate). The records
-go to the model's targets/<name>/results.json; this machine's stay where they are."""
+"""Start-up runs on an SSH target: the form's bundle placed there (bundles.py), then warm-up + n
+runs through the measuring launcher there (launchers/ssh.py); the outputs come back and are
+judged here against eager, like any run (bench.evaluate), and a variant runs the accuracy set
+there too, each sample a fresh run of its bundle. The records go to the model's
+targets/<name>/results.json; this machine's stay where they are."""
 
 from __future__ import annotations
 
-import hashlib
-import json
-import platform
 import threading
 from collections.abc import Callable
 from pathlib import Path
 
 from deploytui.core import defaults
-from deploytui.core.measure import launcher_path
-from deploytui.core.record import RunRecord
-from deploytui.core.record_parts import Where
+from deploytui.core.record import RunRecord, RunStatus, StageStatus
+from deploytui.core.record_parts import Accuracy, Where
 from deploytui.core.workspace import Workspace
-from deploytui.launchers import sandbox, ssh
-from deploytui.launchers.ssh import SshLauncher, TargetError
+from deploytui.judge.precision import SAMPLES
+from deploytui.launchers import ssh
+from deploytui.launchers.ssh import TargetError
 from deploytui.launchers.targets import Target
-from deploytui.scenarios.isolated import shipping
+from deploytui.scenarios.accuracy import accuracy
+from deploytui.scenarios.remote.bundles import Placed, arch_problem, place, send_inputs
 from deploytui.scenarios.startup import bench, results
 from deploytui.ship.bundler import ShipError
 from deploytui.spec.forms import Form
@@ -29,81 +27,47 @@ from deploytui.spec.manifest import availability
 from deploytui.spec.manifest import load as load_manifest
 
 
-def arch_problem(target: Target) -> str:
-    """ "" or why no bundle built here can run on the target."""
-    here, there = platform.machine(), str(target.facts.get("arch", ""))
-    if not there:
-        return f"{target.name} was never checked: run `deploytui target check {target.name}`"
-    if there != here:
-        return (
-            f"{target.name} is {there}, and every bundle here is built for {here}: "
-            f"an {there} build of each form is needed (deploytui build --arch {there})"
-        )
+def fetch(target: Target, remote: str, local: Path) -> str:
+    """A file of the target copied here ("" when it was, else why not)."""
+    local.parent.mkdir(parents=True, exist_ok=True)
+    local.unlink(missing_ok=True)
+    try:
+        local.write_bytes(ssh.fetch_file(target.dest, remote))
+    except (TargetError, OSError) as e:
+        return str(e)
     return ""
 
 
-def python_problem(target: Target, wanted: str) -> str:
-    """ "" or why the target cannot make a Python bundle's venv (it needs `wanted`, e.g. 3.11)."""
-    pythons = target.facts.get("pythons") or {}
-    if any(v.startswith(wanted + ".") for v in pythons):
-        return ""
-    have = ", ".join(sorted(pythons)) or "no Python 3"
-    return f"the bundle needs Python {wanted}; {target.name} has {have}"
+def accuracy_there(
+    form: Form,
+    placed: Placed,
+    target: Target,
+    ws: Workspace,
+    got: Path,
+    *,
+    timeout_s: float,
+    cancel: threading.Event | None,
+) -> Accuracy:
+    """The variant's accuracy on the example (`got`) and the model's accuracy set, each sample
+    run there by its bundle (`./run OUT 0 INPUTS`), judged here (accuracy.evaluate)."""
+    samples = [accuracy.sample_paths(ws, k)[0] for k in range(SAMPLES)]
+    missing = [p.name for p in samples if not p.is_file()]
+    if missing:
+        raise accuracy.AccuracyError(f"{missing[0]} of the accuracy set is missing: run deploytui build")
+    there = dict(zip(samples, send_inputs(placed, target, samples), strict=True))
 
+    def run_sample(inputs: Path, out: Path) -> None:
+        remote_out = f"{placed.folder}.sample.safetensors"
+        m = placed.launcher.measure(
+            ["./run", remote_out, "0", there[inputs]], n=1, warmup=0, timeout_s=timeout_s, cancel=cancel
+        )
+        last = m.runs[-1] if m.runs else None
+        if last is None or not last.ok:
+            raise accuracy.AccuracyError(last.error if last and last.error else "the run failed")
+        if why := fetch(target, remote_out, out):
+            raise accuracy.AccuracyError(f"its outputs could not be fetched: {why}")
 
-def _wheels_for(requirements: list[str], wheelhouse: Path) -> list[Path]:
-    """The wheelhouse's files for the exact pins (name==version)."""
-    found = []
-    for pin in requirements:
-        name, _, version = pin.partition("==")
-        stem = f"{name.replace('-', '_').lower()}-{version}-"
-        found += [w for w in sorted(wheelhouse.glob("*.whl")) if w.name.lower().startswith(stem)]
-        found += [w for w in sorted(wheelhouse.glob("*.tar.gz")) if w.name.lower().startswith(stem[:-1])]
-    return found
-
-
-def _prepare(form: Form, target: Target, ws: Workspace, say: Callable[[str], None]) -> tuple[str, str]:
-    """The form's bundle on the target (sent once per content), its venv made there for a
-    Python bundle; returns (the launcher's path there, the bundle's folder there)."""
-    dest = target.dest
-    local = shipping.default_dir(form, ws).resolve()
-    say(f"bundling {form.key} → {local}")
-    made = shipping.make(form, local, ws=ws)
-    manifest = made.manifest
-    root = ssh.home(dest)
-    launcher = launcher_path()
-    remote_launcher = f"{root}/bin/{launcher.name}"
-    ssh.send_file(dest, launcher, remote_launcher, mode="755")
-    files = json.dumps(manifest["files"], sort_keys=True)  # what it holds, not when it was made
-    key = hashlib.sha256(files.encode()).hexdigest()[:16]
-    folder = f"{root}/bundles/{form.key}-{key}"
-    sent = ssh.send_tree(dest, local, folder, exclude=("check", "venv"))
-    say(f"{form.key}: the bundle {'sent to' if sent else 'already on'} {target.name} ({folder})")
-    if manifest.get("requirements"):
-        python = manifest["target_provides"]["python"]
-        why = python_problem(target, python)
-        if why:
-            raise TargetError(why)
-        ready = ssh.run(dest, 'test -e "$1/venv/.complete" && echo ready || true', folder).strip()
-        if ready != "ready":
-            say(f"{form.key}: the wheelhouse {shipping.wheelhouse()} (pip download of the exact pins, once)")
-            err = sandbox.fill_wheelhouse(manifest["requirements"], shipping.wheelhouse(), shipping.pip_env())
-            if err:
-                raise TargetError(err)
-            wheels = _wheels_for(manifest["requirements"], shipping.wheelhouse())
-            if not wheels:
-                raise TargetError(
-                    f"no wheels for {form.key} in {shipping.wheelhouse()}: run `make wheelhouse`"
-                )
-            say(f"{form.key}: {len(wheels)} wheels to {target.name}, then its venv there (python{python})")
-            for w in wheels:
-                ssh.send_file(dest, w, f"{root}/wheels/{w.name}")
-            script = (
-                'cd "$1" && PIP_NO_CACHE_DIR=1 PIP_CONFIG_FILE=/dev/null PIP_DISABLE_PIP_VERSION_CHECK=1 '
-                './setup "$2" >setup.log 2>&1 && touch venv/.complete || { tail -n 3 setup.log >&2; exit 1; }'
-            )
-            ssh.run(dest, script, folder, f"{root}/wheels", timeout_s=defaults.BUILD_TIMEOUT_S)
-    return remote_launcher, folder
+    return accuracy.evaluate(form, ws, got, timeout_s=timeout_s, cancel=cancel, run_sample=run_sample)
 
 
 def bench_form(
@@ -123,30 +87,36 @@ def bench_form(
     record with the reason, like bench's."""
     manifest = load_manifest(ws)
     why = availability(form, ws, manifest) or arch_problem(target)
+    placed: Placed | None = None
     if not why:
         try:
-            remote_launcher, folder = _prepare(form, target, ws, say)
+            placed = place(form, target, ws, say)
         except (TargetError, ShipError, OSError) as e:
             why = str(e)
-    if why:
+    if placed is None:
         rec = bench.not_run(form, why, manifest, ws)
     else:
-        launcher = SshLauncher(target.dest, target.name, remote_launcher, folder)
-        out = f"{folder}.outputs.safetensors"
+        out = f"{placed.folder}.outputs.safetensors"
         say(f"{form.key}: {warmup} warm-up + {n} runs on {target.name}")
-        m = launcher.measure(
+        m = placed.launcher.measure(
             ["./run", out, str(repeat)], n=n, warmup=warmup, timeout_s=timeout_s, cancel=cancel
         )
         local_out = ws.target_dir(target.name) / "outputs" / f"{form.key}.safetensors"
-        local_out.parent.mkdir(parents=True, exist_ok=True)
         local_out.unlink(missing_ok=True)
-        if m.runs and m.runs[-1].ok:
-            try:
-                local_out.write_bytes(ssh.fetch_file(target.dest, out))
-            except TargetError as e:
-                say(f"{form.key}: its outputs could not be fetched: {e}")
+        if m.runs and m.runs[-1].ok and (problem := fetch(target, out, local_out)):
+            say(f"{form.key}: its outputs could not be fetched: {problem}")
         rec = bench.evaluate(form, m, ws, n=n, warmup=warmup, outputs=local_out)
         rec.cwd = m.cwd
+        if form.variant and rec.status == RunStatus.OK and rec.stage_status is not None:
+            say(f"{form.key}: its accuracy set ({SAMPLES} samples) on {target.name}")
+            try:
+                rec.accuracy = accuracy_there(
+                    form, placed, target, ws, local_out, timeout_s=timeout_s, cancel=cancel
+                )
+                bench.judge_variant(rec)
+            except (ValueError, OSError, TargetError) as e:
+                rec.stage_status["numerics"], rec.stage = StageStatus.FAILED, "numerics"
+                rec.error = f"accuracy set: {e}"
     rec.target = Where.of(target.name, target.facts)
     results.load(ws.results_on(target.name)).put(rec)
     return rec

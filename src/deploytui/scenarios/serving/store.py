@@ -65,8 +65,9 @@ class ServeStore(FormStore[RunRecord]):
         self.put_entry(cell, record)
 
 
-def load(ws: Workspace) -> ServeStore:
-    return ServeStore(ws.serve_path).load()
+def load(ws: Workspace, target: str | None = None) -> ServeStore:
+    """The model's cells measured here, or on `target`."""
+    return ServeStore(ws.serve_on(target)).load()
 
 
 def items_per_s(rec: RunRecord) -> float | None:

@@ -176,7 +176,7 @@ def _run(
             rec.stage_status["numerics"], rec.stage = StageStatus.FAILED, "numerics"
             rec.error = f"accuracy set: {e}"
             return rec
-        _judge_variant(rec)
+        judge_variant(rec)
     return rec
 
 
@@ -188,7 +188,7 @@ def judged_ok(rec: RunRecord) -> bool:
     return rec.status == RunStatus.OK and bool(rec.within_tol)
 
 
-def _judge_variant(rec: RunRecord) -> None:
+def judge_variant(rec: RunRecord) -> None:
     """A variant's numerics stage and error from its accuracy budget (never from the tolerance)."""
     assert rec.accuracy is not None and rec.stage_status is not None
     if rec.accuracy.within_budget:
@@ -299,7 +299,7 @@ def evaluate(
             stage_status["numerics"] = failed
             rec.error = f"bad outputs: {e}"
             return rec
-        _judge_variant(rec)
+        judge_variant(rec)
     elif rec.within_tol:
         stage_status["numerics"], rec.stage = ok, None
     else:

@@ -6,10 +6,16 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from deploytui.core.record import RunRecord, RunStatus
 from deploytui.views.cli.common import build_progress
+
+if TYPE_CHECKING:
+    from deploytui.core.workspace import Workspace
+    from deploytui.launchers.targets import Target
+    from deploytui.scenarios.serving.serve import Cell, ServeEvent
 
 
 def cell_line(cell: str, rec: RunRecord) -> str:
@@ -67,7 +73,12 @@ def cmd_serve(args: argparse.Namespace) -> int:
     ws = args.ws
     ref = ws.model
     todo = serve.cells(chosen, batches, threads)
-    store = serve_store.load(ws)
+    if args.target and not args.show:
+        return _serve_on_targets(args, todo, ws, repeat=repeat, warmup=warmup)
+    if args.target and "," in args.target:
+        print("error: --show reads the cells of one target at a time", file=sys.stderr)
+        return 2
+    store = serve_store.load(ws, args.target or None)
     for msg in store.dropped:
         print(f"warning: {msg}", file=sys.stderr)
     out = sys.stderr if args.json else sys.stdout
@@ -128,3 +139,89 @@ def cmd_serve(args: argparse.Namespace) -> int:
             print(cell_line(k, r))
     failed = [r for _, r in done if r.status not in (RunStatus.OK, RunStatus.NOT_APPLICABLE)]
     return 1 if failed or not done else 0
+
+
+def _serve_on_targets(args: argparse.Namespace, todo: list[Any], ws: Any, *, repeat: int, warmup: int) -> int:
+    """`bench --target a,b --batch … --threads …`: what the cells need built here, then the
+    cells on each target at once (views/cli/target.py)."""
+    from deploytui.views.cli.target import resolve
+
+    found, why = resolve(args.target, ws)
+    if why:
+        print(f"error: {why}", file=sys.stderr)
+        return 2
+    if not args.no_build:
+        from deploytui.builder import run_build, steps_for
+        from deploytui.spec.context import BuildContext
+
+        ctx = BuildContext.of(ws)
+        only = steps_for(ctx, [c.form for c in todo])
+        run_build(ctx, only=only, on_event=build_progress(False, quiet_up_to_date=True, out=sys.stderr))
+    out = sys.stderr if args.json else sys.stdout
+    print(
+        f"serve on {', '.join(t.name for t in found)}: {len(todo)} cells each, one fresh run a cell: "
+        f"{warmup} warm-up then {repeat} timed forwards",
+        file=out,
+        flush=True,
+    )
+    per_target = serve_on_targets(args, found, todo, ws, repeat=repeat, warmup=warmup)
+    if args.json:
+        facts = {t.name: t.facts for t in found}
+        doc = {
+            "model": ws.model.text,
+            "targets": [
+                {"target": name, "machine": facts[name], "cells": [cell_json(k, r) for k, r in done]}
+                for name, done in per_target
+            ],
+        }
+        print(json.dumps(doc, indent=1))
+    records = [r for _, done in per_target for _, r in done]
+    failed = [r for r in records if r.status not in (RunStatus.OK, RunStatus.NOT_APPLICABLE)]
+    return 1 if failed or not records else 0
+
+
+def serve_on_targets(
+    args: argparse.Namespace,
+    found: list[Target],
+    todo: list[Cell],
+    ws: Workspace,
+    *,
+    repeat: int,
+    warmup: int,
+) -> list[tuple[str, list[tuple[str, RunRecord]]]]:
+    """The serving cells on each target at once (a thread per target, its cells in turn), each
+    cell printed as it ends; (target, its (cell, record) list) per target."""
+    from deploytui.scenarios.remote import serve as remote
+    from deploytui.scenarios.serving import store as serve_store
+    from deploytui.spec.manifest import load as load_manifest
+    from deploytui.views.cli.target import each_target
+
+    manifest = load_manifest(ws)
+    done: dict[str, list[tuple[str, RunRecord]]] = {t.name: [] for t in found}
+
+    def serve_on(target: Target, say: Callable[[str], None]) -> None:
+        store = serve_store.load(ws, target.name)
+        for msg in store.dropped:
+            say(f"warning: {msg}")
+
+        def show(e: ServeEvent) -> None:
+            if e.kind == "start":
+                say(f"{e.cell} ({e.done + 1}/{e.total})")
+            if e.kind == "cell" and e.record is not None and not args.json:
+                print(f"[{target.name}] {cell_line(e.cell, e.record).strip()}", flush=True)
+
+        done[target.name] = remote.run_cells_on(
+            todo,
+            target,
+            ws,
+            repeat=repeat,
+            warmup=warmup,
+            timeout_s=args.timeout,
+            manifest=manifest,
+            store=store,
+            on_event=show,
+            say=say,
+        )
+
+    each_target(found, serve_on)
+    return [(t.name, done[t.name]) for t in found]

@@ -1,6 +1,6 @@
 """`deploytui target add|list|check|remove|clean`: the hosts a form can be measured on (SSH), and
 `deploytui bench --target NAME[,NAME…]`: the chosen forms measured there, each target one form
-at a time, the targets at once."""
+at a time, the targets at once (serving cells there: views/cli/serve.py, on `each_target`)."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ import argparse
 import json
 import sys
 import threading
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from deploytui.views.cli.common import failing, place_opts
@@ -108,9 +109,29 @@ def resolve(names: str, ws: Workspace) -> tuple[list[Target], str]:
     return chosen, ""
 
 
+def each_target(found: list[Target], work: Callable[[Target, Callable[[str], None]], None]) -> None:
+    """`work(target, say)` on every target at once, a thread each (a target measures one thing
+    at a time: its lock keeps two deploytui processes apart there); `say` prints a line marked
+    with the target's name, whole."""
+    out = threading.Lock()
+
+    def on(target: Target) -> None:
+        def say(line: str) -> None:
+            with out:
+                print(f"[{target.name}] {line}", file=sys.stderr, flush=True)
+
+        work(target, say)
+
+    threads = [threading.Thread(target=on, args=(t,), name=t.name) for t in found]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+
+
 def bench_on_targets(args: argparse.Namespace, chosen: list[Form], ws: Workspace) -> int:
-    """The chosen forms on each target: a thread per target, its forms one after another
-    (the target's lock keeps two deploytui processes from measuring there at once)."""
+    """The chosen forms' start-up runs on each target: a thread per target, its forms one after
+    another, each record printed as it ends."""
     from deploytui.scenarios.remote import bench as remote
     from deploytui.spec.manifest import load as load_manifest
 
@@ -119,17 +140,10 @@ def bench_on_targets(args: argparse.Namespace, chosen: list[Form], ws: Workspace
         print(f"error: {why}", file=sys.stderr)
         return 2
     done: dict[str, list[RunRecord]] = {t.name: [] for t in found}
-    out = threading.Lock()
 
-    def say(line: str) -> None:
-        with out:
-            print(line, file=sys.stderr, flush=True)
-
-    def measure_on(target: Target) -> None:
-        def said(line: str) -> None:
-            say(f"[{target.name}] {line}")
-
-        for form in chosen:
+    def measure_on(target: Target, say: Callable[[str], None]) -> None:
+        for i, form in enumerate(chosen, 1):
+            say(f"{form.key} ({i}/{len(chosen)})")
             rec = remote.bench_form(
                 form,
                 target,
@@ -138,18 +152,13 @@ def bench_on_targets(args: argparse.Namespace, chosen: list[Form], ws: Workspace
                 warmup=args.warmup,
                 repeat=args.repeat,
                 timeout_s=args.timeout,
-                say=said,
+                say=say,
             )
             done[target.name].append(rec)
             if not args.json:
-                with out:
-                    print(f"[{target.name}] {table_line(rec)}", flush=True)
+                print(f"[{target.name}] {table_line(rec)}", flush=True)
 
-    threads = [threading.Thread(target=measure_on, args=(t,), name=t.name) for t in found]
-    for th in threads:
-        th.start()
-    for th in threads:
-        th.join()
+    each_target(found, measure_on)
     if args.json:
         manifest = load_manifest(ws)
         doc = {

@@ -13,14 +13,6 @@ from deploytui.scenarios.startup import results
 from deploytui.views.report.common import _md_table, scrub
 
 
-def measured_targets(ws: Workspace) -> list[str]:
-    """The targets with stored runs of this model, by name."""
-    folder = ws.model_dir / "targets"
-    if not folder.is_dir():
-        return []
-    return sorted(p.name for p in folder.iterdir() if (p / "results.json").is_file())
-
-
 def _where(records: dict[str, RunRecord]) -> Where | None:
     return next((r.target for r in records.values() if r.target is not None), None)
 
@@ -74,7 +66,7 @@ def rows(ws: Workspace, target: str) -> tuple[Where | None, list[dict[str, Any]]
 
 def targets_json(ws: Workspace) -> list[dict[str, Any]]:
     found = []
-    for name in measured_targets(ws):
+    for name in ws.measured_targets():
         where, table = rows(ws, name)
         found.append({"target": name, "machine": where.__dict__ if where else None, "forms": table})
     return found
@@ -86,7 +78,7 @@ def _cell(v: float | None, fmt: Any) -> str:
 
 def targets_section(ws: Workspace) -> list[str]:
     parts: list[str] = []
-    for name in measured_targets(ws):
+    for name in ws.measured_targets():
         where, table = rows(ws, name)
         parts.append(f"## On target {name}")
         parts.append(

@@ -262,7 +262,7 @@ class DeployApp(OutcomesApp):
         timed run overlaps a build); each cell is stored as it ends."""
         if self._busy():
             return
-        self.submit(Job(SERVE, ws=self.session.ws))
+        self.submit(Job(SERVE, ws=self.session.ws, target=self.session.target))
 
     def action_help(self) -> None:
         from deploytui.views.tui.help_screen import HelpScreen

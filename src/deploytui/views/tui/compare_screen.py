@@ -40,8 +40,16 @@ COLUMNS = [  # the figures the screen is for first, so 80 columns show them; the
     ("runtime", "Runtime"),
     ("ships", "What ships"),
 ]
-# with a target shown (key t): this machine's figures beside the target's, and their ratio
-HERE_COLUMNS = [("start_here", "Start here"), ("start_x", "×"), ("rss_here", "RSS here"), ("rss_x", "×")]
+# beside the figures shown, another place's (key v: this machine when a target is shown, or a
+# target the model was measured on), and shown ÷ that; p99 of the runs' timed forwards
+VERSUS = (("start", "Start"), ("rss", "RSS"), ("p99", "p99"))
+HERE = "here"  # the versus place that is this machine
+
+
+def versus_columns(place: str) -> list[tuple[str, str]]:
+    return [c for key, label in VERSUS for c in ((f"{key}_vs", f"{label} {place}"), (f"{key}_x", "×"))]
+
+
 TEXT_WIDTH = 32  # a runtime's or a bundle's words beyond it are cut with … (the Artifact tab has them whole)
 
 
@@ -180,16 +188,26 @@ def row_cells(
     return [cells[key] for key, _ in COLUMNS]
 
 
-def here_cells(there: RunRecord | None, here: RunRecord | None) -> list[Cell]:
-    """This machine's start-up and peak RSS beside a target's, and there ÷ here."""
+def versus_cells(shown: RunRecord | None, other: RunRecord | None) -> list[Cell]:
+    """Another place's start-up, peak RSS and p99 beside the figures shown, and shown ÷ other."""
     cells = []
-    for values, text in ((lambda r: r.wall_s, units.seconds), (lambda r: r.peak_rss_bytes, units.short_size)):
-        mine = fmt.median(values(here)) if here and fmt.ok_runs(here) else None
-        theirs = fmt.median(values(there)) if there and fmt.ok_runs(there) else None
-        ratio = theirs / mine if theirs is not None and mine else None
-        cells.append(Cell(mine, text(mine) if mine is not None else "–", right=True))
+    for get, text in (
+        (lambda r: fmt.median(r.wall_s), units.seconds),
+        (lambda r: fmt.median(r.peak_rss_bytes), units.short_size),
+        (lambda r: r.forwards.p99_ms / 1e3 if r.forwards else None, units.seconds),
+    ):
+        theirs = get(other) if other and fmt.ok_runs(other) else None
+        ours = get(shown) if shown and fmt.ok_runs(shown) else None
+        ratio = ours / theirs if ours is not None and theirs else None
+        cells.append(Cell(theirs, text(theirs) if theirs is not None else "–", right=True))
         cells.append(Cell(ratio, f"{ratio:.2f}×" if ratio is not None else "–", right=True))
     return cells
+
+
+def versus_places(shown: str | None, ws: Workspace) -> list[str | None]:
+    """What key v cycles through: nothing beside, then this machine (when a target is shown),
+    then every other target the model was measured on."""
+    return [None, *([HERE] if shown else []), *(t for t in ws.measured_targets() if t != shown)]
 
 
 class CompareScreen(Screen):
@@ -204,6 +222,14 @@ class CompareScreen(Screen):
     BINDINGS = [
         Binding("escape,c", "close", "Back", id="compare-close"),
         Binding("s", "sort", "Sort by column", id="compare-sort"),
+        Binding(
+            "v",
+            "versus",
+            "Beside",
+            id="compare-versus",
+            tooltip="Beside — another place's start-up, RSS and p99 next to the figures shown, with the "
+            "ratio: this machine, or each target the model was measured on, in turn",
+        ),
     ]
 
     @property
@@ -214,6 +240,7 @@ class CompareScreen(Screen):
     def __init__(self) -> None:
         super().__init__()
         self._sorted: tuple[str, bool] | None = None
+        self.versus: str | None = None  # the place shown beside (None: none); set on mount
 
     def compose(self) -> ComposeResult:
         with Vertical(id="compare-box"):
@@ -231,20 +258,42 @@ class CompareScreen(Screen):
         yield Footer()
 
     def on_mount(self) -> None:
+        self.versus = HERE if self.host.session.target else None
+        self.fill()
+        self.draw_charts()
+        self.query_one("#compare-table", DataTable).focus()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "versus":
+            return len(versus_places(self.host.session.target, self.host.session.ws)) > 1
+        return True
+
+    def action_versus(self) -> None:
+        places = versus_places(self.host.session.target, self.host.session.ws)
+        self.versus = places[(places.index(self.versus) + 1) % len(places)] if self.versus in places else None
+        self._sorted = None
+        self.fill()
+
+    def fill(self) -> None:
+        """The table: every form's figures where they are shown, and the place beside them."""
         table = self.query_one("#compare-table", DataTable)
+        table.clear(columns=True)
         app = self.host
-        target = app.session.target
+        target, versus = app.session.target, self.versus
         columns = list(COLUMNS)
-        here: dict[str, RunRecord] = {}
-        if target:  # the target's figures, this machine's beside them
+        at = [k for k, _ in COLUMNS].index("diff") + 1
+        other: dict[str, RunRecord] = {}
+        if versus:
             from deploytui.scenarios.startup import results
 
-            here = results.load(app.session.ws.results_path).forms
-            at = [k for k, _ in columns].index("diff") + 1
-            columns[at:at] = HERE_COLUMNS
-            self.query_one("#compare-hint", Static).update(
-                Text(f"Every form on {target}, this machine's figures beside them — s sorts", style="dim")
-            )
+            other = results.load(app.session.ws.results_on(None if versus == HERE else versus)).forms
+            columns[at:at] = versus_columns("here" if versus == HERE else versus)
+        where = f"on {target}" if target else "on this machine"
+        beside = f", {'this machine' if versus == HERE else versus}'s beside them" if versus else ""
+        keys = " — s sorts" + (
+            ", v changes what is beside" if len(versus_places(target, app.session.ws)) > 1 else ""
+        )
+        self.query_one("#compare-hint", Static).update(Text(f"Every form {where}{beside}{keys}", style="dim"))
         for key, label in columns:
             table.add_column(label, key=key)
         ship = ship_store.load(app.session.ws.ship_path)
@@ -261,11 +310,12 @@ class CompareScreen(Screen):
                 shipped.get(f.key),
                 app.session.store.forms.get(f.parent) if f.parent else None,
             )
-            if target:
-                at = [k for k, _ in COLUMNS].index("diff") + 1
-                cells[at:at] = here_cells(app.session.store.forms.get(f.key), here.get(f.key))
+            if versus:
+                cells[at:at] = versus_cells(app.session.store.forms.get(f.key), other.get(f.key))
             table.add_row(*cells, key=f.key)
-        table.focus()
+
+    def draw_charts(self) -> None:
+        app = self.host
         measured = [
             (f.key, app.session.store.forms[f.key])
             for f in registry.FORMS

@@ -10,6 +10,7 @@ measuring core (or the build) kills the running child's process group: nothing i
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -212,14 +213,24 @@ class JobLaneApp(App):
             run_build(BuildContext.of(ws), only=steps, on_event=on_build, cancel=job.cancel)
         if job.cancel.is_set():
             return 0
-        done = serve.run_cells(
+        store = serve_store.load(ws, job.target)
+        run = functools.partial(serve.run_cells, ws=ws)
+        if job.target is not None:
+            from deploytui.launchers import targets
+            from deploytui.scenarios.remote import serve as remote
+
+            target = targets.store(ws.targets_path).doc.targets.get(job.target)
+            if target is None:
+                self._say(f"no target named {job.target}")
+                return 0
+            run = functools.partial(remote.run_cells_on, target=target, ws=ws)
+        done = run(
             todo,
             repeat=defaults.SERVE_REPEAT,
             warmup=defaults.SERVE_WARMUP,
             timeout_s=defaults.RUN_TIMEOUT_S,
             manifest=manifest.load(ws),
-            ws=ws,
-            store=serve_store.load(ws),
+            store=store,
             on_event=post,
             cancel=job.cancel,
             say=self._say,

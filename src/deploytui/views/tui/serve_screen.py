@@ -29,7 +29,14 @@ if TYPE_CHECKING:
     from deploytui.scenarios.serving.serve import ServeEvent
 
 SIZES = ",".join(map(str, defaults.SERVE_BATCHES)), ",".join(map(str, defaults.SERVE_THREADS))
-HOW = f"w measures them (or `deploytui bench --model {{m}} --batch {SIZES[0]} --threads {SIZES[1]}`)"
+
+
+def how(model: str, target: str | None) -> str:
+    """How to measure the cells: the key, or the command that does the same."""
+    on = f" --target {target}" if target else ""
+    return (
+        f"w measures them (or `deploytui bench --model {model}{on} --batch {SIZES[0]} --threads {SIZES[1]}`)"
+    )
 
 
 class ServeScreen(Screen):
@@ -84,8 +91,9 @@ class ServeScreen(Screen):
         self.redraw()
 
     def redraw(self) -> None:
-        """This model's serve.json read again, its cells drawn."""
-        store = serve_store.load(self.host.session.ws)
+        """This model's serve.json (here, or the chosen target's) read again, its cells drawn."""
+        session = self.host.session
+        store = serve_store.load(session.ws, session.target)
         self.cells, self.dropped = store.forms, store.dropped
         cells = self.cells
         self.show_status()
@@ -118,13 +126,19 @@ class ServeScreen(Screen):
         )
 
     def show_status(self) -> None:
-        ref = self.host.session.model
+        ref, target = self.host.session.model, self.host.session.target
+        where = f" on {target}" if target else ""
+        stored = (
+            f"artifacts/{ref.slug}/targets/{target}/serve.json"
+            if target
+            else f"artifacts/{ref.slug}/serve.json"
+        )
         status = (
-            f"{len(self.cells)} cells stored for {ref.text} (artifacts/{ref.slug}/serve.json), "
+            f"{len(self.cells)} cells stored for {ref.text}{where} ({stored}), "
             f"sorted by {self.sort_by}: t changes it"
         )
         if not self.cells:
-            status = f"no serving cells for {ref.text} yet: {HOW.format(m=ref.text)}"
+            status = f"no serving cells for {ref.text}{where} yet: {how(ref.text, target)}"
         if self.dropped:
             status += "\n" + "\n".join(f"warning: {d}" for d in self.dropped)
         if self.host.session.lane.find("serve") and not self.progress:
