@@ -22,15 +22,27 @@ def numpy_inputs(path: str) -> dict[str, Any]:
 
 
 def run_and_save(
-    forward: Callable[[], list[Any]], outputs: list[str], args: ProtocolArgs, stages: Stages, added: set[str]
+    forward_on: Callable[[dict[str, Any]], list[Any]],
+    inputs: dict[str, Any],
+    outputs: list[str],
+    args: ProtocolArgs,
+    stages: Stages,
+    added: set[str],
 ) -> None:
-    """The protocol's timed forwards, the last one's outputs saved as `outputs` names them, and
-    the protocol's line; a failing forward or write is one line."""
+    """The protocol's timed forwards on `inputs`, the last one's outputs saved as `outputs` names
+    them; --samples' forwards, each on its file's inputs; then the protocol's line. A failing
+    forward or write is one line."""
     from safetensors.numpy import save_file
 
     try:
-        ys = timed_forwards(forward, args.repeat, stages, args.warmup)
+        ys = timed_forwards(lambda: forward_on(inputs), args.repeat, stages, args.warmup)
         save_file(dict(zip(outputs, ys, strict=True)), args.outputs)
     except Exception as e:
         fail(f"forward failed: {type(e).__name__}: {e}")
+    for sample, out in args.samples:
+        named = numpy_inputs(sample)
+        try:
+            save_file(dict(zip(outputs, forward_on(named), strict=True)), out)
+        except Exception as e:
+            fail(f"sample {sample}: forward failed: {type(e).__name__}: {e}")
     emit_stages(stages, len(ys), added)

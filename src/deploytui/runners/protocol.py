@@ -9,7 +9,7 @@ import sys
 import time
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, NoReturn, TextIO
 
 
@@ -51,7 +51,11 @@ def fail(message: str, code: int = 1) -> NoReturn:
 # ---------------------------------------------------------------- the runner protocol
 #
 #   RUNNER [MODE] MODEL_FILE --inputs IN.safetensors --outputs OUT.safetensors [--repeat K]
-#          [--warmup W] [--threads T]
+#          [--warmup W] [--threads T] [--samples LIST]
+#
+# --samples (the Python runners only): LIST is a text file of lines `IN<TAB>OUT`; after the
+# protocol's forwards, one untimed forward on each IN, its outputs written to OUT (the accuracy
+# set in one process: a Python runtime's start-up of seconds is paid once, not per sample).
 #
 # Inputs are named: input_0, input_1, ... are passed positionally, any other name (a forward's
 # keyword, `attention_mask`) by keyword; the file's __metadata__ "inputs" lists them in call order
@@ -108,6 +112,21 @@ class ProtocolArgs:
     model: str | None
     warmup: int = 0
     threads: int = DEFAULT_THREADS
+    samples: list[tuple[str, str]] = field(default_factory=list)  # (inputs, outputs) of --samples
+
+
+def _samples(path: str | None) -> list[tuple[str, str]]:
+    """--samples LIST's (inputs, outputs) pairs, or the usage error."""
+    if path is None:
+        return []
+    try:
+        with open(path, encoding="utf-8") as f:
+            lines = [ln.split("\t") for ln in f.read().splitlines() if ln.strip()]
+    except OSError as e:
+        fail(f"could not read --samples {path}: {e.strerror}")
+    if any(len(words) != 2 for words in lines):
+        fail(f"--samples {path}: each line is INPUTS<TAB>OUTPUTS", 2)
+    return [(a, b) for a, b in lines]
 
 
 def _count(flags: dict[str, str], name: str, default: int, least: int) -> int:
@@ -123,13 +142,13 @@ def _count(flags: dict[str, str], name: str, default: int, least: int) -> int:
 
 
 def parse_args(argv: list[str], usage: str) -> ProtocolArgs:
-    """The protocol's flags (--inputs, --outputs, --repeat, --warmup, --threads, --model) and the
-    positional rest."""
+    """The protocol's flags (--inputs, --outputs, --repeat, --warmup, --threads, --model,
+    --samples) and the positional rest."""
     pos: list[str] = []
     flags: dict[str, str] = {}
     it = iter(argv)
     for a in it:
-        if a in ("--inputs", "--outputs", "--repeat", "--warmup", "--threads", "--model"):
+        if a in ("--inputs", "--outputs", "--repeat", "--warmup", "--threads", "--model", "--samples"):
             value = next(it, None)
             if value is None:
                 fail(f"{a} needs a value; usage: {usage}", 2)
@@ -148,6 +167,7 @@ def parse_args(argv: list[str], usage: str) -> ProtocolArgs:
         flags.get("model"),
         _count(flags, "warmup", 0, 0),
         _count(flags, "threads", DEFAULT_THREADS, 1),
+        _samples(flags.get("samples")),
     )
 
 

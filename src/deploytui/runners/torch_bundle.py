@@ -187,6 +187,35 @@ def forwards_to_file(
     return len(outputs)
 
 
+def samples_to_files(
+    args: ProtocolArgs,
+    forward_on: Callable[[list[tuple[str, Any]]], Any],
+    outputs_of: Callable[[Any], dict[str, Any]] = output_tensors,
+) -> None:
+    """--samples: one untimed forward on each listed inputs file (read like --inputs), its outputs
+    saved where the list says; a failure names the sample's file in the one line."""
+    import torch
+    from safetensors.torch import save_file
+
+    for inputs, outputs in args.samples:
+        named = read_inputs(inputs)
+        try:
+            with torch.inference_mode():
+                save_file(outputs_of(forward_on(named)), outputs)
+        except Exception as e:
+            fail(f"sample {inputs}: forward failed: {type(e).__name__}: {e}")
+
+
+def call_with(model: Any) -> Callable[[list[tuple[str, Any]]], Any]:
+    """The model called on named inputs as the protocol passes them (positional, then keywords)."""
+
+    def call(named: list[tuple[str, Any]]) -> Any:
+        args, kwargs = split_inputs(named)
+        return model(*args, **kwargs)
+
+    return call
+
+
 def main(argv: list[str]) -> None:
     stages = Stages()
     usage = f"load.py {{{'|'.join(MODES)}}} MODEL_FILE --inputs IN --outputs OUT [--repeat K]"
@@ -202,7 +231,9 @@ def main(argv: list[str]) -> None:
     except Exception as e:
         fail(f"could not load {path} ({mode}): {type(e).__name__}: {e}")
     stages.mark("load")
-    emit_stages(stages, forwards_to_file(lambda: model(*call, **kwargs), args, stages))
+    n = forwards_to_file(lambda: model(*call, **kwargs), args, stages)
+    samples_to_files(args, call_with(model))
+    emit_stages(stages, n)
 
 
 if __name__ == "__main__":

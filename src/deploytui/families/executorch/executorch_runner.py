@@ -15,7 +15,13 @@ import sys
 from typing import Any
 
 from deploytui.runners.protocol import Stages, emit_stages, fail, model_file, parse_args
-from deploytui.runners.torch_bundle import flat_outputs, forwards_to_file, read_inputs, torch_threads
+from deploytui.runners.torch_bundle import (
+    flat_outputs,
+    forwards_to_file,
+    read_inputs,
+    samples_to_files,
+    torch_threads,
+)
 
 USAGE = "executorch_runner PATH --inputs IN --outputs OUT [--repeat K] [--warmup W] [--threads T]"
 
@@ -44,7 +50,9 @@ def run_protocol(argv: list[str], stages: Stages) -> None:
         fail(f"could not load {path}: {type(e).__name__}: {e}")
     stages.mark("load")
     added = set(sys.modules) - before
-    emit_stages(stages, forwards_to_file(lambda: method.execute(inputs), args, stages, flat_outputs), added)
+    n = forwards_to_file(lambda: method.execute(inputs), args, stages, flat_outputs)
+    samples_to_files(args, lambda named: method.execute([t for _, t in named]), flat_outputs)
+    emit_stages(stages, n, added)
 
 
 def main(argv: list[str]) -> None:

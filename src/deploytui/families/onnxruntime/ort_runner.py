@@ -50,7 +50,7 @@ def run_protocol(argv: list[str], stages: Stages) -> None:
     if sorted(names) != sorted(inputs):
         fail(f"the model's inputs are {names}, the inputs file holds {list(inputs)}")
     outputs = [o.name for o in session.get_outputs()]
-    run_and_save(lambda: session.run(None, inputs), outputs, args, stages, added)
+    run_and_save(lambda feed: session.run(None, feed), inputs, outputs, args, stages, added)
 
 
 def main(argv: list[str]) -> None:

@@ -54,11 +54,11 @@ def run_protocol(argv: list[str], stages: Stages) -> None:
     request = compiled.create_infer_request()
     outputs = [p.get_any_name() for p in compiled.outputs]
 
-    def forward() -> list[Any]:
-        result = request.infer(inputs)
+    def forward(feed: dict[str, Any]) -> list[Any]:
+        result = request.infer(feed)
         return [result[p].copy() for p in compiled.outputs]
 
-    run_and_save(forward, outputs, args, stages, added)
+    run_and_save(forward, inputs, outputs, args, stages, added)
 
 
 def main(argv: list[str]) -> None:

@@ -14,9 +14,11 @@ from typing import Any
 
 from deploytui.runners.protocol import Stages, emit_stages, fail, own_stdout, parse_args
 from deploytui.runners.torch_bundle import (
+    call_with,
     forwards_to_file,
     load_weights,
     read_inputs,
+    samples_to_files,
     split_inputs,
     torch_threads,
 )
@@ -72,9 +74,9 @@ def run_protocol(argv: list[str], stages: Stages) -> None:
     added = set(sys.modules) - before
     from deploytui.models.load import output_tensors  # a wrong return is the model's error
 
-    emit_stages(
-        stages, forwards_to_file(lambda: model(*call, **kwargs), args, stages, output_tensors), added, out
-    )
+    n = forwards_to_file(lambda: model(*call, **kwargs), args, stages, output_tensors)
+    samples_to_files(args, call_with(model), output_tensors)
+    emit_stages(stages, n, added, out)
 
 
 def main(argv: list[str]) -> None:

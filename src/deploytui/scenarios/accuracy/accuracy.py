@@ -1,7 +1,8 @@
 """A variant's accuracy against eager: its outputs on the example inputs (what the bench's run
 wrote) and on each input of the model's accuracy set (`accuracy/inputs_K.safetensors`, written
-by the export-samples step with eager's outputs beside them), one fresh run of the form each
-(`--repeat 0`), tallied per output (`precision.OutputTally`) and judged by the form's budget.
+by the export-samples step with eager's outputs beside them) — a Python runner's all in one
+process (`--samples`), a compiled program's one fresh run each (`--repeat 0`) — tallied per
+output (`precision.OutputTally`) and judged by the form's budget.
 
 Reads tensors with tensorfile (no numpy): the app's bench worker runs this.
 """
@@ -72,6 +73,14 @@ def on_example(form: Form, got: Path, ws: Workspace, want: Path | None = None) -
     return judged(form, tallies)
 
 
+def _failed(done: procs.Finished) -> str:
+    """ "" when the run went well, else why not in one line (its last stderr line)."""
+    if not (done.error or done.killed or done.returncode != 0):
+        return ""
+    last = next((ln for ln in reversed(done.stderr) if ln.strip()), "")
+    return f"{done.error or done.killed or f'exit {done.returncode}'}: {last.strip()[:300]}"
+
+
 def run_here(
     form: Form, ws: Workspace, *, timeout_s: float, cancel: threading.Event | None
 ) -> Callable[[Path, Path], None]:
@@ -80,12 +89,31 @@ def run_here(
     def run_sample(inputs: Path, out: Path) -> None:
         argv = [*form.command(ws), "--inputs", str(inputs), "--outputs", str(out), "--repeat", "0"]
         done = procs.run(argv, cwd=paths.ROOT, env=runner_env(), timeout_s=timeout_s, cancel=cancel)
-        if done.error or done.killed or done.returncode != 0:
-            last = next((ln for ln in reversed(done.stderr) if ln.strip()), "")
-            why = done.error or done.killed or f"exit {done.returncode}"
-            raise AccuracyError(f"{why}: {last.strip()[:300]}")
+        if why := _failed(done):
+            raise AccuracyError(why)
 
     return run_sample
+
+
+def _all_in_one(
+    form: Form,
+    ws: Workspace,
+    todo: list[tuple[Path, Path]],
+    *,
+    timeout_s: float,
+    cancel: threading.Event | None,
+) -> None:
+    """Every sample in one process of a Python runner (`--samples`: its start-up, seconds,
+    paid once); a failure names the sample its line names."""
+    (first, first_out), rest = todo[0], todo[1:]
+    listing = first_out.with_name("samples.txt")
+    listing.write_text("".join(f"{i}\t{o}\n" for i, o in rest))
+    argv = [*form.command(ws), "--inputs", str(first), "--outputs", str(first_out), "--repeat", "0"]
+    argv += ["--samples", str(listing)]
+    done = procs.run(argv, cwd=paths.ROOT, env=runner_env(), timeout_s=timeout_s * len(todo), cancel=cancel)
+    if why := _failed(done):
+        k = next((k for k, (i, _) in enumerate(todo) if f"sample {i}:" in why), 0)
+        raise AccuracyError(f"sample {k}: {why.replace(f'sample {todo[k][0]}: ', '')}")
 
 
 def evaluate(
@@ -97,24 +125,31 @@ def evaluate(
     cancel: threading.Event | None = None,
     run_sample: Callable[[Path, Path], None] | None = None,
 ) -> Accuracy:
-    """The example inputs (`got`: the run's outputs on them) plus every sample of the set, each a
-    fresh run of the form (`run_sample(inputs, outputs)`: here unless given, e.g. on a target).
-    AccuracyError when a sample is missing, or its run fails."""
-    run_sample = run_sample or run_here(form, ws, timeout_s=timeout_s, cancel=cancel)
+    """The example inputs (`got`: the run's outputs on them) plus every sample of the set: here,
+    a Python runner answers them all in one process, a compiled program is one fresh run a
+    sample; elsewhere, `run_sample(inputs, outputs)` runs each (on a target). AccuracyError
+    when a sample is missing, or its run fails."""
     tallies: dict[str, OutputTally] = {}
     tally(got, ws.reference_path, tallies)
     with tempfile.TemporaryDirectory(dir=paths.scratch_dir()) as tmp:
+        todo = []
         for k in range(SAMPLES):
             inputs, want = sample_paths(ws, k)
             if not inputs.is_file() or not want.is_file():
                 raise AccuracyError(f"sample {k} of the accuracy set is missing: run deploytui build")
-            out = Path(tmp) / f"outputs_{k}.safetensors"
+            todo.append((inputs, Path(tmp) / f"outputs_{k}.safetensors"))
+        if run_sample is None and form.needs_python:
+            _all_in_one(form, ws, todo, timeout_s=timeout_s, cancel=cancel)
+        else:
+            run_one = run_sample or run_here(form, ws, timeout_s=timeout_s, cancel=cancel)
+            for k, (inputs, out) in enumerate(todo):
+                try:
+                    run_one(inputs, out)
+                except AccuracyError as e:
+                    raise AccuracyError(f"sample {k}: {e}") from None
+        for k, (_, out) in enumerate(todo):
             try:
-                run_sample(inputs, out)
-            except AccuracyError as e:
-                raise AccuracyError(f"sample {k}: {e}") from None
-            try:
-                tally(out, want, tallies)
+                tally(out, sample_paths(ws, k)[1], tallies)
             except (ValueError, OSError) as e:
                 raise AccuracyError(f"sample {k}: bad outputs: {e}") from None
     return judged(form, tallies)
