@@ -133,3 +133,15 @@ def test_cpp_times_each_forward_alone(timing_check):
     for bad in (("--threads", "0"), ("--repeat", "10001"), ("--warmup", "x")):
         run = _cpp(timing_check, "spin", "1", *io, *bad)
         assert run.returncode == 1 and run.stderr.startswith("error: --"), run.stderr
+
+
+def test_the_protocol_reads_a_samples_list(tmp_path):
+    listing = tmp_path / "samples.txt"
+    listing.write_text("a.safetensors\tx.safetensors\n\nb.safetensors\ty.safetensors\n")
+    args = parse_args(["m", "--inputs", "i", "--outputs", "o", "--samples", str(listing)], "usage")
+    assert args.samples == [("a.safetensors", "x.safetensors"), ("b.safetensors", "y.safetensors")]
+    assert parse_args(["m", "--inputs", "i", "--outputs", "o"], "usage").samples == []
+    listing.write_text("only-one-column\n")
+    with pytest.raises(SystemExit) as e:
+        parse_args(["m", "--inputs", "i", "--outputs", "o", "--samples", str(listing)], "usage")
+    assert e.value.code == 2
