@@ -112,7 +112,7 @@ def _all_in_one(
     argv += ["--samples", str(listing)]
     done = procs.run(argv, cwd=paths.ROOT, env=runner_env(), timeout_s=timeout_s * len(todo), cancel=cancel)
     if why := _failed(done):
-        k = next((k for k, (i, _) in enumerate(todo) if f"sample {i}:" in why), 0)
+        k = next((k for k, (i, _) in enumerate(todo) if str(i) in why), 0)  # the file its line names
         raise AccuracyError(f"sample {k}: {why.replace(f'sample {todo[k][0]}: ', '')}")
 
 
