@@ -244,13 +244,7 @@ class CompareScreen(Screen):
 
     def compose(self) -> ComposeResult:
         with Vertical(id="compare-box"):
-            yield Static(
-                Text(
-                    "Every form side by side — s (or a click on a header) sorts by the cursor's column",
-                    style="dim",
-                ),
-                id="compare-hint",
-            )
+            yield Static("", id="compare-hint")
             yield DataTable(id="compare-table", cursor_type="cell", zebra_stripes=True)
             with VerticalScroll(id="compare-charts-box"), Horizontal(id="compare-charts"):
                 yield PlotextChart("no form measured yet", id="chart-start")
@@ -288,12 +282,13 @@ class CompareScreen(Screen):
 
             other = results.load(app.session.ws.results_on(None if versus == HERE else versus)).forms
             columns[at:at] = versus_columns("here" if versus == HERE else versus)
-        where = f"on {target}" if target else "on this machine"
+        where = f" on {target}" if target else ""
         beside = f", {'this machine' if versus == HERE else versus}'s beside them" if versus else ""
-        keys = " — s sorts" + (
-            ", v changes what is beside" if len(versus_places(target, app.session.ws)) > 1 else ""
-        )
-        self.query_one("#compare-hint", Static).update(Text(f"Every form {where}{beside}{keys}", style="dim"))
+        keys = " — s (or a click on a header) sorts by the cursor's column"
+        if len(versus_places(target, app.session.ws)) > 1:
+            keys = " — s sorts, v changes what is beside"
+        hint = f"Every form{where}{beside or ' side by side'}{keys}"
+        self.query_one("#compare-hint", Static).update(Text(hint, style="dim"))
         for key, label in columns:
             table.add_column(label, key=key)
         ship = ship_store.load(app.session.ws.ship_path)
