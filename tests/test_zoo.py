@@ -1,5 +1,5 @@
 """Every form for models other than a1, on real builds: the zoo (convnet, tinylm) and the fixture
-models (two_outputs, int_input, data_dependent).
+models (two_outputs, int_input, data_dependent, and two_tower: nested inputs, a dict of tensors).
 
 Each model is built ONCE per session (`built_model`, session-scoped and incremental: a no-op
 when its artifacts are up to date; the probe steps are left out) under the real artifacts root,
@@ -32,6 +32,7 @@ MODELS = {
     "two_outputs": str(HERE / "models" / "two_outputs.py") + ":make",
     "int_input": str(HERE / "models" / "int_input.py") + ":make",
     "data_dependent": str(HERE / "models" / "data_dependent.py") + ":make",
+    "two_tower": str(HERE / "models" / "two_tower.py") + ":with_kwargs",  # a dict and a keyword
 }
 GUARD = "GuardOnDataDependentSymNode"
 # (model, form) -> (the stage that fails, words of the tool that stops it)

@@ -16,8 +16,7 @@ from deploytui.runners.protocol import Stages, emit_stages, fail, own_stdout, pa
 from deploytui.runners.torch_bundle import (
     forwards_to_file,
     load_weights,
-    read_inputs,
-    split_inputs,
+    read_call,
     torch_threads,
 )
 
@@ -62,7 +61,7 @@ def run_protocol(argv: list[str], stages: Stages) -> None:
     torch_threads(args, stages)
     out = own_stdout()  # the model's own prints (eager runs its code) go to stderr
     stages.mark("import")
-    call, kwargs = split_inputs(read_inputs(args.inputs))
+    call, kwargs = read_call(args.inputs)
     before = set(sys.modules)
     try:
         model = load(mode, path, args.model)
