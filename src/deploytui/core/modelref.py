@@ -25,6 +25,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 DEFAULT = "a1"
 
@@ -74,7 +75,7 @@ def inputs_text(inputs: object) -> str:
     name (`input_ids I64[1, 8], attention_mask I64[1, 8]`, `batch.user_ids I64[4]`)."""
     items = [i for i in inputs if isinstance(i, dict)] if isinstance(inputs, list) else []
 
-    def named(i: dict) -> bool:  # a keyword, or a tensor of a nested argument (`batch.user_ids`)
+    def named(i: dict[str, Any]) -> bool:  # a keyword, or a tensor of a nested argument (`batch.user_ids`)
         return i.get("kind", "positional") != "positional" or "." in str(i.get("name"))
 
     return ", ".join(

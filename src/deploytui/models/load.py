@@ -142,11 +142,11 @@ def named_leaves(module: nn.Module, args: Any, kwargs: Any) -> list[tuple[str, A
     named = []
     for path, leaf in _leaves(args, kwargs):
         where, top, *rest = path
-        if where.idx == 0:  # type: ignore[attr-defined]
-            i = top.idx  # type: ignore[attr-defined]
+        if where.idx == 0:
+            i = top.idx
             head = params[i] if rest and i < len(params) and params[i] else f"{POSITIONAL}{i}"
         else:
-            head = str(top.key)  # type: ignore[attr-defined]
+            head = str(top.key)
         named.append((".".join([head, *(output_name((k,)) for k in rest)]), leaf))
     return named
 
