@@ -150,3 +150,14 @@ def test_a_call_that_does_not_fit_its_tensors_is_one_line(tmp_path):
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
     assert out.returncode == 1 and out.stderr.startswith("error: could not rebuild the call"), out.stderr
     assert "Traceback" not in out.stderr
+
+
+def test_torch_onnx_gets_a_trailing_dict_as_an_argument():
+    """torch.onnx.export reads a trailing dict of args as the keywords when none are given: a
+    `forward(batch)` model's dict is kept an argument by an empty dict after it."""
+    from deploytui.families.onnxruntime.exports import onnx_args
+
+    batch = {"ids": 1}
+    assert onnx_args((batch,), {}) == (batch, {})
+    assert onnx_args((batch,), {"mask": 2}) == (batch,)
+    assert onnx_args((3, 4), {}) == (3, 4)
