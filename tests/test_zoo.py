@@ -1,5 +1,5 @@
 """Every form for models other than a1, on real builds: the zoo (convnet, tinylm) and the fixture
-models (two_outputs, int_input, data_dependent).
+models (two_outputs, int_input, data_dependent, and two_tower: nested inputs, a dict of tensors).
 
 Each model is built ONCE per session (`built_model`, session-scoped and incremental: a no-op
 when its artifacts are up to date; the probe steps are left out) under the real artifacts root,
@@ -32,6 +32,7 @@ MODELS = {
     "two_outputs": str(HERE / "models" / "two_outputs.py") + ":make",
     "int_input": str(HERE / "models" / "int_input.py") + ":make",
     "data_dependent": str(HERE / "models" / "data_dependent.py") + ":make",
+    "two_tower": str(HERE / "models" / "two_tower.py") + ":with_kwargs",  # a dict and a keyword
 }
 GUARD = "GuardOnDataDependentSymNode"
 # (model, form) -> (the stage that fails, words of the tool that stops it)
@@ -62,11 +63,13 @@ FAILS = {
 # data_dependent's IR, traced through one branch, which the accuracy set takes the other way
 # (cosine 0.55: the fp32 openvino form matches eager on the example input only); and
 # ExecuTorch's XNNPACK int8 of int_input (cosine 0.983, the same in Python and C++, run after run)
+# and of two_tower (its `user` embedding: cosine 0.976), whose NNCF int8 keeps cosine 0.54 of the
+# score (a dot product of two int8 towers of random weights)
 OUTSIDE_BUDGET = {
     (name, key)
-    for name in ("two_outputs", "int_input", "data_dependent")
+    for name in ("two_outputs", "int_input", "data_dependent", "two_tower")
     for key in ("openvino-int8", "openvino-native-int8")
-} | {("int_input", "executorch-int8"), ("int_input", "cpp-executorch-int8")}
+} | {(name, key) for name in ("int_input", "two_tower") for key in ("executorch-int8", "cpp-executorch-int8")}
 # int8 variants whose accuracy depends on the CPU's int8 kernels: NNCF's static int8 of tinylm
 # keeps cosine 0.999 on a VNNI CPU and falls to 0.986 on an AVX2-only EPYC (OpenVINO's u8×s8 path):
 # either is a correct outcome, judged by the budget and said in its words when it misses

@@ -25,6 +25,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 DEFAULT = "a1"
 
@@ -70,12 +71,15 @@ LIBRARY_PACKAGE = {
 
 
 def inputs_text(inputs: object) -> str:
-    """A description's inputs as one line: `F32[1, 3, 64, 64]`, keywords by name
-    (`input_ids I64[1, 8], attention_mask I64[1, 8]`)."""
+    """A description's inputs as one line: `F32[1, 3, 64, 64]`, keywords and nested inputs by
+    name (`input_ids I64[1, 8], attention_mask I64[1, 8]`, `batch.user_ids I64[4]`)."""
     items = [i for i in inputs if isinstance(i, dict)] if isinstance(inputs, list) else []
+
+    def named(i: dict[str, Any]) -> bool:  # a keyword, or a tensor of a nested argument (`batch.user_ids`)
+        return i.get("kind", "positional") != "positional" or "." in str(i.get("name"))
+
     return ", ".join(
-        ("" if i.get("kind", "positional") == "positional" else f"{i.get('name')} ")
-        + f"{i.get('dtype')}{list(i.get('shape') or [])}"
+        (f"{i.get('name')} " if named(i) else "") + f"{i.get('dtype')}{list(i.get('shape') or [])}"
         for i in items
     )
 

@@ -61,6 +61,9 @@ def fail(message: str, code: int = 1) -> NoReturn:
 # keyword, `attention_mask`) by keyword; the file's __metadata__ "inputs" lists them in call order
 # (positional first, then the keywords as the export saw them): runtimes that take a flat list
 # (AOTInductor, ExecuTorch) feed that order, ONNX runtimes feed the graph's inputs by name.
+# A nested call (a dict or a list argument) names its tensors by their key paths (`batch.user_ids`,
+# `images.0`: a dot marks one) and the __metadata__ "call" holds its structure (torch's treespec
+# as JSON) for the runners that rebuild the call (the Python torch runners).
 # Outputs are named by their pytree path (`logits`, `0.1`, `output` for a bare tensor) where the
 # runtime knows it, else output_0, output_1, ... in the flattened order; numerics.compare_files
 # matches either against the reference's names. The last stdout line is {"stages_ms": {"load",
@@ -80,6 +83,7 @@ LINE_KEYS = ("stages_ms", "outputs", "warmup", "forward_ms", "cpu_ms", "loop_ms"
 
 INPUTS_KEY = "inputs"  # the inputs file's __metadata__ entry: the names in call order, comma-joined
 POSITIONAL = "input_"  # input_0, input_1, ...: passed positionally; any other name by keyword
+CALL_KEY = "call"  # the inputs file's __metadata__ entry of a nested call: its treespec, JSON
 
 
 def positional_index(name: str) -> int | None:

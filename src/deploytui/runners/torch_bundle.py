@@ -3,7 +3,7 @@ beside py/protocol.py, the one module of this project it needs (`ship.pysource` 
 line), so the bundle runs on torch, safetensors and numpy alone. For eager the model's factory is the one
 py/model.json names, in the source copied beside it. What every Python runner of a torch-based form
 shares lives here too: the inputs in call order (positional and keyword), the outputs named by
-their pytree paths, the tied-weights load.
+their pytree paths, a nested call rebuilt from the inputs file, the tied-weights load.
 
 usage: python torch_bundle.py MODE MODEL_FILE --inputs IN --outputs OUT [--repeat K] [--warmup W]
        [--threads T]
@@ -21,6 +21,7 @@ from collections.abc import Callable
 from typing import Any
 
 from deploytui.runners.protocol import (
+    CALL_KEY,
     ProtocolArgs,
     Stages,
     call_order,
@@ -108,6 +109,24 @@ def split_inputs(named: list[tuple[str, Any]]) -> tuple[list[Any], dict[str, Any
     return args, {n: t for n, t in named if positional_index(n) is None}
 
 
+def read_call(path: str) -> tuple[list[Any], dict[str, Any]]:
+    """(args, kwargs) of the call the inputs file holds: rebuilt from its __metadata__ "call"
+    (torch's treespec) when the model takes nested inputs, else by the names (split_inputs)."""
+    from safetensors import safe_open
+    from torch.utils import _pytree as pytree
+
+    named = read_inputs(path)
+    try:
+        with safe_open(path, framework="pt") as f:
+            spec = (f.metadata() or {}).get(CALL_KEY)
+        if spec is None:
+            return split_inputs(named)
+        args, kwargs = pytree.tree_unflatten([t for _, t in named], pytree.treespec_loads(spec))
+    except Exception as e:  # a call that does not fit its tensors: one line
+        fail(f"could not rebuild the call from {path}: {type(e).__name__}: {e}")
+    return list(args), dict(kwargs)
+
+
 def output_name(path: tuple[Any, ...]) -> str:
     """A pytree key path as a name: dict keys and attributes by name, positions by number, joined
     by dots (`logits`, `0.1`); a bare tensor is `output`."""
@@ -189,28 +208,28 @@ def forwards_to_file(
 
 def samples_to_files(
     args: ProtocolArgs,
-    forward_on: Callable[[list[tuple[str, Any]]], Any],
+    forward_on: Callable[[str], Any],
     outputs_of: Callable[[Any], dict[str, Any]] = output_tensors,
 ) -> None:
-    """--samples: one untimed forward on each listed inputs file (read like --inputs), its outputs
-    saved where the list says; a failure names the sample's file in the one line."""
+    """--samples: one untimed forward on each listed inputs file (`forward_on(path)` reads it
+    and runs), its outputs saved where the list says; a failure names the sample's file in the
+    one line (a file it cannot read: read_inputs' line, which names it)."""
     import torch
     from safetensors.torch import save_file
 
     for inputs, outputs in args.samples:
-        named = read_inputs(inputs)
         try:
             with torch.inference_mode():
-                save_file(outputs_of(forward_on(named)), outputs)
+                save_file(outputs_of(forward_on(inputs)), outputs)
         except Exception as e:
             fail(f"sample {inputs}: forward failed: {type(e).__name__}: {e}")
 
 
-def call_with(model: Any) -> Callable[[list[tuple[str, Any]]], Any]:
-    """The model called on named inputs as the protocol passes them (positional, then keywords)."""
+def call_with(model: Any) -> Callable[[str], Any]:
+    """The model called on an inputs file's call (read_call: positional, keywords, nested)."""
 
-    def call(named: list[tuple[str, Any]]) -> Any:
-        args, kwargs = split_inputs(named)
+    def call(path: str) -> Any:
+        args, kwargs = read_call(path)
         return model(*args, **kwargs)
 
     return call
@@ -225,7 +244,7 @@ def main(argv: list[str]) -> None:
     mode, path = args.positional
     torch_threads(args, stages)
     stages.mark("import")
-    call, kwargs = split_inputs(read_inputs(args.inputs))
+    call, kwargs = read_call(args.inputs)
     try:
         model = load(mode, path)
     except Exception as e:

@@ -57,17 +57,14 @@ def export_samples(m: Any, out: Path, stem: str) -> dict[str, Any]:
 
     from deploytui.judge.numerics import OUTPUTS_KEY
     from deploytui.models.load import output_tensors
-    from deploytui.runners.protocol import INPUTS_KEY
 
     folder = out / ACCURACY_DIR
     folder.mkdir(exist_ok=True)
-    order = {INPUTS_KEY: ",".join(m.inputs)}
-    n_args = len(m.args)
+    order = m.inputs_metadata()  # the names in call order (and a nested call's structure)
     for k, inputs in enumerate(draw_samples(m, ACCURACY_SEED, SAMPLES)):
-        values = list(inputs.values())
-        kwargs = dict(zip(list(inputs)[n_args:], values[n_args:], strict=True))
+        args, kwargs = m.call(inputs.values())
         with torch.inference_mode():
-            y = output_tensors(m.module(*values[:n_args], **kwargs))
+            y = output_tensors(m.module(*args, **kwargs))
         save_file(inputs, str(folder / f"inputs_{k}.safetensors"), metadata=order)
         save_file(
             {n: t.contiguous() for n, t in y.items()},
@@ -84,7 +81,8 @@ def export_samples(m: Any, out: Path, stem: str) -> dict[str, Any]:
 
 
 def calibration_inputs(m: Any, out: Path) -> list[tuple[Any, ...]]:
-    """The example inputs, then the calibration set, each as the flat call-order tuple."""
+    """The example inputs, then the calibration set, each as the flat call-order tuple (`m.call`
+    makes a call of one)."""
     from safetensors.torch import load_file
 
     stored = load_file(str(out / CALIBRATION_FILE))

@@ -51,7 +51,7 @@ def run_protocol(argv: list[str], stages: Stages) -> None:
     stages.mark("load")
     added = set(sys.modules) - before
     n = forwards_to_file(lambda: method.execute(inputs), args, stages, flat_outputs)
-    samples_to_files(args, lambda named: method.execute([t for _, t in named]), flat_outputs)
+    samples_to_files(args, lambda path: method.execute([t for _, t in read_inputs(path)]), flat_outputs)
     emit_stages(stages, n, added)
 
 

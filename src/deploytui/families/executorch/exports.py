@@ -69,11 +69,11 @@ def export_executorch_int8(m: Any, out: Path, stem: str) -> dict[str, Any]:
 
     quantizer = XNNPACKQuantizer().set_global(get_symmetric_quantization_config(is_per_channel=True))
     prepared = prepare_pt2e(program(m).module(), quantizer)
-    n_args, keywords = len(m.args), list(m.kwargs)
     sets = calibration_inputs(m, out)
     with torch.no_grad():
         for flat in sets:
-            prepared(*flat[:n_args], **dict(zip(keywords, flat[n_args:], strict=True)))
+            args, kwargs = m.call(flat)
+            prepared(*args, **kwargs)
     converted = convert_pt2e(prepared)
     facts = lower(torch.export.export(converted, m.args, m.kwargs), out, f"{stem}_int8")
     return {**facts, "quantizer": "XNNPACKQuantizer symmetric per-channel", "calibration_inputs": len(sets)}

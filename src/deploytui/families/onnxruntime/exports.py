@@ -21,6 +21,13 @@ from deploytui.families.common.torch_export import (
 PRELOAD = ("onnx", "onnxscript", "torch.onnx")
 
 
+def onnx_args(args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, ...]:
+    """The args as torch.onnx.export must get them: it takes a trailing dict in args for the
+    keywords when none are given (`_get_torch_export_args`), so a model whose last positional
+    argument is a dict (`forward(batch)`) gets an empty dict after it, the keywords it has."""
+    return (*args, {}) if not kwargs and args and isinstance(args[-1], dict) else args
+
+
 def export_onnx(m: Any, out: Path, stem: str) -> dict[str, Any]:
     """torch.onnx.export (dynamo) on args and kwargs; the graph's inputs are named as the inputs
     file names them, its outputs after the model's outputs (the reference's names)."""
@@ -30,7 +37,7 @@ def export_onnx(m: Any, out: Path, stem: str) -> dict[str, Any]:
     names = reference_names(m)
     torch.onnx.export(
         m.module,
-        m.args,
+        onnx_args(m.args, m.kwargs),
         str(out / f"{stem}.onnx"),
         kwargs=m.kwargs,
         input_names=list(m.inputs),
@@ -91,7 +98,7 @@ def export_dyn_onnx(m: Any, out: Path, stem: str) -> dict[str, Any]:
     with tracing(oblivious=False):
         torch.onnx.export(
             m.module,
-            args,
+            onnx_args(args, kwargs),
             str(out / f"{stem}_dyn.onnx"),
             kwargs=kwargs,
             input_names=list(m.inputs),

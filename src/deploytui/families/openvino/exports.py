@@ -24,9 +24,10 @@ def no_openvino_telemetry() -> None:
 
 
 class Flat:
-    """The model as a module that takes its inputs flat in call order (args, then the keywords)
-    and returns its outputs flat in the reference's order: what the OpenVINO converter traces, so
-    that the IR's inputs and outputs are the inputs file's and the reference's, by position."""
+    """The model as a module that takes its inputs flat in call order (the input tensors as the
+    inputs file lists them, a nested call rebuilt by `m.call`) and returns its outputs flat in the
+    reference's order: what the OpenVINO converter traces, so that the IR's inputs and outputs are
+    the inputs file's and the reference's, by position."""
 
     @staticmethod
     def wrap(m: Any) -> Any:
@@ -34,15 +35,14 @@ class Flat:
 
         from deploytui.models.load import output_tensors
 
-        n_args, keywords = len(m.args), list(m.kwargs)
-
         class _Flat(torch.nn.Module):
             def __init__(self, inner: Any) -> None:
                 super().__init__()
                 self.inner = inner
 
             def forward(self, *flat: Any) -> Any:
-                y = self.inner(*flat[:n_args], **dict(zip(keywords, flat[n_args:], strict=True)))
+                args, kwargs = m.call(flat)
+                y = self.inner(*args, **kwargs)
                 return tuple(output_tensors(y).values())
 
         return _Flat(m.module).eval()

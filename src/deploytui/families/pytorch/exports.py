@@ -27,11 +27,9 @@ def export_model(m: Any, out: Path, stem: str) -> dict[str, Any]:
 
     from deploytui.judge.numerics import OUTPUTS_KEY
     from deploytui.models.load import output_tensors
-    from deploytui.runners.protocol import INPUTS_KEY
 
     save_model(m.module, str(out / f"{stem}.safetensors"))
-    order = {INPUTS_KEY: ",".join(m.inputs)}
-    save_file(m.inputs, str(out / "inputs.safetensors"), metadata=order)
+    save_file(m.inputs, str(out / "inputs.safetensors"), metadata=m.inputs_metadata())
     with torch.inference_mode():
         y = m.module(*m.args, **m.kwargs)
     outputs = output_tensors(y)
@@ -68,8 +66,9 @@ def export_trace(m: Any, out: Path, stem: str) -> dict[str, Any]:
             bound = inspect.signature(m.module.forward).bind(*m.args, **m.kwargs)
         except TypeError as e:
             raise TypeError(f"positional only: forward does not take these inputs by name ({e})") from None
-        named = dict(bound.arguments)
-        if not all(isinstance(v, torch.Tensor) for v in named.values()):
+        named = dict(bound.arguments)  # a value may be nested (a dict, a list): trace takes it
+        gathered = (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD)
+        if any(bound.signature.parameters[n].kind in gathered for n in named):
             raise TypeError(
                 "positional only: forward gathers its inputs in *args/**kwargs, trace cannot name them"
             )

@@ -17,9 +17,8 @@ from deploytui.runners.torch_bundle import (
     call_with,
     forwards_to_file,
     load_weights,
-    read_inputs,
+    read_call,
     samples_to_files,
-    split_inputs,
     torch_threads,
 )
 
@@ -64,7 +63,7 @@ def run_protocol(argv: list[str], stages: Stages) -> None:
     torch_threads(args, stages)
     out = own_stdout()  # the model's own prints (eager runs its code) go to stderr
     stages.mark("import")
-    call, kwargs = split_inputs(read_inputs(args.inputs))
+    call, kwargs = read_call(args.inputs)
     before = set(sys.modules)
     try:
         model = load(mode, path, args.model)
