@@ -1,4 +1,5 @@
-"""An SSH target: another Linux host, reached with the OpenSSH client (`ssh`), so the user's
+"""An SSH target (or an emulated one, launchers/emulated.py, which speaks the same protocol
+through a local shell in its root): another Linux host, reached with the OpenSSH client (`ssh`), so the user's
 ~/.ssh/config (aliases, ProxyJump, agent, keys) is honoured as `ssh` honours it. Host keys are
 checked against known_hosts; a new host is accepted only when the user says so (`accept_new`:
 StrictHostKeyChecking=accept-new), and BatchMode never lets ssh prompt.
@@ -27,6 +28,7 @@ from urllib.parse import urlsplit
 from deploytui.core import measure as measuring
 from deploytui.core.measure import Measurement, Progress, Sample
 from deploytui.core.units import human
+from deploytui.launchers import emulated
 
 REMOTE_ROOT = ".cache/deploytui-target"  # relative to the login's home
 SSH_OPTIONS = (
@@ -91,6 +93,13 @@ class Destination:
 
 
 def ssh_argv(dest: Destination, *, accept_new: bool = False) -> list[str]:
+    """The words before a remote command line: `ssh … host`, or for an emulated target
+    (launchers/emulated.py) a shell inside its root; TargetError when that root is not ready."""
+    if emulated.is_emulated(dest.host):
+        arch = emulated.parse(dest.host) or ""
+        if why := emulated.problem(arch):
+            raise TargetError(why)
+        return emulated.shell_prefix(arch)
     argv = ["ssh", *SSH_OPTIONS, "-o", f"StrictHostKeyChecking={'accept-new' if accept_new else 'yes'}"]
     if dest.config:
         argv += ["-F", dest.config]
@@ -191,6 +200,8 @@ def facts(dest: Destination, *, accept_new: bool = False) -> dict[str, object]:
         elif key:
             found[key] = value
     found["pythons"] = {v: p for v, p in sorted(pythons.items())}
+    if emulated.is_emulated(dest.host):  # qemu-user's timings: stored, marked, never ranked
+        found["emulated"] = True
     return found
 
 
@@ -240,11 +251,14 @@ def run_once(
     that starts the run's shell there instead of ssh (bench/target_fidelity.py runs the same
     script in the target's own sandbox, without the SSH hop)."""
     args = [REMOTE_ROOT, launcher, str(int(timeout_s * 1000)), folder, *argv]
-    command = (
-        [*via, "sh", "-c", RUN_SCRIPT, "sh", *args]
-        if via
-        else [*ssh_argv(dest), remote_command(RUN_SCRIPT, *args)]
-    )
+    try:
+        command = (
+            [*via, "sh", "-c", RUN_SCRIPT, "sh", *args]
+            if via
+            else [*ssh_argv(dest), remote_command(RUN_SCRIPT, *args)]
+        )
+    except TargetError as e:
+        return Sample(0.0, 0, None, error=str(e))
     try:
         proc = subprocess.Popen(
             command,

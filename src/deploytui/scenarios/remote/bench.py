@@ -21,7 +21,7 @@ from deploytui.core.workspace import Workspace
 from deploytui.launchers import sandbox, ssh
 from deploytui.launchers.ssh import SshLauncher, TargetError
 from deploytui.launchers.targets import Target
-from deploytui.scenarios.isolated import shipping
+from deploytui.scenarios.isolated import cross, shipping
 from deploytui.scenarios.startup import bench, results
 from deploytui.ship.bundler import ShipError
 from deploytui.spec.forms import Form
@@ -30,16 +30,23 @@ from deploytui.spec.manifest import load as load_manifest
 
 
 def arch_problem(target: Target) -> str:
-    """ "" or why no bundle built here can run on the target."""
+    """ "" or why no bundle built here can run on the target (one built for its architecture
+    can: scenarios/isolated/cross.py)."""
     here, there = platform.machine(), str(target.facts.get("arch", ""))
     if not there:
         return f"{target.name} was never checked: run `deploytui target check {target.name}`"
-    if there != here:
+    if there != here and there not in cross.ARCHES:
         return (
-            f"{target.name} is {there}, and every bundle here is built for {here}: "
-            f"an {there} build of each form is needed (deploytui build --arch {there})"
+            f"{target.name} is {there}, and the bundles here are built for {here} "
+            f"(or {', '.join(sorted(set(cross.ARCHES.values())))}): an {there} build of each form is needed"
         )
     return ""
+
+
+def target_arch(target: Target) -> str | None:
+    """The architecture the target's bundles are built for: None for this machine's."""
+    there = str(target.facts.get("arch", ""))
+    return None if there in ("", platform.machine()) else cross.ARCHES[there]
 
 
 def python_problem(target: Target, wanted: str) -> str:
@@ -66,12 +73,21 @@ def _prepare(form: Form, target: Target, ws: Workspace, say: Callable[[str], Non
     """The form's bundle on the target (sent once per content), its venv made there for a
     Python bundle; returns (the launcher's path there, the bundle's folder there)."""
     dest = target.dest
-    local = shipping.default_dir(form, ws).resolve()
-    say(f"bundling {form.key} → {local}")
-    made = shipping.make(form, local, ws=ws)
+    arch = target_arch(target)
+    if arch:
+        local = cross.default_dir(form, arch, ws).resolve()
+        say(f"bundling {form.key} for {arch} → {local}")
+        made = cross.make(form, arch, local, ws=ws)
+        launcher = cross.launcher(arch)
+        house = cross.wheelhouse(arch)
+    else:
+        local = shipping.default_dir(form, ws).resolve()
+        say(f"bundling {form.key} → {local}")
+        made = shipping.make(form, local, ws=ws)
+        launcher = launcher_path()
+        house = shipping.wheelhouse()
     manifest = made.manifest
     root = ssh.home(dest)
-    launcher = launcher_path()
     remote_launcher = f"{root}/bin/{launcher.name}"
     ssh.send_file(dest, launcher, remote_launcher, mode="755")
     files = json.dumps(manifest["files"], sort_keys=True)  # what it holds, not when it was made
@@ -86,15 +102,14 @@ def _prepare(form: Form, target: Target, ws: Workspace, say: Callable[[str], Non
             raise TargetError(why)
         ready = ssh.run(dest, 'test -e "$1/venv/.complete" && echo ready || true', folder).strip()
         if ready != "ready":
-            say(f"{form.key}: the wheelhouse {shipping.wheelhouse()} (pip download of the exact pins, once)")
-            err = sandbox.fill_wheelhouse(manifest["requirements"], shipping.wheelhouse(), shipping.pip_env())
-            if err:
-                raise TargetError(err)
-            wheels = _wheels_for(manifest["requirements"], shipping.wheelhouse())
+            say(f"{form.key}: the wheelhouse {house} (pip download of the exact pins, once)")
+            if not arch:  # an architecture's wheelhouse is filled as its bundle is made
+                err = sandbox.fill_wheelhouse(manifest["requirements"], house, shipping.pip_env())
+                if err:
+                    raise TargetError(err)
+            wheels = _wheels_for(manifest["requirements"], house)
             if not wheels:
-                raise TargetError(
-                    f"no wheels for {form.key} in {shipping.wheelhouse()}: run `make wheelhouse`"
-                )
+                raise TargetError(f"no wheels for {form.key} in {house}: run `make wheelhouse`")
             say(f"{form.key}: {len(wheels)} wheels to {target.name}, then its venv there (python{python})")
             for w in wheels:
                 ssh.send_file(dest, w, f"{root}/wheels/{w.name}")

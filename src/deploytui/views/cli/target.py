@@ -21,11 +21,17 @@ if TYPE_CHECKING:
 
 
 def add_parser(sub: Any) -> None:
-    t = sub.add_parser("target", help="hosts to measure on over SSH: add, list, check, remove, clean")
+    t = sub.add_parser(
+        "target",
+        help="hosts to measure on over SSH (or an emulated arm64 root): add, list, check, remove, clean",
+    )
     verbs = t.add_subparsers(dest="verb", required=True)
     a = verbs.add_parser("add", help="name a host (its facts are measured at once: `target check`)")
     a.add_argument("name")
-    a.add_argument("where", help="ssh://user@host[:port], user@host, or a ~/.ssh/config alias")
+    a.add_argument(
+        "where",
+        help="ssh://user@host[:port], user@host, a ~/.ssh/config alias, or emulated:arm64 (make arm64)",
+    )
     a.add_argument("--accept-new", action="store_true", help="accept the host's key if it is not known yet")
     a.add_argument(
         "--ssh-config", metavar="FILE", help="an ssh config file (ssh -F) instead of ~/.ssh/config"
@@ -46,7 +52,7 @@ def add_parser(sub: Any) -> None:
 
 def cmd_target(args: argparse.Namespace) -> int:
     from deploytui.launchers import ssh, targets
-    from deploytui.launchers.ssh import Destination, TargetError
+    from deploytui.launchers.ssh import TargetError
 
     store = targets.store(args.ws.targets_path)
     for msg in store.dropped:
@@ -63,7 +69,7 @@ def cmd_target(args: argparse.Namespace) -> int:
             print(f"error: {why}", file=sys.stderr)
             return 2
         try:
-            dest = Destination.parse(args.where, config=args.ssh_config, identity=args.identity)
+            dest = targets.destination(args.where, config=args.ssh_config, identity=args.identity)
             found = ssh.facts(dest, accept_new=args.accept_new)
         except TargetError as e:
             print(f"error: {e}", file=sys.stderr)
@@ -98,10 +104,19 @@ def cmd_target(args: argparse.Namespace) -> int:
 def resolve(names: str, ws: Workspace) -> tuple[list[Target], str]:
     """The targets a `--target a,b` names, or why not."""
     from deploytui.launchers import targets
+    from deploytui.launchers.ssh import TargetError
 
-    known = targets.store(ws.targets_path).doc.targets
+    store = targets.store(ws.targets_path)
+    known = store.doc.targets
     chosen, missing = [], []
     for name in (n.strip() for n in names.split(",") if n.strip()):
+        if name not in known and name == targets.EMULATED_ARM64:  # named on first use
+            try:
+                made = targets.emulated_target()
+            except TargetError as e:
+                return [], str(e)
+            store.update(lambda doc, t=made: doc.targets.__setitem__(t.name, t))
+            known = {**known, name: made}
         (chosen.append(known[name]) if name in known else missing.append(name))
     if missing:
         return [], f"no target named {', '.join(missing)} (deploytui target add NAME ssh://…)"
@@ -126,8 +141,10 @@ def bench_on_targets(args: argparse.Namespace, chosen: list[Form], ws: Workspace
             print(line, file=sys.stderr, flush=True)
 
     def measure_on(target: Target) -> None:
+        label = f"{target.name}, emulated" if target.facts.get("emulated") else target.name
+
         def said(line: str) -> None:
-            say(f"[{target.name}] {line}")
+            say(f"[{label}] {line}")
 
         for form in chosen:
             rec = remote.bench_form(
@@ -143,7 +160,7 @@ def bench_on_targets(args: argparse.Namespace, chosen: list[Form], ws: Workspace
             done[target.name].append(rec)
             if not args.json:
                 with out:
-                    print(f"[{target.name}] {table_line(rec)}", flush=True)
+                    print(f"[{label}] {table_line(rec)}", flush=True)
 
     threads = [threading.Thread(target=measure_on, args=(t,), name=t.name) for t in found]
     for th in threads:
