@@ -271,7 +271,17 @@ def test_a_target_of_another_architecture_says_what_is_needed(copy_ws, capsys):
     facts = {"pi": {"arch": "aarch64"}, "sifive": {"arch": "riscv64"}}
     doc = {"version": 1, "targets": {k: {"host": f"{k}.invalid", "facts": f} for k, f in facts.items()}}
     (art / "targets.json").write_text(json.dumps(doc))
-    argv = ["bench", "--model", "a1", "--artifacts", str(art), "--no-build", "--target", "sifive", "burn-file"]
+    argv = [
+        "bench",
+        "--model",
+        "a1",
+        "--artifacts",
+        str(art),
+        "--no-build",
+        "--target",
+        "sifive",
+        "burn-file",
+    ]
     code, out, _err = cli(capsys, *argv)
     assert code == 1 and "sifive is riscv64" in out and "an riscv64 build" in out
     # aarch64 bundles are made here (docs/arm64.md), but not of a Rust form: its stage says why
