@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import re
 import shlex
+import shutil
 import subprocess
 import threading
 import time
@@ -348,8 +349,24 @@ def home(dest: Destination) -> str:
     return out.strip()
 
 
+def _inside(dest: Destination, remote: str) -> Path | None:
+    """Where an absolute path of an emulated target is on this machine (its root is a folder
+    here: files go in and out by plain copies, not through emulated `cat`); None for a host."""
+    if not emulated.is_emulated(dest.host):
+        return None
+    return emulated.root_dir(emulated.parse(dest.host) or "") / remote.lstrip("/")
+
+
 def send_file(dest: Destination, local: Path, remote: str, *, mode: str = "644") -> None:
     """Copy one file to `remote` (absolute) unless it is there already."""
+    if (there := _inside(dest, remote)) is not None:
+        if not there.exists():
+            there.parent.mkdir(parents=True, exist_ok=True)
+            part = there.with_name(f"{there.name}.part")
+            shutil.copyfile(local, part)
+            part.chmod(int(mode, 8))
+            part.rename(there)
+        return
     script = (
         'test -e "$1" && exit 0; mkdir -p "$(dirname "$1")" && p="$1.part.$$"'
         ' && cat > "$p" && chmod "$2" "$p" && mv "$p" "$1"'
@@ -360,6 +377,14 @@ def send_file(dest: Destination, local: Path, remote: str, *, mode: str = "644")
 def send_tree(dest: Destination, local: Path, remote: str, *, exclude: tuple[str, ...] = ()) -> bool:
     """Copy a folder to `remote` (absolute) as a tar stream unless it is there already; True
     when it was sent, False when the target had it."""
+    if (there := _inside(dest, remote)) is not None:
+        if there.is_dir():
+            return False
+        part = there.with_name(f"{there.name}.part")
+        shutil.rmtree(part, ignore_errors=True)
+        shutil.copytree(local, part, symlinks=True, ignore=lambda d, _n: exclude if Path(d) == local else ())
+        part.rename(there)
+        return True
     if (
         run(dest, 'test -d "$1" && echo present || true', remote, timeout_s=CONNECT_TIMEOUT_S).strip()
         == "present"
@@ -393,6 +418,11 @@ def free_bytes(dest: Destination, remote: str) -> int | None:
 
 def fetch_file(dest: Destination, remote: str) -> bytes:
     """A file of the target, whole."""
+    if (there := _inside(dest, remote)) is not None:
+        try:
+            return there.read_bytes()
+        except OSError as e:
+            raise TargetError(f"{dest.text()}: {e}") from None
     argv = [*ssh_argv(dest), remote_command('cat "$1"', remote)]
     res = subprocess.run(argv, capture_output=True, timeout=600, check=False)
     if res.returncode != 0:

@@ -43,17 +43,12 @@ from deploytui.ship.spec import BundleSpec, Library
 from deploytui.spec import forms
 
 ARCHES = {"aarch64": "aarch64", "arm64": "aarch64"}
-# the wheel tags an aarch64 Linux with glibc 2.36 (Debian bookworm) installs, newest first
-# (openvino publishes manylinux_2_35 only; the others manylinux_2_28 or 2014)
+# the wheel tags an aarch64 Linux with glibc 2.36 (Debian bookworm) installs, newest first: pip
+# takes only the tags it is given (openvino publishes manylinux_2_35, nccl manylinux_2_18)
+GLIBC = {"aarch64": 36}
 PLATFORMS = {
-    "aarch64": (
-        "manylinux_2_35_aarch64",
-        "manylinux_2_34_aarch64",
-        "manylinux_2_28_aarch64",
-        "manylinux_2_27_aarch64",
-        "manylinux_2_17_aarch64",
-        "manylinux2014_aarch64",
-    )
+    arch: (*(f"manylinux_2_{minor}_{arch}" for minor in range(top, 16, -1)), f"manylinux2014_{arch}")
+    for arch, top in GLIBC.items()
 }
 TRIPLET = {"aarch64": "aarch64-linux-gnu"}
 RUST_TARGET = {"aarch64": "aarch64-unknown-linux-gnu"}

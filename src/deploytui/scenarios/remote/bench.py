@@ -100,7 +100,14 @@ def _prepare(form: Form, target: Target, ws: Workspace, say: Callable[[str], Non
         why = python_problem(target, python)
         if why:
             raise TargetError(why)
-        ready = ssh.run(dest, 'test -e "$1/venv/.complete" && echo ready || true', folder).strip()
+        # one venv per Python and set of pins on the target, shared by the bundles that need it
+        # (the torch forms' is GiBs), linked as each bundle's venv/
+        pins = "\n".join([python, *sorted(manifest["requirements"])])
+        venv = f"{root}/venvs/{hashlib.sha256(pins.encode()).hexdigest()[:16]}"
+        link = '[ -L "$1/venv" ] || rm -rf "$1/venv"; mkdir -p "$2" && ln -sfn "$2" "$1/venv" && '
+        ready = ssh.run(
+            dest, link + '{ test -e "$2/.complete" && echo ready || true; }', folder, venv
+        ).strip()
         if ready != "ready":
             say(f"{form.key}: the wheelhouse {house} (pip download of the exact pins, once)")
             if not arch:  # an architecture's wheelhouse is filled as its bundle is made

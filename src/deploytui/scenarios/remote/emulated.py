@@ -33,10 +33,11 @@ def target(ws: Workspace, arch: str) -> Target:
     name = NAMES[arch]
     st = targets.store(ws.targets_path)
     found = st.doc.targets.get(name)
-    if found is None or not found.facts.get("emulated"):
-        found = targets.emulated_target(name, arch)
-        st.update(lambda doc: doc.targets.__setitem__(name, found))
-    return found
+    if found is not None and found.facts.get("emulated"):
+        return found
+    made = targets.emulated_target(name, arch)
+    st.update(lambda doc: doc.targets.__setitem__(name, made))
+    return made
 
 
 def check(
