@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import json
 import platform
+import re
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -58,14 +59,26 @@ def python_problem(target: Target, wanted: str) -> str:
     return f"the bundle needs Python {wanted}; {target.name} has {have}"
 
 
+def _norm(name: str) -> str:
+    return re.sub(r"[-_.]+", "_", name).lower()
+
+
 def _wheels_for(requirements: list[str], wheelhouse: Path) -> list[Path]:
-    """The wheelhouse's files for the exact pins (name==version)."""
+    """The wheelhouse's files (wheels, sdists) for the exact pins (name==version), names compared
+    as pip does (ruamel.yaml is ruamel_yaml-…whl, antlr4-python3-runtime an sdist of that name)."""
+    by_pin: dict[tuple[str, str], list[Path]] = {}
+    for f in sorted(wheelhouse.iterdir()):
+        if f.name.endswith(".whl"):
+            name, version = f.name.split("-")[:2]
+        elif f.name.endswith(".tar.gz"):
+            name, _, version = f.name[: -len(".tar.gz")].rpartition("-")
+        else:
+            continue
+        by_pin.setdefault((_norm(name), version), []).append(f)
     found = []
     for pin in requirements:
         name, _, version = pin.partition("==")
-        stem = f"{name.replace('-', '_').lower()}-{version}-"
-        found += [w for w in sorted(wheelhouse.glob("*.whl")) if w.name.lower().startswith(stem)]
-        found += [w for w in sorted(wheelhouse.glob("*.tar.gz")) if w.name.lower().startswith(stem[:-1])]
+        found += by_pin.get((_norm(name), version), [])
     return found
 
 
