@@ -16,15 +16,17 @@ from pathlib import Path
 
 from deploytui.core import defaults
 from deploytui.core.measure import launcher_path
-from deploytui.core.record import RunRecord
-from deploytui.core.record_parts import Where
+from deploytui.core.record import RunRecord, stamp
+from deploytui.core.record_parts import Where, median
 from deploytui.core.workspace import Workspace
 from deploytui.launchers import sandbox, ssh
 from deploytui.launchers.ssh import SshLauncher, TargetError
 from deploytui.launchers.targets import Target
 from deploytui.scenarios.isolated import cross, shipping
 from deploytui.scenarios.startup import bench, results
+from deploytui.ship import store
 from deploytui.ship.bundler import ShipError
+from deploytui.ship.store import ShipCheck
 from deploytui.spec.forms import Form
 from deploytui.spec.manifest import availability
 from deploytui.spec.manifest import load as load_manifest
@@ -184,4 +186,30 @@ def bench_form(
         rec.cwd = m.cwd
     rec.target = Where.of(target.name, target.facts)
     results.load(ws.results_on(target.name)).put(rec)
+    arch = target_arch(target) if not arch_problem(target) else None
+    if arch and not form.applies(ws.model):
+        store.put(ws.ship_path_for(arch), form.key, arch_ship_fact(form, arch, ws, rec))
     return rec
+
+
+def arch_ship_fact(form: Form, arch: str, ws: Workspace, rec: RunRecord) -> ShipCheck:
+    """What a run of the form's `arch` bundle on a target says of that bundle: its sizes (its
+    manifest), whether it ran and matched eager, its start-up and peak RSS there."""
+    fact = ShipCheck(passed=bench.judged_ok(rec), model=ws.model.text, checked_at=stamp())
+    root = cross.default_dir(form, arch, ws)
+    fact.bundle = str(root)
+    try:
+        manifest = json.loads((root / "manifest.json").read_text())
+        fact.unpacked_bytes = manifest["unpacked_bytes"]
+        fact.compressed_bytes = manifest["compressed_bytes"]
+        fact.files = len(manifest["files"])
+        fact.libraries = list(manifest.get("libraries", []))
+    except (OSError, ValueError, KeyError):
+        pass
+    fact.reason = "" if fact.passed else (rec.error or rec.status)
+    fact.startup_median_s = median(rec.wall_s) if fact.passed else None
+    fact.peak_rss_median_bytes = median(rec.peak_rss_bytes) if fact.passed else None
+    fact.max_abs_diff = rec.max_abs_diff
+    fact.n = len(rec.wall_s)
+    fact.stderr_tail = rec.stderr_tail[-4:]
+    return fact
