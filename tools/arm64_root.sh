@@ -1,6 +1,6 @@
 #!/bin/sh
 # The emulated arm64 target's set-up (`make arm64`; docs/arm64.md): into $1 (the cache's arm64/)
-#   1. the tools: qemu-user-static, mmdebstrap, g++-aarch64-linux-gnu (apt-get install, as root);
+#   1. the tools: qemu-user-static, mmdebstrap (+ arch-test), g++-aarch64-linux-gnu (apt-get, as root);
 #   2. qemu-aarch64 registered with binfmt_misc (as root; flag F: the kernel opens the emulator
 #      now, so arm64 programs start inside any root or sandbox without a copy of it there);
 #   3. an arm64 Debian bookworm (minbase + python3, python3-venv, libstdc++6) made by mmdebstrap into root/.
@@ -17,6 +17,7 @@ is_root() { [ "$(id -u)" = 0 ]; }
 need=""
 command -v qemu-aarch64-static >/dev/null 2>&1 || need="$need qemu-user-static"
 command -v mmdebstrap >/dev/null 2>&1 || need="$need mmdebstrap"
+command -v arch-test >/dev/null 2>&1 || need="$need arch-test"  # mmdebstrap's check of a foreign arch
 command -v aarch64-linux-gnu-g++ >/dev/null 2>&1 || need="$need g++-aarch64-linux-gnu"
 if [ -n "$need" ]; then
   if ! is_root || ! command -v apt-get >/dev/null 2>&1; then
