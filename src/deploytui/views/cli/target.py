@@ -5,6 +5,7 @@ at a time, the targets at once."""
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import sys
 import threading
@@ -16,7 +17,7 @@ from deploytui.views.cli.table import table_line
 if TYPE_CHECKING:
     from deploytui.core.record import RunRecord
     from deploytui.core.workspace import Workspace
-    from deploytui.launchers.targets import Target
+    from deploytui.launchers.targets import Target, Targets
     from deploytui.spec.forms import Form
 
 
@@ -115,12 +116,16 @@ def resolve(names: str, ws: Workspace) -> tuple[list[Target], str]:
                 made = targets.emulated_target()
             except TargetError as e:
                 return [], str(e)
-            store.update(lambda doc, t=made: doc.targets.__setitem__(t.name, t))
             known = {**known, name: made}
+            store.update(functools.partial(_put, target=made))
         (chosen.append(known[name]) if name in known else missing.append(name))
     if missing:
         return [], f"no target named {', '.join(missing)} (deploytui target add NAME ssh://…)"
     return chosen, ""
+
+
+def _put(doc: Targets, target: Target) -> None:
+    doc.targets[target.name] = target
 
 
 def bench_on_targets(args: argparse.Namespace, chosen: list[Form], ws: Workspace) -> int:
