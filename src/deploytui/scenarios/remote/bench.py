@@ -135,11 +135,15 @@ def _prepare(form: Form, target: Target, ws: Workspace, say: Callable[[str], Non
             say(f"{form.key}: {len(wheels)} wheels to {target.name}, then its venv there (python{python})")
             for w in wheels:
                 ssh.send_file(dest, w, f"{root}/wheels/{w.name}")
+            # what the bundle's ./setup does, into the shared venv (python -m venv refuses a path
+            # that is a link, so it is made where it lives and reached through the link)
             script = (
-                'cd "$1" && PIP_NO_CACHE_DIR=1 PIP_CONFIG_FILE=/dev/null PIP_DISABLE_PIP_VERSION_CHECK=1 '
-                './setup "$2" >setup.log 2>&1 && touch venv/.complete || { tail -n 3 setup.log >&2; exit 1; }'
+                'cd "$1" && rm -rf "$3" && export PIP_NO_CACHE_DIR=1 PIP_CONFIG_FILE=/dev/null '
+                'PIP_DISABLE_PIP_VERSION_CHECK=1 && { "python$4" -m venv "$3" && "$3/bin/pip" install '
+                '--no-index --find-links "$2" -r requirements.txt; } >setup.log 2>&1 && touch "$3/.complete" '
+                "|| { tail -n 3 setup.log >&2; exit 1; }"
             )
-            ssh.run(dest, script, folder, f"{root}/wheels", timeout_s=defaults.BUILD_TIMEOUT_S)
+            ssh.run(dest, script, folder, f"{root}/wheels", venv, python, timeout_s=defaults.BUILD_TIMEOUT_S)
     return remote_launcher, folder
 
 
