@@ -1,6 +1,6 @@
 """An emulated target: an arm64 Debian root in the cache (`make arm64`: mmdebstrap, qemu-user
-registered with binfmt_misc), entered with bubblewrap — the root as /, with /proc, /sys and /dev
-(onnxruntime's cpuinfo reads /sys) and a fresh /tmp — and run there under qemu-aarch64.
+registered with binfmt_misc), entered with bubblewrap — the root as /, with /proc and /dev and a
+fresh /tmp, not this machine's /sys (shell_prefix says why) — and run there under qemu-aarch64.
 
 It speaks the SSH target's protocol (launchers/ssh.py): a target whose host is `emulated:arm64`
 gets, instead of `ssh … host`, a shell inside the root (`ssh_argv`), so the same scripts copy the
@@ -66,12 +66,14 @@ def problem(arch: str = "aarch64") -> str:
 
 def shell_prefix(arch: str) -> list[str]:
     """The words that start `/bin/sh -c COMMAND` inside the root, as `ssh host` starts one on a
-    host: bwrap with the root as /, the host's /proc, /sys and /dev, a fresh /tmp, no network
+    host: bwrap with the root as /, /proc and /dev, a fresh /tmp, no network
     (the wheels are copied in), a cleared environment; dies with its parent."""
     from deploytui.launchers.sandbox import bwrap
 
     argv = [bwrap(), "--bind", str(root_dir(arch)), "/", "--proc", "/proc", "--dev", "/dev"]
-    argv += ["--ro-bind", "/sys", "/sys", "--tmpfs", "/tmp", "--unshare-net", "--unshare-ipc"]
+    # no /sys: this machine's describes its x86-64 CPUs, and onnxruntime's cpuinfo (its aarch64
+    # code) crashes on it under qemu (SIGSEGV at import); without it, it warns and runs
+    argv += ["--tmpfs", "/tmp", "--unshare-net", "--unshare-ipc"]
     if os.geteuid() != 0:
         argv += ["--unshare-user", "--uid", "0", "--gid", "0"]
     argv += ["--die-with-parent", "--clearenv", "--setenv", "HOME", "/root", "--setenv", "LANG", "C.UTF-8"]
