@@ -1,6 +1,7 @@
 """An emulated target: an arm64 Debian root in the cache (`make arm64`: mmdebstrap, qemu-user
 registered with binfmt_misc), entered with bubblewrap — the root as /, with /proc and /dev and a
-fresh /tmp, not this machine's /sys (shell_prefix says why) — and run there under qemu-aarch64.
+fresh /tmp, and of this machine's /sys only its CPU lists (shell_prefix says why) — and run there
+under qemu-aarch64.
 
 It speaks the SSH target's protocol (launchers/ssh.py): a target whose host is `emulated:arm64`
 gets, instead of `ssh … host`, a shell inside the root (`ssh_argv`), so the same scripts copy the
@@ -21,6 +22,8 @@ ARCHES = {"arm64": "aarch64", "aarch64": "aarch64"}  # what a user may write -> 
 DEBIAN_ARCH = {"aarch64": "arm64"}
 BINFMT = Path("/proc/sys/fs/binfmt_misc")
 MAKE = "make arm64"  # what makes the root (tools/arm64_root.sh)
+CPU_SYS = Path("/sys/devices/system/cpu")
+CPU_LISTS = ("possible", "present", "online")  # the only /sys files the root sees
 
 
 def parse(where: str) -> str | None:
@@ -71,8 +74,13 @@ def shell_prefix(arch: str) -> list[str]:
     from deploytui.launchers.sandbox import bwrap
 
     argv = [bwrap(), "--bind", str(root_dir(arch)), "/", "--proc", "/proc", "--dev", "/dev"]
-    # no /sys: this machine's describes its x86-64 CPUs, and onnxruntime's cpuinfo (its aarch64
-    # code) crashes on it under qemu (SIGSEGV at import); without it, it warns and runs
+    # a /sys of the CPU lists only: with this machine's whole /sys (its x86-64 CPUs) onnxruntime's
+    # cpuinfo (its aarch64 code) dies of SIGSEGV at import under qemu; with none, ExecuTorch's
+    # XNNPACK cannot count the CPUs and its program does not load (Error::NotFound)
+    argv += ["--tmpfs", "/sys"]
+    for name in CPU_LISTS:
+        if (CPU_SYS / name).is_file():
+            argv += ["--ro-bind", str(CPU_SYS / name), str(CPU_SYS / name)]
     argv += ["--tmpfs", "/tmp", "--unshare-net", "--unshare-ipc"]
     if os.geteuid() != 0:
         argv += ["--unshare-user", "--uid", "0", "--gid", "0"]
