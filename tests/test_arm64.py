@@ -62,7 +62,9 @@ def test_emulated_timings_are_never_ranked(copy_ws):
 
     path = copy_ws.results_on("arm64-emulated")
     path.parent.mkdir(parents=True, exist_ok=True)
-    rec = RunRecord(form="onnxruntime", status=RunStatus.OK, wall_s=[1.0, 1.1, 1.2], peak_rss_bytes=[1, 2, 3])
+    rec = RunRecord(
+        form="onnxruntime", status=RunStatus.OK, n=3, wall_s=[1.0, 1.1, 1.2], peak_rss_bytes=[1, 2, 3]
+    )
     rec.target = Where("arm64-emulated", arch="aarch64", emulated=True)
     results.load(path).put(rec)
     found, _ = facts.read(copy_ws, target="arm64-emulated")
