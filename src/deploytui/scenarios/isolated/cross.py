@@ -220,7 +220,8 @@ def build_program(form: forms.Form, arch: str, ws: Workspace, version: str) -> P
         tmp.unlink(missing_ok=True)
         lines = [ln for ln in res.stderr.splitlines() if ln.strip()] or [f"exit {res.returncode}"]
         # the linker's first complaint, not collect2's summary
-        telling = [ln for ln in lines if any(w in ln for w in ("undefined reference", "cannot find", "error:"))]
+        words = ("undefined reference", "cannot find", "error:")
+        telling = [ln for ln in lines if any(w in ln for w in words)]
         first = next((ln for ln in telling if "collect2" not in ln), lines[-1])
         raise ShipError(f"{compiler(arch)} failed for {program}: {first.split('/bin/ld: ')[-1][:300]}")
     os.replace(tmp, out)
