@@ -218,11 +218,11 @@ def build_program(form: forms.Form, arch: str, ws: Workspace, version: str) -> P
     res = subprocess.run(lines[program](tmp), capture_output=True, text=True, check=False)
     if res.returncode != 0:
         tmp.unlink(missing_ok=True)
-        lines = [ln for ln in res.stderr.splitlines() if ln.strip()] or [f"exit {res.returncode}"]
+        said = [ln for ln in res.stderr.splitlines() if ln.strip()] or [f"exit {res.returncode}"]
         # the linker's first complaint, not collect2's summary
         words = ("undefined reference", "cannot find", "error:")
-        telling = [ln for ln in lines if any(w in ln for w in words)]
-        first = next((ln for ln in telling if "collect2" not in ln), lines[-1])
+        telling = [ln for ln in said if any(w in ln for w in words)]
+        first = next((ln for ln in telling if "collect2" not in ln), said[-1])
         raise ShipError(f"{compiler(arch)} failed for {program}: {first.split('/bin/ld: ')[-1][:300]}")
     os.replace(tmp, out)
     stamp.write_text(key)
