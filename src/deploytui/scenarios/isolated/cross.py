@@ -36,10 +36,9 @@ from pathlib import Path
 
 from deploytui.core import defaults, paths
 from deploytui.core.workspace import Workspace
-from deploytui.families.common.cpp_build import Wheel
-from deploytui.families.common.cpp_cmd import readelf_dynamic, wheels
+from deploytui.families.cross_cpp import cpp_wheel, libraries
 from deploytui.ship.bundler import Bundle, ShipError, bundle
-from deploytui.ship.spec import BundleSpec, Library
+from deploytui.ship.spec import BundleSpec
 from deploytui.spec import forms
 
 ARCHES = {"aarch64": "aarch64", "arm64": "aarch64"}
@@ -177,16 +176,6 @@ def unpacked(distribution: str, version: str, arch: str) -> Path:
 # --- the C/C++ programs -------------------------------------------------------------------
 
 
-def cpp_wheel(form: forms.Form) -> Wheel | None:
-    """The wheel a compiled form's program is compiled against (its family's cpp_steps), or None
-    (a Rust program)."""
-    program = Path(form.executable or "").name
-    for w in wheels():
-        if any(name == program for name, _src, _line in w.programs("c++", paths.ROOT / "cpp", Path("."))):
-            return w
-    return None
-
-
 def bin_dir(ws: Workspace, arch: str) -> Path:
     return ws.shared_dir / arch / "bin"
 
@@ -227,25 +216,6 @@ def build_program(form: forms.Form, arch: str, ws: Workspace, version: str) -> P
     os.replace(tmp, out)
     stamp.write_text(key)
     return out
-
-
-def libraries(program: Path, site: Path) -> tuple[list[Library], list[str]]:
-    """The shared libraries `program` needs, transitively: those in the unpacked wheel (bundled)
-    and the rest (the system's: libc, libstdc++, the loader)."""
-    found = {p.name: p for p in site.rglob("*.so*") if p.is_file()}
-    bundled: dict[str, Path] = {}
-    system: list[str] = []
-    todo = list(readelf_dynamic(program)["needed"])
-    while todo:
-        name = todo.pop()
-        if name in bundled or name in system:
-            continue
-        if name in found:
-            bundled[name] = found[name]
-            todo += readelf_dynamic(found[name])["needed"]
-        else:
-            system.append(name)
-    return [Library(n, p) for n, p in sorted(bundled.items())], sorted(system)
 
 
 # --- bundles ------------------------------------------------------------------------------
