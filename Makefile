@@ -32,8 +32,8 @@ CHECK_TESTS := -m "not build and not slow"
 PYTEST_WORKERS ?= 2
 PYTEST := $(VENV)/bin/pytest -n $(PYTEST_WORKERS) --dist loadgroup --no-loadscope-reorder
 
-.PHONY: run test check setup compile build rust-deps wheelhouse sshd lint-python test-rust test-python \
-	test-quick clean
+.PHONY: run test check setup compile build rust-deps wheelhouse sshd arm64 arm64-if-possible lint-python \
+	test-rust test-python test-quick clean
 
 setup: $(STAMP)
 
@@ -71,6 +71,16 @@ sshd: $(SSHD)
 $(SSHD): tools/unpack_sshd.sh
 	@sh tools/unpack_sshd.sh $(CACHE)/sshd
 
+# the emulated arm64 target (docs/arm64.md): the tools (qemu-user-static, mmdebstrap, the aarch64
+# cross compiler: apt-get as root), qemu-aarch64 registered with binfmt_misc, an arm64 Debian root
+# (mmdebstrap) in $(CACHE)/arm64; each step skipped when done, one line each, one line and exit 1
+# when this machine cannot (no root, no apt). `make test` goes on without it: the aarch64 tests
+# then skip, saying why.
+arm64:
+	@sh tools/arm64_root.sh $(CACHE)/arm64
+arm64-if-possible:
+	@sh tools/arm64_root.sh $(CACHE)/arm64 || echo "arm64: not made; the aarch64 tests will skip"
+
 # the wheels the Python ship checks install offline inside the sandbox: the exact pins of every
 # Python runtime the build probed, downloaded once into $(CACHE)/wheelhouse (a no-op when there)
 wheelhouse: build
@@ -106,10 +116,10 @@ check: lint-python test-quick
 # Three lines, each `make -j2`: what waits on different things runs at once. pip (network,
 # disk) and then the Python export steps (one core each) beside cargo compiling the Rust
 # dependencies (the build's cargo steps wait for its lock); clippy and cargo test beside the
-# wheelhouse download; then pytest. bench/fresh_setup.py runs these same lines.
+# wheelhouse download and the emulated arm64 root; then pytest. bench/fresh_setup.py runs these same lines.
 test:
 	@$(MAKE) --no-print-directory -j2 rust-deps lint-python build sshd
-	@$(MAKE) --no-print-directory -j2 test-rust wheelhouse
+	@$(MAKE) --no-print-directory -j2 test-rust wheelhouse arm64-if-possible
 	@$(MAKE) --no-print-directory test-python
 
 clean:

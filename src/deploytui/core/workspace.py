@@ -118,6 +118,11 @@ class Workspace:
         """Each form's last isolated check of its bundle (`deploytui ship FORM --check`)."""
         return self.model_dir / "ship.json"
 
+    def ship_path_for(self, arch: str | None) -> Path:
+        """The verdicts on the model's bundles for another architecture (`ship --arch`, `bench
+        --target` on a host of it): ship-<arch>.json; None: this machine's ship.json."""
+        return self.model_dir / f"ship-{arch}.json" if arch else self.ship_path
+
     @property
     def serve_path(self) -> Path:
         """The serving cells (`deploytui bench --batch/--threads`)."""

@@ -67,6 +67,8 @@ def _facts(
     ran = rec.status if rec is not None and rec.status in ("ok", "failed") else ""
     ok = rec is not None and rec.measured
     wall, rss = (rec.wall, rec.rss) if rec is not None else (None, None)
+    if rec is not None and rec.target is not None and rec.target.emulated:
+        wall, rss = None, None  # qemu's timings: stored and shown, never ranked
     facts = FormFacts(
         key=form.key,
         title=form.title,

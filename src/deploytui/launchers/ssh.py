@@ -1,4 +1,5 @@
-"""An SSH target: another Linux host, reached with the OpenSSH client (`ssh`), so the user's
+"""An SSH target (or an emulated one, launchers/emulated.py, which speaks the same protocol
+through a local shell in its root): another Linux host, reached with the OpenSSH client (`ssh`), so the user's
 ~/.ssh/config (aliases, ProxyJump, agent, keys) is honoured as `ssh` honours it. Host keys are
 checked against known_hosts; a new host is accepted only when the user says so (`accept_new`:
 StrictHostKeyChecking=accept-new), and BatchMode never lets ssh prompt.
@@ -16,6 +17,7 @@ from __future__ import annotations
 
 import re
 import shlex
+import shutil
 import subprocess
 import threading
 import time
@@ -27,6 +29,7 @@ from urllib.parse import urlsplit
 from deploytui.core import measure as measuring
 from deploytui.core.measure import Measurement, Progress, Sample
 from deploytui.core.units import human
+from deploytui.launchers import emulated
 
 REMOTE_ROOT = ".cache/deploytui-target"  # relative to the login's home
 SSH_OPTIONS = (
@@ -91,6 +94,13 @@ class Destination:
 
 
 def ssh_argv(dest: Destination, *, accept_new: bool = False) -> list[str]:
+    """The words before a remote command line: `ssh … host`, or for an emulated target
+    (launchers/emulated.py) a shell inside its root; TargetError when that root is not ready."""
+    if emulated.is_emulated(dest.host):
+        arch = emulated.parse(dest.host) or ""
+        if why := emulated.problem(arch):
+            raise TargetError(why)
+        return emulated.shell_prefix(arch)
     argv = ["ssh", *SSH_OPTIONS, "-o", f"StrictHostKeyChecking={'accept-new' if accept_new else 'yes'}"]
     if dest.config:
         argv += ["-F", dest.config]
@@ -191,6 +201,8 @@ def facts(dest: Destination, *, accept_new: bool = False) -> dict[str, object]:
         elif key:
             found[key] = value
     found["pythons"] = {v: p for v, p in sorted(pythons.items())}
+    if emulated.is_emulated(dest.host):  # qemu-user's timings: stored, marked, never ranked
+        found["emulated"] = True
     return found
 
 
@@ -240,11 +252,14 @@ def run_once(
     that starts the run's shell there instead of ssh (bench/target_fidelity.py runs the same
     script in the target's own sandbox, without the SSH hop)."""
     args = [REMOTE_ROOT, launcher, str(int(timeout_s * 1000)), folder, *argv]
-    command = (
-        [*via, "sh", "-c", RUN_SCRIPT, "sh", *args]
-        if via
-        else [*ssh_argv(dest), remote_command(RUN_SCRIPT, *args)]
-    )
+    try:
+        command = (
+            [*via, "sh", "-c", RUN_SCRIPT, "sh", *args]
+            if via
+            else [*ssh_argv(dest), remote_command(RUN_SCRIPT, *args)]
+        )
+    except TargetError as e:
+        return Sample(0.0, 0, None, error=str(e))
     try:
         proc = subprocess.Popen(
             command,
@@ -334,8 +349,24 @@ def home(dest: Destination) -> str:
     return out.strip()
 
 
+def _inside(dest: Destination, remote: str) -> Path | None:
+    """Where an absolute path of an emulated target is on this machine (its root is a folder
+    here: files go in and out by plain copies, not through emulated `cat`); None for a host."""
+    if not emulated.is_emulated(dest.host):
+        return None
+    return emulated.root_dir(emulated.parse(dest.host) or "") / remote.lstrip("/")
+
+
 def send_file(dest: Destination, local: Path, remote: str, *, mode: str = "644") -> None:
     """Copy one file to `remote` (absolute) unless it is there already."""
+    if (there := _inside(dest, remote)) is not None:
+        if not there.exists():
+            there.parent.mkdir(parents=True, exist_ok=True)
+            part = there.with_name(f"{there.name}.part")
+            shutil.copyfile(local, part)
+            part.chmod(int(mode, 8))
+            part.rename(there)
+        return
     script = (
         'test -e "$1" && exit 0; mkdir -p "$(dirname "$1")" && p="$1.part.$$"'
         ' && cat > "$p" && chmod "$2" "$p" && mv "$p" "$1"'
@@ -346,6 +377,14 @@ def send_file(dest: Destination, local: Path, remote: str, *, mode: str = "644")
 def send_tree(dest: Destination, local: Path, remote: str, *, exclude: tuple[str, ...] = ()) -> bool:
     """Copy a folder to `remote` (absolute) as a tar stream unless it is there already; True
     when it was sent, False when the target had it."""
+    if (there := _inside(dest, remote)) is not None:
+        if there.is_dir():
+            return False
+        part = there.with_name(f"{there.name}.part")
+        shutil.rmtree(part, ignore_errors=True)
+        shutil.copytree(local, part, symlinks=True, ignore=lambda d, _n: exclude if Path(d) == local else ())
+        part.rename(there)
+        return True
     if (
         run(dest, 'test -d "$1" && echo present || true', remote, timeout_s=CONNECT_TIMEOUT_S).strip()
         == "present"
@@ -379,6 +418,11 @@ def free_bytes(dest: Destination, remote: str) -> int | None:
 
 def fetch_file(dest: Destination, remote: str) -> bytes:
     """A file of the target, whole."""
+    if (there := _inside(dest, remote)) is not None:
+        try:
+            return there.read_bytes()
+        except OSError as e:
+            raise TargetError(f"{dest.text()}: {e}") from None
     argv = [*ssh_argv(dest), remote_command('cat "$1"', remote)]
     res = subprocess.run(argv, capture_output=True, timeout=600, check=False)
     if res.returncode != 0:

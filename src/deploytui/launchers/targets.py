@@ -13,10 +13,12 @@ from typing import Any, ClassVar, Self
 from deploytui.core.record import stamp
 from deploytui.core.store import Store, read_table
 from deploytui.core.units import human
-from deploytui.launchers.ssh import Destination
+from deploytui.launchers import emulated, ssh
+from deploytui.launchers.ssh import Destination, TargetError
 
 NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
 HERE = "here"  # the name of this machine: no target may take it
+EMULATED_ARM64 = "arm64-emulated"  # named on first use (`bench --target arm64-emulated`)
 
 
 @dataclass
@@ -60,6 +62,10 @@ class Target:
         f = self.facts
         if not f:
             return "never checked"
+        pythons = "Python " + (", ".join(f.get("pythons") or {}) or "none")
+        if f.get("emulated"):
+            words = [f"{f.get('arch') or '?'} emulated (qemu-user)", str(f.get("os") or "?")]
+            return " · ".join([*words, str(f.get("glibc") or "?"), pythons])
         mem, disk = f.get("memory_bytes"), f.get("free_disk_bytes")
         words = [
             str(f.get("arch") or "?"),
@@ -69,7 +75,7 @@ class Target:
             f"{f.get('cores') or '?'} cores",
             f"{human(mem)} memory" if isinstance(mem, int) else "memory ?",
             f"{human(disk)} free" if isinstance(disk, int) else "disk ?",
-            "Python " + (", ".join(f.get("pythons") or {}) or "none"),
+            pythons,
         ]
         return " · ".join(words)
 
@@ -108,3 +114,23 @@ def check_name(name: str) -> str:
     if not NAME.fullmatch(name):
         return f"{name!r} cannot name a target (letters, digits, '.', '_', '-'; at most 64)"
     return ""
+
+
+def destination(where: str, *, config: str | None = None, identity: str | None = None) -> Destination:
+    """What `target add NAME WHERE` names: an SSH address, or `emulated:arm64` (the emulated root
+    of launchers/emulated.py); TargetError with one line when neither."""
+    try:
+        arch = emulated.parse(where)
+    except ValueError as e:
+        raise TargetError(str(e)) from None
+    if arch is not None:
+        return Destination(emulated.host(arch))
+    return Destination.parse(where, config=config, identity=identity)
+
+
+def emulated_target(name: str = EMULATED_ARM64, arch: str = "aarch64") -> Target:
+    """The emulated arm64 target, its facts measured in the root now (TargetError when the root
+    is not made: what to run)."""
+    target = Target(name, Destination(emulated.host(arch)))
+    target.checked(ssh.facts(target.dest))
+    return target

@@ -8,6 +8,7 @@ import hashlib
 import io
 import json
 import os
+import platform
 import shutil
 import stat
 import sys
@@ -240,14 +241,16 @@ def bundle(spec: BundleSpec, out_dir: Path, tar: bool = False) -> Bundle:
     files = payload(out_dir)
     records = file_records(out_dir, files)
     compressed = sum(r["gz_bytes"] for r in records.values()) + TAR_OVERHEAD * (len(files) + 2)
+    arch = spec.arch or platform.machine()
     provides = {
-        "os": "Linux x86-64 with its C library and loader",
+        "os": f"Linux {arch} with its C library and loader",
         "system_libraries": list(spec.system_libraries),
     }
     if spec.python:
         provides["python"] = spec.python
     manifest: dict[str, Any] = {
         "bundle": spec.name,
+        "arch": arch,
         "entry": [RUN],
         "setup": [SETUP, "WHEELHOUSE"] if spec.is_python else None,
         "files": records,

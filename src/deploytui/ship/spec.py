@@ -50,6 +50,7 @@ class BundleSpec:
     python: str | None = None  # "3.11": the Python the target must provide
     system_libraries: tuple[str, ...] = ()  # what the OS must provide (libc.so.6, ld-linux-x86-64.so.2, …)
     note: str = ""
+    arch: str = ""  # `uname -m` of the machine it is built for ("": this one)
     extra: dict[str, object] = field(default_factory=dict)  # facts copied into the manifest as they are
 
     @property

@@ -6,22 +6,26 @@ targets/<name>/results.json; this machine's stay where they are."""
 
 from __future__ import annotations
 
+import json
 import threading
 from collections.abc import Callable
 from pathlib import Path
 
 from deploytui.core import defaults
-from deploytui.core.record import RunRecord, RunStatus, StageStatus
-from deploytui.core.record_parts import Accuracy, Where
+from deploytui.core.record import RunRecord, RunStatus, StageStatus, stamp
+from deploytui.core.record_parts import Accuracy, Where, median
 from deploytui.core.workspace import Workspace
 from deploytui.judge.precision import SAMPLES
 from deploytui.launchers import ssh
 from deploytui.launchers.ssh import TargetError
 from deploytui.launchers.targets import Target
 from deploytui.scenarios.accuracy import accuracy
-from deploytui.scenarios.remote.bundles import Placed, arch_problem, place, send_inputs
+from deploytui.scenarios.isolated import cross
+from deploytui.scenarios.remote.bundles import Placed, arch_problem, place, send_inputs, target_arch
 from deploytui.scenarios.startup import bench, results
+from deploytui.ship import store
 from deploytui.ship.bundler import ShipError
+from deploytui.ship.store import ShipCheck
 from deploytui.spec.forms import Form
 from deploytui.spec.manifest import availability
 from deploytui.spec.manifest import load as load_manifest
@@ -119,4 +123,30 @@ def bench_form(
                 rec.error = f"accuracy set: {e}"
     rec.target = Where.of(target.name, target.facts)
     results.load(ws.results_on(target.name)).put(rec)
+    arch = target_arch(target) if not arch_problem(target) else None
+    if arch and not form.applies(ws.model):
+        store.put(ws.ship_path_for(arch), form.key, arch_ship_fact(form, arch, ws, rec))
     return rec
+
+
+def arch_ship_fact(form: Form, arch: str, ws: Workspace, rec: RunRecord) -> ShipCheck:
+    """What a run of the form's `arch` bundle on a target says of that bundle: its sizes (its
+    manifest), whether it ran and matched eager, its start-up and peak RSS there."""
+    fact = ShipCheck(passed=bench.judged_ok(rec), model=ws.model.text, checked_at=stamp())
+    root = cross.default_dir(form, arch, ws)
+    fact.bundle = str(root)
+    try:
+        manifest = json.loads((root / "manifest.json").read_text())
+        fact.unpacked_bytes = manifest["unpacked_bytes"]
+        fact.compressed_bytes = manifest["compressed_bytes"]
+        fact.files = len(manifest["files"])
+        fact.libraries = list(manifest.get("libraries", []))
+    except (OSError, ValueError, KeyError):
+        pass
+    fact.reason = "" if fact.passed else (rec.error or rec.status)
+    fact.startup_median_s = median(rec.wall_s) if fact.passed else None
+    fact.peak_rss_median_bytes = median(rec.peak_rss_bytes) if fact.passed else None
+    fact.max_abs_diff = rec.max_abs_diff
+    fact.n = len(rec.wall_s)
+    fact.stderr_tail = rec.stderr_tail[-4:]
+    return fact

@@ -7,6 +7,7 @@ from __future__ import annotations
 import hashlib
 import json
 import platform
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,7 +19,7 @@ from deploytui.families import registry
 from deploytui.launchers import sandbox, ssh
 from deploytui.launchers.ssh import SshLauncher, TargetError
 from deploytui.launchers.targets import Target
-from deploytui.scenarios.isolated import shipping
+from deploytui.scenarios.isolated import cross, shipping
 from deploytui.spec.forms import Form
 
 
@@ -35,16 +36,23 @@ class Placed:
 
 
 def arch_problem(target: Target) -> str:
-    """ "" or why no bundle built here can run on the target."""
+    """ "" or why no bundle built here can run on the target (one built for its architecture
+    can: scenarios/isolated/cross.py)."""
     here, there = platform.machine(), str(target.facts.get("arch", ""))
     if not there:
         return f"{target.name} was never checked: run `deploytui target check {target.name}`"
-    if there != here:
+    if there != here and there not in cross.ARCHES:
         return (
-            f"{target.name} is {there}, and every bundle here is built for {here}: "
-            f"an {there} build of each form is needed (deploytui build --arch {there})"
+            f"{target.name} is {there}, and the bundles here are built for {here} "
+            f"(or {', '.join(sorted(set(cross.ARCHES.values())))}): an {there} build of each form is needed"
         )
     return ""
+
+
+def target_arch(target: Target) -> str | None:
+    """The architecture the target's bundles are built for: None for this machine's."""
+    there = str(target.facts.get("arch", ""))
+    return None if there in ("", platform.machine()) else cross.ARCHES[there]
 
 
 def python_problem(target: Target, wanted: str) -> str:
@@ -56,34 +64,54 @@ def python_problem(target: Target, wanted: str) -> str:
     return f"the bundle needs Python {wanted}; {target.name} has {have}"
 
 
+def _norm(name: str) -> str:
+    return re.sub(r"[-_.]+", "_", name).lower()
+
+
 def _wheels_for(requirements: list[str], wheelhouse: Path) -> list[Path]:
-    """The wheelhouse's files for the exact pins (name==version)."""
+    """The wheelhouse's files (wheels, sdists) for the exact pins (name==version), names compared
+    as pip does (ruamel.yaml is ruamel_yaml-…whl, antlr4-python3-runtime an sdist of that name)."""
+    by_pin: dict[tuple[str, str], list[Path]] = {}
+    for f in sorted(wheelhouse.iterdir()):
+        if f.name.endswith(".whl"):
+            name, version = f.name.split("-")[:2]
+        elif f.name.endswith(".tar.gz"):
+            name, _, version = f.name[: -len(".tar.gz")].rpartition("-")
+        else:
+            continue
+        by_pin.setdefault((_norm(name), version), []).append(f)
     found = []
     for pin in requirements:
         name, _, version = pin.partition("==")
-        stem = f"{name.replace('-', '_').lower()}-{version}-"
-        found += [w for w in sorted(wheelhouse.glob("*.whl")) if w.name.lower().startswith(stem)]
-        found += [w for w in sorted(wheelhouse.glob("*.tar.gz")) if w.name.lower().startswith(stem[:-1])]
+        found += by_pin.get((_norm(name), version), [])
     return found
 
 
-def local_dir(form: Form, ws: Workspace) -> Path:
+def batch_dir(own: Path, form: Form) -> Path:
     """Where the form's bundle is made here: a form on its dynamic-batch exports (a serving
-    cell's, `registry.for_batch`) beside the form's own, never over it."""
-    own = shipping.default_dir(form, ws)
+    cell's, `registry.for_batch`) beside the form's own bundle, never over it."""
     return (own if form == registry.get(form.key) else own.with_name(f"{form.key}-batch")).resolve()
 
 
 def place(form: Form, target: Target, ws: Workspace, say: Callable[[str], None]) -> Placed:
-    """The form's bundle on the target (sent once per content), its venv made there for a
-    Python bundle. TargetError, ShipError or OSError when it cannot be."""
+    """The form's bundle on the target (sent once per content; for the target's architecture),
+    its venv made there for a Python bundle. TargetError, ShipError or OSError when it cannot be."""
     dest = target.dest
-    local = local_dir(form, ws)
-    say(f"bundling {form.key} → {local}")
-    made = shipping.make(form, local, ws=ws)
+    arch = target_arch(target)
+    if arch:
+        local = batch_dir(cross.default_dir(form, arch, ws), form)
+        say(f"bundling {form.key} for {arch} → {local}")
+        made = cross.make(form, arch, local, ws=ws)
+        launcher = cross.launcher(arch)
+        house = cross.wheelhouse(arch)
+    else:
+        local = batch_dir(shipping.default_dir(form, ws), form)
+        say(f"bundling {form.key} → {local}")
+        made = shipping.make(form, local, ws=ws)
+        launcher = launcher_path()
+        house = shipping.wheelhouse()
     manifest = made.manifest
     root = ssh.home(dest)
-    launcher = launcher_path()
     remote_launcher = f"{root}/bin/{launcher.name}"
     ssh.send_file(dest, launcher, remote_launcher, mode="755")
     files = json.dumps(manifest["files"], sort_keys=True)  # what it holds, not when it was made
@@ -96,25 +124,35 @@ def place(form: Form, target: Target, ws: Workspace, say: Callable[[str], None])
         why = python_problem(target, python)
         if why:
             raise TargetError(why)
-        ready = ssh.run(dest, 'test -e "$1/venv/.complete" && echo ready || true', folder).strip()
+        # one venv per Python and set of pins on the target, shared by the bundles that need it
+        # (the torch forms' is GiBs), linked as each bundle's venv/
+        pins = "\n".join([python, *sorted(manifest["requirements"])])
+        venv = f"{root}/venvs/{hashlib.sha256(pins.encode()).hexdigest()[:16]}"
+        link = '[ -L "$1/venv" ] || rm -rf "$1/venv"; mkdir -p "$2" && ln -sfn "$2" "$1/venv" && '
+        ready = ssh.run(
+            dest, link + '{ test -e "$2/.complete" && echo ready || true; }', folder, venv
+        ).strip()
         if ready != "ready":
-            say(f"{form.key}: the wheelhouse {shipping.wheelhouse()} (pip download of the exact pins, once)")
-            err = sandbox.fill_wheelhouse(manifest["requirements"], shipping.wheelhouse(), shipping.pip_env())
-            if err:
-                raise TargetError(err)
-            wheels = _wheels_for(manifest["requirements"], shipping.wheelhouse())
+            say(f"{form.key}: the wheelhouse {house} (pip download of the exact pins, once)")
+            if not arch:  # an architecture's wheelhouse is filled as its bundle is made
+                err = sandbox.fill_wheelhouse(manifest["requirements"], house, shipping.pip_env())
+                if err:
+                    raise TargetError(err)
+            wheels = _wheels_for(manifest["requirements"], house)
             if not wheels:
-                raise TargetError(
-                    f"no wheels for {form.key} in {shipping.wheelhouse()}: run `make wheelhouse`"
-                )
+                raise TargetError(f"no wheels for {form.key} in {house}: run `make wheelhouse`")
             say(f"{form.key}: {len(wheels)} wheels to {target.name}, then its venv there (python{python})")
             for w in wheels:
                 ssh.send_file(dest, w, f"{root}/wheels/{w.name}")
+            # what the bundle's ./setup does, into the shared venv (python -m venv refuses a path
+            # that is a link, so it is made where it lives and reached through the link)
             script = (
-                'cd "$1" && PIP_NO_CACHE_DIR=1 PIP_CONFIG_FILE=/dev/null PIP_DISABLE_PIP_VERSION_CHECK=1 '
-                './setup "$2" >setup.log 2>&1 && touch venv/.complete || { tail -n 3 setup.log >&2; exit 1; }'
+                'cd "$1" && rm -rf "$3" && export PIP_NO_CACHE_DIR=1 PIP_CONFIG_FILE=/dev/null '
+                'PIP_DISABLE_PIP_VERSION_CHECK=1 && { "python$4" -m venv "$3" && "$3/bin/pip" install '
+                '--no-index --find-links "$2" -r requirements.txt; } >setup.log 2>&1 && touch "$3/.complete" '
+                "|| { tail -n 3 setup.log >&2; exit 1; }"
             )
-            ssh.run(dest, script, folder, f"{root}/wheels", timeout_s=defaults.BUILD_TIMEOUT_S)
+            ssh.run(dest, script, folder, f"{root}/wheels", venv, python, timeout_s=defaults.BUILD_TIMEOUT_S)
     return Placed(SshLauncher(dest, target.name, remote_launcher, folder), root)
 
 

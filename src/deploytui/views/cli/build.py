@@ -9,6 +9,8 @@ from deploytui.views.cli.common import build_progress
 
 
 def cmd_build(args: argparse.Namespace) -> int:
+    if args.arch:
+        return build_arch(args)
     from deploytui.builder import run_build
     from deploytui.spec.context import BuildContext
 
@@ -22,3 +24,19 @@ def cmd_build(args: argparse.Namespace) -> int:
         print(f"build: {len(failed)} step(s) failed: {', '.join(failed)}", file=sys.stderr)
         return 1
     return 0
+
+
+def build_arch(args: argparse.Namespace) -> int:
+    """`build --arch aarch64`: each form for that architecture from the native build (a line per
+    form: built, or the stage and why not)."""
+    from deploytui.scenarios.isolated import cross
+
+    try:
+        arch = cross.arch_of(args.arch)
+    except ValueError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    results = cross.build(args.ws, arch, say=lambda line: print(f"  {line}", file=sys.stderr, flush=True))
+    for key, why in results.items():
+        print(f"{'✓' if not why else '✗'} {key} ({arch}){': ' + why if why else ''}")
+    return 0 if all(not why for why in results.values()) else 1

@@ -66,6 +66,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="run only this step (repeatable; an unknown name prints the known ones)",
     )
     b.add_argument("-v", "--verbose", action="store_true", help="show every line the steps print")
+    b.add_argument(
+        "--arch",
+        metavar="ARCH",
+        help="build for another architecture (aarch64) from the native build: its wheels, "
+        "its cross-compiled programs",
+    )
     model_opt(b)
     b.set_defaults(func=cmd_build)
 
@@ -148,6 +154,11 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="run the bundle in a sandbox that sees only it and /usr (Python forms: builds its venv "
         "there from a local wheelhouse first: slow), compare with eager, store the verdict",
+    )
+    sh.add_argument(
+        "--arch",
+        metavar="ARCH",
+        help="bundle for another architecture (aarch64); --check runs it in the emulated arm64 root",
     )
     counts(sh, defaults.SHIP_RUNS)
     model_opt(sh)

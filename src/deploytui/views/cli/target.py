@@ -5,6 +5,7 @@ at a time, the targets at once (serving cells there: views/cli/serve.py, on `eac
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import sys
 import threading
@@ -17,16 +18,22 @@ from deploytui.views.cli.table import table_line
 if TYPE_CHECKING:
     from deploytui.core.record import RunRecord
     from deploytui.core.workspace import Workspace
-    from deploytui.launchers.targets import Target
+    from deploytui.launchers.targets import Target, Targets
     from deploytui.spec.forms import Form
 
 
 def add_parser(sub: Any) -> None:
-    t = sub.add_parser("target", help="hosts to measure on over SSH: add, list, check, remove, clean")
+    t = sub.add_parser(
+        "target",
+        help="hosts to measure on over SSH (or an emulated arm64 root): add, list, check, remove, clean",
+    )
     verbs = t.add_subparsers(dest="verb", required=True)
     a = verbs.add_parser("add", help="name a host (its facts are measured at once: `target check`)")
     a.add_argument("name")
-    a.add_argument("where", help="ssh://user@host[:port], user@host, or a ~/.ssh/config alias")
+    a.add_argument(
+        "where",
+        help="ssh://user@host[:port], user@host, a ~/.ssh/config alias, or emulated:arm64 (make arm64)",
+    )
     a.add_argument("--accept-new", action="store_true", help="accept the host's key if it is not known yet")
     a.add_argument(
         "--ssh-config", metavar="FILE", help="an ssh config file (ssh -F) instead of ~/.ssh/config"
@@ -47,7 +54,7 @@ def add_parser(sub: Any) -> None:
 
 def cmd_target(args: argparse.Namespace) -> int:
     from deploytui.launchers import ssh, targets
-    from deploytui.launchers.ssh import Destination, TargetError
+    from deploytui.launchers.ssh import TargetError
 
     store = targets.store(args.ws.targets_path)
     for msg in store.dropped:
@@ -64,7 +71,7 @@ def cmd_target(args: argparse.Namespace) -> int:
             print(f"error: {why}", file=sys.stderr)
             return 2
         try:
-            dest = Destination.parse(args.where, config=args.ssh_config, identity=args.identity)
+            dest = targets.destination(args.where, config=args.ssh_config, identity=args.identity)
             found = ssh.facts(dest, accept_new=args.accept_new)
         except TargetError as e:
             print(f"error: {e}", file=sys.stderr)
@@ -99,14 +106,28 @@ def cmd_target(args: argparse.Namespace) -> int:
 def resolve(names: str, ws: Workspace) -> tuple[list[Target], str]:
     """The targets a `--target a,b` names, or why not."""
     from deploytui.launchers import targets
+    from deploytui.launchers.ssh import TargetError
 
-    known = targets.store(ws.targets_path).doc.targets
+    store = targets.store(ws.targets_path)
+    known = store.doc.targets
     chosen, missing = [], []
     for name in (n.strip() for n in names.split(",") if n.strip()):
+        if name not in known and name == targets.EMULATED_ARM64:  # named on first use
+            try:
+                made = targets.emulated_target()
+            except TargetError as e:
+                return [], str(e)
+            known = {**known, name: made}
+            store.update(functools.partial(_put, target=made))
         (chosen.append(known[name]) if name in known else missing.append(name))
     if missing:
         return [], f"no target named {', '.join(missing)} (deploytui target add NAME ssh://…)"
     return chosen, ""
+
+
+def label(target: Target) -> str:
+    """How a line names the target: `[pi]`, or `[arm64-emulated, emulated]`."""
+    return f"{target.name}, emulated" if target.facts.get("emulated") else target.name
 
 
 def each_target(found: list[Target], work: Callable[[Target, Callable[[str], None]], None]) -> None:
@@ -118,7 +139,7 @@ def each_target(found: list[Target], work: Callable[[Target, Callable[[str], Non
     def on(target: Target) -> None:
         def say(line: str) -> None:
             with out:
-                print(f"[{target.name}] {line}", file=sys.stderr, flush=True)
+                print(f"[{label(target)}] {line}", file=sys.stderr, flush=True)
 
         work(target, say)
 
@@ -127,6 +148,10 @@ def each_target(found: list[Target], work: Callable[[Target, Callable[[str], Non
         th.start()
     for th in threads:
         th.join()
+
+
+def _put(doc: Targets, target: Target) -> None:
+    doc.targets[target.name] = target
 
 
 def bench_on_targets(args: argparse.Namespace, chosen: list[Form], ws: Workspace) -> int:
@@ -156,7 +181,7 @@ def bench_on_targets(args: argparse.Namespace, chosen: list[Form], ws: Workspace
             )
             done[target.name].append(rec)
             if not args.json:
-                print(f"[{target.name}] {table_line(rec)}", flush=True)
+                print(f"[{label(target)}] {table_line(rec)}", flush=True)
 
     each_target(found, measure_on)
     if args.json:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import platform
 
 from rich.text import Text
 from textual import on
@@ -291,7 +292,19 @@ class CompareScreen(Screen):
         self.query_one("#compare-hint", Static).update(Text(hint, style="dim"))
         for key, label in columns:
             table.add_column(label, key=key)
-        ship = ship_store.load(app.session.ws.ship_path)
+        # a target of another architecture: its bundles' sizes (ship-<arch>.json), not this machine's
+        there = [r.target for r in app.session.store.forms.values() if target and r.target is not None]
+        arch = there[0].arch if there and there[0].arch not in ("", platform.machine()) else None
+        if arch:
+            emulated = " (emulated: qemu's timings, never ranked)" if there[0].emulated else ""
+            self.query_one("#compare-hint", Static).update(
+                Text(
+                    f"Every form on {target}{emulated}, this machine's figures beside them; "
+                    f"ship sizes of the {arch} bundles — s sorts",
+                    style="dim",
+                )
+            )
+        ship = ship_store.load(app.session.ws.ship_path_for(arch))
         if ship.dropped:
             self.notify("; ".join(ship.dropped), title="ship.json damaged", severity="warning", timeout=15)
         shipped = ship.forms

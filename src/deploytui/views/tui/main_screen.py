@@ -172,6 +172,8 @@ class MainScreen(Screen):
         t.append(model_label(s.model), style="bold")
         if s.target:
             t.append(f" on {s.target}", style="bold magenta")
+            if any(r.target is not None and r.target.emulated for r in s.store.forms.values()):
+                t.append(" (emulated: qemu's timings, never ranked)", style="magenta")
         t.append(f" · {describe_model(s.info)}" if s.info else " · not built yet")
         t.append(f" · torch {tools.get('torch', '?')}" if "torch" in tools else "")
         self.query_one("#header", Static).update(t)

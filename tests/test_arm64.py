@@ -1,0 +1,93 @@
+"""aarch64 (docs/arm64.md): the emulated arm64 target as users name it, what each kind of form
+needs for another architecture, emulated timings never ranked; and (slow, in `make test` when
+`make arm64` could make the root) a1's onnxruntime and cpp-executorch shipped for aarch64 and
+proved in the emulated root, their outputs judged here against eager."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from deploytui.core.record_parts import Where
+from deploytui.families import registry
+from deploytui.launchers import emulated, targets
+from deploytui.launchers.ssh import Destination, TargetError
+from deploytui.scenarios.isolated import cross
+from deploytui.scenarios.remote import bench as remote
+from deploytui.views.cli.main import main
+
+
+def test_the_emulated_target_as_users_name_it():
+    assert targets.destination("emulated:arm64") == Destination("emulated:arm64")
+    assert targets.destination("emulated:aarch64") == Destination("emulated:arm64")
+    assert targets.destination("pi@board") == Destination("board", "pi")
+    with pytest.raises(TargetError, match="no emulated root for 'riscv64'"):
+        targets.destination("emulated:riscv64")
+
+
+def test_an_emulated_target_says_so_and_its_records_are_marked():
+    facts = {"arch": "aarch64", "os": "Debian GNU/Linux 12 (bookworm)", "glibc": "glibc 2.36"}
+    t = targets.Target("arm64-emulated", Destination("emulated:arm64"), {**facts, "emulated": True})
+    assert t.describe().startswith("aarch64 emulated (qemu-user)")
+    assert Where.of(t.name, t.facts).emulated
+    assert remote.target_arch(t) == "aarch64" and remote.arch_problem(t) == ""
+
+
+def test_without_the_root_the_target_is_one_line(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("DEPLOYTUI_CACHE", str(tmp_path / "cache"))
+    assert "make arm64" in emulated.problem("aarch64")
+    code = main(["target", "add", "arm", "emulated:arm64", "--artifacts", str(tmp_path / "art")])
+    _out, err = capsys.readouterr()
+    assert code == 1 and err.count("\n") == 1 and "make arm64" in err
+
+
+def test_each_kind_of_form_says_what_aarch64_needs():
+    by_key = {f.key: f for f in registry.FORMS}
+    assert cross.why_not(by_key["onnxruntime"], "aarch64") == ""
+    assert cross.why_not(by_key["cpp-executorch"], "aarch64") == ""
+    assert cross.why_not(by_key["openvino-native"], "aarch64") == ""
+    assert "AOTInductor" in cross.why_not(by_key["cpp-aoti"], "aarch64")
+    for key in ("burn-file", "tract", "onnxruntime-native"):
+        why = cross.why_not(by_key[key], "aarch64")
+        assert "cargo build --release --target aarch64-unknown-linux-gnu" in why, key
+    with pytest.raises(ValueError, match="only aarch64"):
+        cross.arch_of("riscv64")
+
+
+def test_emulated_timings_are_never_ranked(copy_ws):
+    from deploytui.core.record import RunRecord, RunStatus
+    from deploytui.decisions import facts
+    from deploytui.scenarios.startup import results
+
+    path = copy_ws.results_on("arm64-emulated")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    rec = RunRecord(
+        form="onnxruntime", status=RunStatus.OK, n=3, wall_s=[1.0, 1.1, 1.2], peak_rss_bytes=[1, 2, 3]
+    )
+    rec.target = Where("arm64-emulated", arch="aarch64", emulated=True)
+    results.load(path).put(rec)
+    found, _ = facts.read(copy_ws, target="arm64-emulated")
+    ort = next(f for f in found if f.key == "onnxruntime")
+    assert ort.ran == "ok" and ort.startup_s is None and ort.peak_rss_bytes is None
+
+
+@pytest.mark.slow
+def test_a1_shipped_for_aarch64_runs_in_the_emulated_root(copy_ws, capsys):
+    """onnxruntime (aarch64 wheels, a venv made in the root with its python3) and cpp-executorch
+    (cross-compiled against the aarch64 wheel), each proved in the root and judged against x86's
+    eager."""
+    if why := emulated.problem("aarch64"):
+        pytest.skip(why)
+    art, bundles = str(copy_ws.artifacts), str(copy_ws.bundles)
+    for key in ("onnxruntime", "cpp-executorch"):
+        argv = ["ship", key, "--arch", "aarch64", "--check", "-n", "2", "--json"]
+        code = main([*argv, "--model", "a1", "--artifacts", art, "--bundles", bundles])
+        out, err = capsys.readouterr()
+        fact = json.loads(out)["emulated"]
+        assert code == 0 and fact["passed"], (key, fact["reason"], err[-2000:])
+        manifest = json.loads((copy_ws.bundles_dir / "aarch64" / key / "manifest.json").read_text())
+        assert manifest["arch"] == "aarch64"
+    stored = json.loads((copy_ws.target_dir("arm64-emulated") / "results.json").read_text())
+    rec = stored["forms"]["cpp-executorch"]
+    assert rec["target"]["emulated"] and rec["target"]["arch"] == "aarch64" and rec["within_tol"]
