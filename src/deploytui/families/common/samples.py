@@ -1,21 +1,35 @@
-"""The model's sample sets, drawn like its example inputs with fixed seeds: the accuracy set (inputs
-and eager's outputs on each, read by the runners as they are) and the calibration set the int8
-exports of several families calibrate on (`calibration_inputs`)."""
+"""The model's sample sets, written by the export-samples step: the evaluation set every form is
+judged on (accuracy/inputs_K.safetensors, eager's outputs on each in reference_K, the labels in
+labels_K when the data has them, and accuracy/set.json: what the set is) and the calibration set
+the int8 exports of several families calibrate on (`calibration_inputs`).
+
+Without `--data` both are drawn like the example inputs with fixed seeds (SAMPLES and CALIBRATION
+inputs). With `--data` (core/dataref.py, read by models/data.py) the user's samples are streamed
+once and split, each by a seeded draw, into two disjoint parts: the calibration part (at most
+`calibration` samples) and the evaluation part (the rest); the sizes, the seed and a fingerprint
+of the data's bytes go into set.json and from there into every form's record.
+"""
 
 from __future__ import annotations
 
+import hashlib
 import json
+import random
 from pathlib import Path
 from typing import Any
 
-from deploytui.judge.precision import CALIBRATION, SAMPLES
+from deploytui.judge.precision import CALIBRATION, SAMPLES, class_scores
 
 PRELOAD = ("safetensors.torch",)  # what the build's fork server imports once for these exports
 
-ACCURACY_DIR = "accuracy"  # accuracy/inputs_K.safetensors + accuracy/reference_K.safetensors
-CALIBRATION_FILE = "calibration.safetensors"  # K/NAME per sample, calibration seeds
-ACCURACY_SEED = 1000  # sample k of the accuracy set is drawn from seed ACCURACY_SEED + k
+ACCURACY_DIR = "accuracy"  # inputs_K, reference_K, labels_K .safetensors and set.json
+SET_FILE = "set.json"
+CALIBRATION_FILE = "calibration.safetensors"  # K/NAME per sample
+ACCURACY_SEED = 1000  # sample k of the drawn accuracy set is drawn from seed ACCURACY_SEED + k
 CALIBRATION_SEED = 2000
+CALIBRATION_SHARE = 0.25  # a sample of the data goes to the calibration part with this chance
+LABELS_KEY = "labels"
+IGNORE_INDEX = -100  # a label position left out of the metric (Hugging Face's convention)
 
 
 def _drawn_like(t: Any, gen: Any) -> Any:
@@ -49,46 +63,161 @@ def draw_samples(m: Any, seed: int, count: int) -> list[dict[str, Any]]:
     return out
 
 
-def export_samples(m: Any, out: Path, stem: str) -> dict[str, Any]:
-    """The accuracy set (SAMPLES inputs and eager's outputs on each, files the runner protocol
-    reads as they are) and the calibration set (CALIBRATION more, other seeds, one file)."""
-    import torch
+def to_calibration(taken: int, calibration: int, rng: random.Random) -> bool:
+    """Whether the next sample goes to the calibration part: a seeded draw, while the part has
+    room (`taken` of `calibration`); the parts are disjoint and the data is read once."""
+    return taken < calibration and rng.random() < CALIBRATION_SHARE
+
+
+def labelled_output(outputs: dict[str, Any], label: Any, name: str) -> str:
+    """The output a label scores: class scores whose shape without the classes is the label's."""
+    fits = [n for n, y in outputs.items() if list(y.shape[:-1]) == list(label.shape) and y.shape[-1] >= 2]
+    best = [n for n in fits if class_scores(n, list(outputs[n].shape))] or fits
+    if not best:
+        shapes = ", ".join(f"{n} {list(y.shape)}" for n, y in outputs.items())
+        raise _data_error(
+            f"{name}: its labels have shape {list(label.shape)}, and no output is class scores over "
+            f"that shape ({shapes})"
+        )
+    return best[0]
+
+
+def _data_error(message: str) -> Exception:
+    from deploytui.models.data import DataError
+
+    return DataError(message)
+
+
+class _Writer:
+    """The evaluation part, written sample by sample (inputs, eager's outputs, labels)."""
+
+    def __init__(self, m: Any, folder: Path) -> None:
+        from deploytui.runners.protocol import INPUTS_KEY
+
+        self.m, self.folder, self.count = m, folder, 0
+        self.order = {INPUTS_KEY: ",".join(m.inputs)}
+        self.output: str | None = None  # the output the labels score
+        self.labelled: bool | None = None
+
+    def add(self, name: str, inputs: dict[str, Any], label: Any) -> None:
+        import torch
+        from safetensors.torch import save_file
+
+        from deploytui.judge.numerics import OUTPUTS_KEY
+        from deploytui.models.load import output_tensors
+
+        n_args = len(self.m.args)
+        values = list(inputs.values())
+        kwargs = dict(zip(list(inputs)[n_args:], values[n_args:], strict=True))
+        try:
+            with torch.inference_mode():
+                y = output_tensors(self.m.module(*values[:n_args], **kwargs))
+        except Exception as e:  # the model refuses this sample's values
+            raise _data_error(f"{name}: the model raised {type(e).__name__}: {str(e).splitlines()[0][:200]}") from None
+        if self.labelled is None:
+            self.labelled = label is not None
+        elif self.labelled != (label is not None):
+            raise _data_error(f"{name}: {'has a label' if label is not None else 'has no label'}, the samples before it {'do not' if label is not None else 'do'}")
+        if label is not None:
+            self.output = self.output or labelled_output(y, label, name)
+            scores = y[self.output]
+            if list(scores.shape[:-1]) != list(label.shape):
+                raise _data_error(f"{name}: its labels have shape {list(label.shape)}, {self.output} is {list(scores.shape)}")
+            bad = label[(label != IGNORE_INDEX) & ((label < 0) | (label >= scores.shape[-1]))]
+            if bad.numel():
+                raise _data_error(f"{name}: label {int(bad[0])} is outside the {scores.shape[-1]} classes of {self.output}")
+        k = self.count
+        save_file(inputs, str(self.folder / f"inputs_{k}.safetensors"), metadata=self.order)
+        save_file(
+            {n: t.contiguous() for n, t in y.items()},
+            str(self.folder / f"reference_{k}.safetensors"),
+            metadata={OUTPUTS_KEY: json.dumps(list(y))},
+        )
+        if label is not None:
+            save_file({LABELS_KEY: label.contiguous()}, str(self.folder / f"labels_{k}.safetensors"))
+        self.count += 1
+
+
+def _digest(h: Any, part: str, inputs: dict[str, Any], label: Any) -> None:
+    h.update(part.encode())
+    for n, t in [*inputs.items(), *([(LABELS_KEY, label)] if label is not None else [])]:
+        h.update(f"{n}{t.dtype}{list(t.shape)}".encode())
+        h.update(t.contiguous().numpy().tobytes())
+
+
+def _fresh(folder: Path) -> None:
+    folder.mkdir(exist_ok=True)
+    for p in folder.glob("*.safetensors"):
+        p.unlink()
+
+
+def export_samples(m: Any, out: Path, stem: str, data: Any = None) -> dict[str, Any]:
+    """The evaluation set and the calibration set: drawn like the example inputs, or the user's
+    data (`data`, a DataRef) split in two. Its facts: what set.json says."""
     from safetensors.torch import save_file
 
-    from deploytui.judge.numerics import OUTPUTS_KEY
-    from deploytui.models.load import output_tensors
     from deploytui.runners.protocol import INPUTS_KEY
 
     folder = out / ACCURACY_DIR
-    folder.mkdir(exist_ok=True)
-    order = {INPUTS_KEY: ",".join(m.inputs)}
-    n_args = len(m.args)
-    for k, inputs in enumerate(draw_samples(m, ACCURACY_SEED, SAMPLES)):
-        values = list(inputs.values())
-        kwargs = dict(zip(list(inputs)[n_args:], values[n_args:], strict=True))
-        with torch.inference_mode():
-            y = output_tensors(m.module(*values[:n_args], **kwargs))
-        save_file(inputs, str(folder / f"inputs_{k}.safetensors"), metadata=order)
-        save_file(
-            {n: t.contiguous() for n, t in y.items()},
-            str(folder / f"reference_{k}.safetensors"),
-            metadata={OUTPUTS_KEY: json.dumps(list(y))},
-        )
-    calibration = {
-        f"{k}/{name}": t
-        for k, s in enumerate(draw_samples(m, CALIBRATION_SEED, CALIBRATION))
-        for name, t in s.items()
+    _fresh(folder)
+    writer = _Writer(m, folder)
+    calibration: list[dict[str, Any]] = []
+    h = hashlib.sha256()
+    if data is None:
+        for k, inputs in enumerate(draw_samples(m, ACCURACY_SEED, SAMPLES)):
+            writer.add(f"sample {k}", inputs, None)
+        calibration = draw_samples(m, CALIBRATION_SEED, CALIBRATION)
+        facts: dict[str, Any] = {"data": None, "seed": ACCURACY_SEED, "calibration_seed": CALIBRATION_SEED}
+    else:
+        from deploytui.models.data import DataError, Skipped, samples
+
+        skipped, rng, seen = Skipped(), random.Random(data.seed), 0
+        for s in samples(data, m.inputs, skipped):
+            if to_calibration(len(calibration), data.calibration, rng):
+                calibration.append(s.inputs)
+                _digest(h, "c", s.inputs, s.label)
+            else:
+                writer.add(s.name, s.inputs, s.label)
+                _digest(h, "e", s.inputs, s.label)
+            seen += 1
+        gone = f" ({skipped.count} unreadable file(s) skipped, first {skipped.first})" if skipped.count else ""
+        if not seen:
+            raise DataError(f"--data {data.text} holds no samples{gone}")
+        if not writer.count:
+            raise DataError(f"--data {data.text}: all {seen} sample(s) went to calibration, none is left to evaluate on")
+        facts = {
+            "data": data.text,
+            "seed": data.seed,
+            "skipped": skipped.count,
+            "skipped_first": skipped.first or None,
+        }
+    order = {INPUTS_KEY: ",".join(m.inputs), "source": "data" if data is not None else "drawn"}
+    save_file(
+        {f"{k}/{name}": t for k, s in enumerate(calibration) for name, t in s.items()},
+        str(out / CALIBRATION_FILE),
+        metadata=order,
+    )
+    facts |= {
+        "fingerprint": h.hexdigest()[:16] if data is not None else None,
+        "calibration_samples": len(calibration),
+        "evaluation_samples": writer.count,
+        "labels": bool(writer.labelled),
+        "labelled_output": writer.output,
     }
-    save_file(calibration, str(out / CALIBRATION_FILE), metadata=order)
-    return {"accuracy_samples": SAMPLES, "accuracy_seed": ACCURACY_SEED, "calibration_samples": CALIBRATION}
+    (folder / SET_FILE).write_text(json.dumps(facts, indent=1) + "\n")
+    return facts
 
 
 def calibration_inputs(m: Any, out: Path) -> list[tuple[Any, ...]]:
-    """The example inputs, then the calibration set, each as the flat call-order tuple."""
+    """The calibration set, each as the flat call-order tuple: the user's calibration part, or the
+    example inputs and the drawn set."""
+    from safetensors import safe_open
     from safetensors.torch import load_file
 
+    with safe_open(str(out / CALIBRATION_FILE), framework="pt") as f:
+        source = (f.metadata() or {}).get("source", "drawn")
     stored = load_file(str(out / CALIBRATION_FILE))
     count = len({k.split("/", 1)[0] for k in stored})
-    sets = [tuple(m.inputs.values())]
+    sets = [tuple(m.inputs.values())] if source != "data" or not count else []
     sets += [tuple(stored[f"{k}/{name}"] for name in m.inputs) for k in range(count)]
     return sets

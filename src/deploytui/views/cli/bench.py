@@ -46,10 +46,18 @@ def cmd_bench(args: argparse.Namespace) -> int:
     if not args.no_build:  # what the chosen forms need, built first (incremental: usually nothing)
         from deploytui.builder import run_build, steps_for
         from deploytui.spec.context import BuildContext
+        from deploytui.spec.steps import SAMPLES_STEP
 
         ctx = BuildContext.of(ws)
         progress = build_progress(False, quiet_up_to_date=True, out=sys.stderr if args.json else None)
-        run_build(ctx, only=steps_for(ctx, chosen), on_event=progress)
+        needed = steps_for(ctx, chosen)
+        if ws.data is not None and SAMPLES_STEP not in needed:  # every form is judged on the data
+            needed = [*needed, SAMPLES_STEP]
+        manifest = run_build(ctx, only=needed, on_event=progress)
+        if ws.data is not None and SAMPLES_STEP in manifest.failed_steps():
+            rec = manifest.steps.get(SAMPLES_STEP)
+            print(f"error: --data {ws.data.text}: {rec.reason if rec else 'the samples step failed'}", file=sys.stderr)
+            return 2
     if args.target:
         from deploytui.views.cli.target import bench_on_targets
 
