@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import random
 from pathlib import Path
 from typing import Any
@@ -71,8 +72,9 @@ def to_calibration(taken: int, calibration: int, rng: random.Random) -> bool:
 
 def labelled_output(outputs: dict[str, Any], label: Any, name: str) -> str:
     """The output a label scores: class scores whose shape without the classes is the label's."""
-    fits = [n for n, y in outputs.items() if list(y.shape[:-1]) == list(label.shape) and y.shape[-1] >= 2]
-    best = [n for n in fits if class_scores(n, list(outputs[n].shape))] or fits
+    fits = [n for n, y in outputs.items() if math.prod(y.shape[:-1]) == label.numel() and y.shape[-1] >= 2]
+    exact = [n for n in fits if list(outputs[n].shape[:-1]) == list(label.shape)] or fits
+    best = [n for n in exact if class_scores(n, list(outputs[n].shape))] or exact
     if not best:
         shapes = ", ".join(f"{n} {list(y.shape)}" for n, y in outputs.items())
         raise _data_error(
@@ -121,6 +123,8 @@ class _Writer:
         if label is not None:
             self.output = self.output or labelled_output(y, label, name)
             scores = y[self.output]
+            if label.numel() == math.prod(scores.shape[:-1]):  # a batch of one's label: `3` for [1, 10]
+                label = label.reshape(scores.shape[:-1])
             if list(scores.shape[:-1]) != list(label.shape):
                 raise _data_error(f"{name}: its labels have shape {list(label.shape)}, {self.output} is {list(scores.shape)}")
             bad = label[(label != IGNORE_INDEX) & ((label < 0) | (label >= scores.shape[-1]))]

@@ -10,7 +10,7 @@ from deploytui.core.record_parts import Accuracy, TaskScore
 from deploytui.core.units import human, ms
 from deploytui.judge.precision import FP32
 from deploytui.scenarios.accuracy import score_text, variants
-from deploytui.views.report.common import _md_table
+from deploytui.views.report.common import _md_table, scrub
 
 
 def _variants_section(rs: list[dict[str, Any]]) -> list[str]:
@@ -79,7 +79,7 @@ def _task_section(rs: list[dict[str, Any]]) -> list[str]:
                 for r, t in scored
             ],
         ),
-        f"Data: {score_text.data_text(first)}{same}. Every form ran each sample of the evaluation "
+        f"Data: {scrub(score_text.data_text(first))}{same}. Every form ran each sample of the evaluation "
         f"part in a fresh process; top-1 counts the rows ({first.output}'s class scores) whose "
         "highest score is the label. The drop is eager's top-1 minus the form's on the same rows, "
         "in percentage points; CI is its interval from the paired per-row differences, so a drop "
