@@ -91,8 +91,25 @@ def test_score_text_reads_the_drop_in_points():
     from deploytui.core.record_parts import TaskScore
     from deploytui.scenarios.accuracy import score_text
 
-    s = TaskScore("top1", "output_0", 576, 0.969, 0.972, 0.003, -0.004, 0.010, 0.95, 0.98, 0.95, 0.99,
-                  18, 6, 0, "d:samples", "abcd")
+    s = TaskScore(
+        "top1",
+        "output_0",
+        576,
+        0.969,
+        0.972,
+        0.003,
+        -0.004,
+        0.010,
+        0.95,
+        0.98,
+        0.95,
+        0.99,
+        18,
+        6,
+        0,
+        "d:samples",
+        "abcd",
+    )
     assert score_text.cells(s) == ["96.9 %", "97.2 %", "+0.3 pt", "[−0.4, +1.0] pt (95 %)"]
     assert "on 576 rows of 18 samples" in score_text.task_text(s)
     rec = RunRecord("torch-eager", [], "", task=s)
@@ -142,13 +159,19 @@ def test_factory_samples_split_into_disjoint_parts(tiny, tmp_path):
     assert 1 <= facts["calibration_samples"] <= 2 and facts["labels"] and facts["labelled_output"]
     assert json.loads((out / "accuracy" / "set.json").read_text())["fingerprint"] == facts["fingerprint"]
     cal = load_file(str(out / "calibration.safetensors"))
-    evals = [load_file(str(out / "accuracy" / f"inputs_{k}.safetensors"))["input_0"] for k in range(facts["evaluation_samples"])]
+    evals = [
+        load_file(str(out / "accuracy" / f"inputs_{k}.safetensors"))["input_0"]
+        for k in range(facts["evaluation_samples"])
+    ]
     for k in range(facts["calibration_samples"]):  # disjoint: no calibration sample is judged on
         assert not any(bool((cal[f"{k}/input_0"] == e).all()) for e in evals)
     again = _export(tiny, tmp_path, data)[1]
     assert again == facts  # the same seed: the same split and fingerprint
     other = _export(tiny, tmp_path, dataref.parse(f"{data.target}:samples,calibration=2,seed=5"))[1]
-    assert other["fingerprint"] != facts["fingerprint"] or other["calibration_samples"] != facts["calibration_samples"]
+    assert (
+        other["fingerprint"] != facts["fingerprint"]
+        or other["calibration_samples"] != facts["calibration_samples"]
+    )
 
 
 @pytest.mark.parametrize(
@@ -160,9 +183,18 @@ def test_factory_samples_split_into_disjoint_parts(tiny, tmp_path):
         ("    raise RuntimeError('no disk')\n    yield 1\n", "raised RuntimeError at sample 0: no disk"),
         ("    return 3\n", "raised TypeError"),
         ("    return []\n", "holds no samples"),
-        ("    yield {'args': (torch.zeros(2, 4),), 'label': torch.tensor([0, 1, 2])}\n", "labels have shape [3]"),
-        ("    yield {'args': (torch.zeros(2, 4),), 'label': torch.tensor([0, 7])}\n", "label 7 is outside the 3 classes"),
-        ("    yield {'args': (torch.zeros(2, 4),), 'label': torch.tensor([0.5, 1.0])}\n", "labels are class indices"),
+        (
+            "    yield {'args': (torch.zeros(2, 4),), 'label': torch.tensor([0, 1, 2])}\n",
+            "labels have shape [3]",
+        ),
+        (
+            "    yield {'args': (torch.zeros(2, 4),), 'label': torch.tensor([0, 7])}\n",
+            "label 7 is outside the 3 classes",
+        ),
+        (
+            "    yield {'args': (torch.zeros(2, 4),), 'label': torch.tensor([0.5, 1.0])}\n",
+            "labels are class indices",
+        ),
     ],
 )
 def test_bad_data_is_one_line_naming_the_sample(tiny, tmp_path, body, says):
@@ -175,7 +207,9 @@ def test_bad_data_is_one_line_naming_the_sample(tiny, tmp_path, body, says):
 
 
 def test_a_printing_factory_still_reads(tiny, tmp_path, capsys):
-    data = _factory(tmp_path, "    print('loading…')\n    for _ in range(3):\n        yield (torch.ones(2, 4),)\n")
+    data = _factory(
+        tmp_path, "    print('loading…')\n    for _ in range(3):\n        yield (torch.ones(2, 4),)\n"
+    )
     assert _export(tiny, tmp_path, data)[1]["evaluation_samples"] >= 1
 
 
@@ -191,8 +225,10 @@ def test_a_folder_of_tensor_files_with_labels_and_a_damaged_file(tiny, tmp_path)
     np.savez(folder / "s4.npz", input_0=np.ones((2, 4), np.float32), label=np.array([1, 2]))
     torch.save((torch.ones(2, 4),), folder / "s5.pt")
     (folder / "s6.safetensors").write_bytes(b"not a tensor file")
-    (folder / "labels.json").write_text(json.dumps({f"s{k}.safetensors": [0, 1] for k in range(4)} | {"s5.pt": [2, 2]}))
-    out, facts = _export(tiny, tmp_path, dataref.parse(f"{folder},calibration=1"))
+    (folder / "labels.json").write_text(
+        json.dumps({f"s{k}.safetensors": [0, 1] for k in range(4)} | {"s5.pt": [2, 2]})
+    )
+    _, facts = _export(tiny, tmp_path, dataref.parse(f"{folder},calibration=1"))
     assert facts["calibration_samples"] + facts["evaluation_samples"] == 6
     assert facts["skipped"] == 1 and facts["skipped_first"].startswith("s6.safetensors")
     assert facts["labels"]
@@ -208,7 +244,7 @@ def test_a_folder_label_for_a_missing_file_is_refused(tiny, tmp_path):
     folder.mkdir()
     save_file({"x": torch.zeros(2, 4)}, str(folder / "a.safetensors"))
     (folder / "labels.json").write_text(json.dumps({"b.safetensors": [0, 0]}))
-    with pytest.raises(DataError, match="labels b.safetensors, which is not a tensor file"):
+    with pytest.raises(DataError, match=r"labels b\.safetensors, which is not a tensor file"):
         _export(tiny, tmp_path, dataref.parse(str(folder)))
 
 
@@ -216,7 +252,11 @@ def test_without_data_the_drawn_set_stays(tiny, tmp_path):
     from deploytui.judge.precision import CALIBRATION, SAMPLES
 
     out, facts = _export(tiny, tmp_path, None)
-    assert (facts["evaluation_samples"], facts["calibration_samples"], facts["data"]) == (SAMPLES, CALIBRATION, None)
+    assert (facts["evaluation_samples"], facts["calibration_samples"], facts["data"]) == (
+        SAMPLES,
+        CALIBRATION,
+        None,
+    )
     from deploytui.families.common.samples import calibration_inputs
 
     assert len(calibration_inputs(tiny, out)) == CALIBRATION + 1  # the example first

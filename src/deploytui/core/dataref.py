@@ -56,7 +56,7 @@ class DataRef:
         return (Path(self.target),)
 
     def problem(self) -> str:
-        """"" when what it names is there, else why not (one line)."""
+        """ "" when what it names is there, else why not (one line)."""
         path = Path(self.target)
         if self.kind == "file" and not path.is_file():
             return f"data file {path} does not exist"

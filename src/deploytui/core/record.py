@@ -32,7 +32,16 @@ from deploytui.core.record_check import (
     is_str,
     is_strs,
 )
-from deploytui.core.record_parts import Accuracy, Forwards, Isolated, OutputDiff, Stats, TaskScore, Threads, Where
+from deploytui.core.record_parts import (
+    Accuracy,
+    Forwards,
+    Isolated,
+    OutputDiff,
+    Stats,
+    TaskScore,
+    Threads,
+    Where,
+)
 
 
 class RunStatus(StrEnum):

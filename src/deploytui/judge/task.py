@@ -36,7 +36,9 @@ def wilson(k: int, n: int, confidence: float = CONFIDENCE) -> tuple[float, float
     return max(0.0, centre - half), min(1.0, centre + half)
 
 
-def paired_difference(a: list[bool], b: list[bool], confidence: float = CONFIDENCE) -> tuple[float, float, float]:
+def paired_difference(
+    a: list[bool], b: list[bool], confidence: float = CONFIDENCE
+) -> tuple[float, float, float]:
     """(mean of a − b, low, high): the difference of two accuracies on the same rows, with the
     normal interval of the per-row differences (each −1, 0 or 1)."""
     n = len(a)
@@ -106,4 +108,6 @@ class TaskTally:
         """(the form's, eager's) for next-token logits, else None."""
         if not self.next_token or not self.rows:
             return None
-        return math.exp(min(self.form_nll / self.rows, 700.0)), math.exp(min(self.eager_nll / self.rows, 700.0))
+        return math.exp(min(self.form_nll / self.rows, 700.0)), math.exp(
+            min(self.eager_nll / self.rows, 700.0)
+        )

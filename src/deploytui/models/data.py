@@ -50,13 +50,17 @@ def _shown(t: torch.Tensor) -> str:
     return f"{INPUT_DTYPES.get(t.dtype, str(t.dtype).removeprefix('torch.'))}{list(t.shape)}"
 
 
-def flat_inputs(example: dict[str, torch.Tensor], name: str, args: Any, kwargs: Any) -> dict[str, torch.Tensor]:
+def flat_inputs(
+    example: dict[str, torch.Tensor], name: str, args: Any, kwargs: Any
+) -> dict[str, torch.Tensor]:
     """One sample's call (`args`, `kwargs`) as the model's flat named inputs (input_0, ..., then
     the keywords), each checked against the example's."""
     if isinstance(args, torch.Tensor):
         args = (args,)
     if not isinstance(args, (tuple, list)) or not isinstance(kwargs, dict):
-        raise DataError(f"{name}: args must be a tuple of tensors and kwargs a dict, got {type(args).__name__}")
+        raise DataError(
+            f"{name}: args must be a tuple of tensors and kwargs a dict, got {type(args).__name__}"
+        )
     given = {f"{POSITIONAL}{i}": t for i, t in enumerate(args)} | dict(kwargs)
     missing = [n for n in example if n not in given]
     extra = [n for n in given if n not in example]
@@ -95,7 +99,9 @@ def from_item(example: dict[str, torch.Tensor], name: str, item: Any) -> Sample:
     if isinstance(item, dict):
         unknown = [k for k in item if k not in ("args", "kwargs", *LABEL_KEYS)]
         if unknown:
-            raise DataError(f"{name}: a sample dict holds args, kwargs and label, not {', '.join(map(str, unknown))}")
+            raise DataError(
+                f"{name}: a sample dict holds args, kwargs and label, not {', '.join(map(str, unknown))}"
+            )
         args, kwargs = item.get("args", ()), item.get("kwargs", {})
         label = next((item[k] for k in LABEL_KEYS if k in item), None)
     elif isinstance(item, tuple) and len(item) == 2 and isinstance(item[1], dict):
@@ -171,7 +177,9 @@ def read_file(path: Path) -> dict[str, Any]:
     raise ValueError(f"holds a {type(obj).__name__}, not tensors")
 
 
-def _file_sample(example: dict[str, torch.Tensor], path: Path, tensors: dict[str, Any], labels: dict[str, Any]) -> Sample:
+def _file_sample(
+    example: dict[str, torch.Tensor], path: Path, tensors: dict[str, Any], labels: dict[str, Any]
+) -> Sample:
     label = next((tensors.pop(k) for k in LABEL_KEYS if k in tensors), None)
     label = labels.get(path.name, label)
     if len(example) == 1 and len(tensors) == 1:  # one input: whatever the tensor is called

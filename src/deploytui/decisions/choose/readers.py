@@ -129,7 +129,9 @@ def _accuracy_drop(f: FormFacts) -> float | None:
 
 def _drop(f: FormFacts, limit: Any) -> Reading:
     if f.task_missing and f.ran:
-        return Reading(missing=f"no top-1 on {f.task_data} stored: run deploytui bench {f.key} --data {f.task_data}")
+        return Reading(
+            missing=f"no top-1 on {f.task_data} stored: run deploytui bench {f.key} --data {f.task_data}"
+        )
     got = _ran(_accuracy_drop)(f, limit)
     if got.missing.startswith("not stored by its run"):
         if f.precision == "fp32":
@@ -173,7 +175,9 @@ RUNS_HERE = Figure("runs", "runs here", _or_cells(_ran(lambda f: True)), lambda 
 # the serving cells (`bench --batch`) and the variants' accuracy (int8): their stored runs
 P99 = Figure("p99_s", "p99", _served(0, "p99 latency"), units.ms)
 THROUGHPUT = Figure("throughput_per_s", "throughput", _served(1, "throughput"), lambda v: f"{v:,.0f}/s", True)
-ACCURACY_DROP = Figure("accuracy_drop", "accuracy drop", _drop, lambda v: f"{v * 100:.2g} %")  # percentage points
+ACCURACY_DROP = Figure(
+    "accuracy_drop", "accuracy drop", _drop, lambda v: f"{v * 100:.2g} %"
+)  # percentage points
 FIGURES: tuple[Figure, ...] = (STARTUP, RSS, SHIP, ISOLATED, DIFF, P99, THROUGHPUT, ACCURACY_DROP)
 # what the answer shows of every form, in this order
 SHOWN: tuple[Figure, ...] = (STARTUP, RSS, SHIP, ISOLATED, DIFF)

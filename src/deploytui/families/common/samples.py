@@ -115,21 +115,27 @@ class _Writer:
             with torch.inference_mode():
                 y = output_tensors(self.m.module(*values[:n_args], **kwargs))
         except Exception as e:  # the model refuses this sample's values
-            raise _data_error(f"{name}: the model raised {type(e).__name__}: {str(e).splitlines()[0][:200]}") from None
+            raise _data_error(
+                f"{name}: the model raised {type(e).__name__}: {str(e).splitlines()[0][:200]}"
+            ) from None
         if self.labelled is None:
             self.labelled = label is not None
         elif self.labelled != (label is not None):
-            raise _data_error(f"{name}: {'has a label' if label is not None else 'has no label'}, the samples before it {'do not' if label is not None else 'do'}")
+            has, before = ("has a label", "do not") if label is not None else ("has no label", "do")
+            raise _data_error(f"{name}: {has}, the samples before it {before}")
         if label is not None:
             self.output = self.output or labelled_output(y, label, name)
             scores = y[self.output]
-            if label.numel() == math.prod(scores.shape[:-1]):  # a batch of one's label: `3` for [1, 10]
+            if label.numel() == math.prod(scores.shape[:-1]):  # a batch of one's label: 3 for [1, 10]
                 label = label.reshape(scores.shape[:-1])
             if list(scores.shape[:-1]) != list(label.shape):
-                raise _data_error(f"{name}: its labels have shape {list(label.shape)}, {self.output} is {list(scores.shape)}")
+                shapes = f"{list(label.shape)}, {self.output} is {list(scores.shape)}"
+                raise _data_error(f"{name}: its labels have shape {shapes}")
             bad = label[(label != IGNORE_INDEX) & ((label < 0) | (label >= scores.shape[-1]))]
             if bad.numel():
-                raise _data_error(f"{name}: label {int(bad[0])} is outside the {scores.shape[-1]} classes of {self.output}")
+                raise _data_error(
+                    f"{name}: label {int(bad[0])} is outside the {scores.shape[-1]} classes of {self.output}"
+                )
         k = self.count
         save_file(inputs, str(self.folder / f"inputs_{k}.safetensors"), metadata=self.order)
         save_file(
@@ -184,11 +190,15 @@ def export_samples(m: Any, out: Path, stem: str, data: Any = None) -> dict[str, 
                 writer.add(s.name, s.inputs, s.label)
                 _digest(h, "e", s.inputs, s.label)
             seen += 1
-        gone = f" ({skipped.count} unreadable file(s) skipped, first {skipped.first})" if skipped.count else ""
+        gone = (
+            f" ({skipped.count} unreadable file(s) skipped, first {skipped.first})" if skipped.count else ""
+        )
         if not seen:
             raise DataError(f"--data {data.text} holds no samples{gone}")
         if not writer.count:
-            raise DataError(f"--data {data.text}: all {seen} sample(s) went to calibration, none is left to evaluate on")
+            raise DataError(
+                f"--data {data.text}: all {seen} sample(s) went to calibration, none is left to evaluate on"
+            )
         facts = {
             "data": data.text,
             "seed": data.seed,

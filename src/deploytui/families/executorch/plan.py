@@ -5,8 +5,8 @@ shared libraries (no libtorch)."""
 from __future__ import annotations
 
 from deploytui.families.common.cpp import wheel_step
-from deploytui.families.common.samples import CALIBRATION_FILE
 from deploytui.families.common.export_steps import Export, steps_of
+from deploytui.families.common.samples import CALIBRATION_FILE
 from deploytui.families.executorch import exports
 from deploytui.families.executorch.family import CPP_EXECUTORCH
 from deploytui.spec.context import BuildContext, package_dir

@@ -78,7 +78,13 @@ def labels_path(ws: Workspace, k: int) -> Path:
     return ws.model_dir / SET_DIR / f"labels_{k}.safetensors"
 
 
-def tally(got: Path, want: Path, tallies: dict[str, OutputTally], task: TaskTally | None = None, labels: Path | None = None) -> None:
+def tally(
+    got: Path,
+    want: Path,
+    tallies: dict[str, OutputTally],
+    task: TaskTally | None = None,
+    labels: Path | None = None,
+) -> None:
     """Add one sample: the form's outputs file against eager's, output by output; with labels,
     the labelled output's scores (the form's and eager's) against them too."""
     w, meta = tensorfile.read_all(want)

@@ -56,7 +56,10 @@ def cmd_bench(args: argparse.Namespace) -> int:
         manifest = run_build(ctx, only=needed, on_event=progress)
         if ws.data is not None and SAMPLES_STEP in manifest.failed_steps():
             rec = manifest.steps.get(SAMPLES_STEP)
-            print(f"error: --data {ws.data.text}: {rec.reason if rec else 'the samples step failed'}", file=sys.stderr)
+            print(
+                f"error: --data {ws.data.text}: {rec.reason if rec else 'the samples step failed'}",
+                file=sys.stderr,
+            )
             return 2
     if args.target:
         from deploytui.views.cli.target import bench_on_targets

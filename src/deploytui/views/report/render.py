@@ -33,7 +33,16 @@ from deploytui.views.report.tables import (
 from deploytui.views.report.targets import targets_json, targets_section
 
 FORMATS = ("md", "json", "csv")
-TASK_CSV = ("value", "eager", "drop", "drop_low", "drop_high", "rows", "data", "fingerprint")  # task_* columns
+TASK_CSV = (
+    "value",
+    "eager",
+    "drop",
+    "drop_low",
+    "drop_high",
+    "rows",
+    "data",
+    "fingerprint",
+)  # task_* columns
 METHOD = (
     "Each form runs in a fresh process through a small compiled launcher (posix_spawn, wait4): "
     "wall time is spawn to reaped exit; peak RSS is the child's own ru_maxrss. "
@@ -212,7 +221,15 @@ def as_csv(ws: Workspace, store: Store, manifest: Manifest) -> str:
         k
         for k in (rs[0].keys() if rs else ["form"])
         if k
-        not in ("stages_ms", "modules_added", "modules_added_torch", "runtime_parts", "accuracy", "vs_parent", "task")
+        not in (
+            "stages_ms",
+            "modules_added",
+            "modules_added_torch",
+            "runtime_parts",
+            "accuracy",
+            "vs_parent",
+            "task",
+        )
     ]
     cols = [c for c in cols if c != "stage_status"]
     stage_cols = ["import_ms", "load_ms", "first_forward_ms", "steady_forward_ms"]

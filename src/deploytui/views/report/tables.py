@@ -62,7 +62,9 @@ def _task_section(rs: list[dict[str, Any]]) -> list[str]:
         return []
     first = scored[0][1]
     fingerprints = {t.fingerprint for _, t in scored}
-    same = "" if len(fingerprints) == 1 else " (not every form on the same data: see each record's fingerprint)"
+    same = (
+        "" if len(fingerprints) == 1 else " (not every form on the same data: see each record's fingerprint)"
+    )
     return [
         "## Task metric on your data",
         _md_table(

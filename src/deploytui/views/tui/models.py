@@ -15,7 +15,6 @@ from deploytui.core.modelref import ModelRef, ModelRefError, parse
 from deploytui.views.tui.jobs import JobLaneApp
 from deploytui.views.tui.session import BUILD, OPEN, RUN, Job, model_label
 
-
 DATA_FLAG = " --data "  # typed after the model in the picker: `REF --data SPEC`
 
 
@@ -39,7 +38,9 @@ class ModelsApp(JobLaneApp):
             ref = parse(text)
             data = parse_data(data_text.strip()) if data_text.strip() else None
         except (ModelRefError, DataRefError) as e:
-            self.notify(str(e), title="Not a model" if data_text == "" else "Not usable", severity="error", timeout=15)
+            self.notify(
+                str(e), title="Not a model" if data_text == "" else "Not usable", severity="error", timeout=15
+            )
             return
         if data is not None and (why := data.problem()):
             self.notify(why, title="Not data", severity="error", timeout=15)
