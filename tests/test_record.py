@@ -22,6 +22,7 @@ from deploytui.core.record_parts import (
     Isolated,
     OutputAccuracy,
     OutputDiff,
+    TaskScore,
     Threads,
     Where,
 )
@@ -361,7 +362,17 @@ def test_not_an_object():
 
 
 def test_every_field_has_a_doc():
-    for cls in (RunRecord, OutputDiff, Isolated, Forwards, Threads, Accuracy, OutputAccuracy, Where):
+    for cls in (
+        RunRecord,
+        OutputDiff,
+        Isolated,
+        Forwards,
+        Threads,
+        Accuracy,
+        OutputAccuracy,
+        TaskScore,
+        Where,
+    ):
         for f in dataclasses.fields(cls):
             doc = f.metadata.get("doc", "")
             assert doc.strip() and "|" not in doc.replace("\\|", ""), (cls.__name__, f.name)
@@ -369,12 +380,22 @@ def test_every_field_has_a_doc():
 
 def test_the_json_doc_holds_the_field_tables_as_rendered():
     doc = (paths.ROOT / "docs" / "json.md").read_text()
-    for cls in (RunRecord, OutputDiff, Isolated, Forwards, Threads, Accuracy, OutputAccuracy, Where):
+    for cls in (
+        RunRecord,
+        OutputDiff,
+        Isolated,
+        Forwards,
+        Threads,
+        Accuracy,
+        OutputAccuracy,
+        TaskScore,
+        Where,
+    ):
         table = field_table(cls)
         assert "\n" + table + "\n" in doc, (
             "docs/json.md is out of date: paste `python -m deploytui.core.record_docs`"
         )
-    assert doc.count("| field | meaning |") == 8
+    assert doc.count("| field | meaning |") == 9
 
 
 def _matches(value, schema, defs) -> bool:
