@@ -28,7 +28,7 @@ SET_FILE = "set.json"
 CALIBRATION_FILE = "calibration.safetensors"  # K/NAME per sample
 ACCURACY_SEED = 1000  # sample k of the drawn accuracy set is drawn from seed ACCURACY_SEED + k
 CALIBRATION_SEED = 2000
-CALIBRATION_SHARE = 0.25  # a sample of the data goes to the calibration part with this chance
+BLOCK = 4  # one sample in every BLOCK goes to the calibration part, while it has room
 LABELS_KEY = "labels"
 IGNORE_INDEX = -100  # a label position left out of the metric (Hugging Face's convention)
 
@@ -64,10 +64,21 @@ def draw_samples(m: Any, seed: int, count: int) -> list[dict[str, Any]]:
     return out
 
 
-def to_calibration(taken: int, calibration: int, rng: random.Random) -> bool:
-    """Whether the next sample goes to the calibration part: a seeded draw, while the part has
-    room (`taken` of `calibration`); the parts are disjoint and the data is read once."""
-    return taken < calibration and rng.random() < CALIBRATION_SHARE
+class Split:
+    """Which samples calibrate: one of every BLOCK consecutive samples, its place in the block
+    drawn with the seed, until the calibration part holds `calibration`; the rest are evaluated.
+    The parts are disjoint, the data is read once, and the same seed splits the same data alike."""
+
+    def __init__(self, calibration: int, seed: int) -> None:
+        self.rng, self.room, self.pick = random.Random(seed), calibration, -1
+
+    def calibrates(self, k: int) -> bool:
+        if k % BLOCK == 0:
+            self.pick = k + self.rng.randrange(BLOCK)
+        if k == self.pick and self.room > 0:
+            self.room -= 1
+            return True
+        return False
 
 
 def labelled_output(outputs: dict[str, Any], label: Any, name: str) -> str:
@@ -181,24 +192,29 @@ def export_samples(m: Any, out: Path, stem: str, data: Any = None) -> dict[str, 
     else:
         from deploytui.models.data import DataError, Skipped, samples
 
-        skipped, rng, seen = Skipped(), random.Random(data.seed), 0
+        skipped, split, seen = Skipped(), Split(data.calibration, data.seed), 0
+        last: Any = None  # the last calibration sample: evaluated instead when it would be the only one
         for s in samples(data, m.inputs, skipped):
-            if to_calibration(len(calibration), data.calibration, rng):
+            if split.calibrates(seen):
                 calibration.append(s.inputs)
-                _digest(h, "c", s.inputs, s.label)
+                last = s
             else:
                 writer.add(s.name, s.inputs, s.label)
                 _digest(h, "e", s.inputs, s.label)
             seen += 1
-        gone = (
-            f" ({skipped.count} unreadable file(s) skipped, first {skipped.first})" if skipped.count else ""
-        )
         if not seen:
-            raise DataError(f"--data {data.text} holds no samples{gone}")
-        if not writer.count:
-            raise DataError(
-                f"--data {data.text}: all {seen} sample(s) went to calibration, none is left to evaluate on"
+            gone = (
+                f" ({skipped.count} unreadable file(s) skipped, first {skipped.first})"
+                if skipped.count
+                else ""
             )
+            raise DataError(f"--data {data.text} holds no samples{gone}")
+        if not writer.count and last is not None:  # too few to split: the one sample is evaluated
+            calibration.pop()
+            writer.add(last.name, last.inputs, last.label)
+            _digest(h, "e", last.inputs, last.label)
+        for c in calibration:
+            _digest(h, "c", c, None)
         facts = {
             "data": data.text,
             "seed": data.seed,
