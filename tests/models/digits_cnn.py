@@ -65,7 +65,7 @@ def make():
     cache = _cache()
     try:
         model.load_state_dict(torch.load(cache, weights_only=True))
-    except (OSError, RuntimeError):  # not trained yet here (or a damaged cache): train, keep it
+    except Exception:  # not trained yet here (or a damaged cache): train, keep it
         with torch.enable_grad():
             model.train()
             _train(model, x, y)
