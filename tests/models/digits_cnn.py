@@ -66,9 +66,9 @@ def make():
     try:
         model.load_state_dict(torch.load(cache, weights_only=True))
     except Exception:  # not trained yet here (or a damaged cache): train, keep it
-        with torch.enable_grad():
+        with torch.inference_mode(False), torch.enable_grad():  # whatever mode the caller is in
             model.train()
-            _train(model, x, y)
+            _train(model, x.clone(), y.clone())
         tmp = cache.with_name(f"{cache.name}.{os.getpid()}")
         torch.save(model.state_dict(), tmp)
         os.replace(tmp, cache)
