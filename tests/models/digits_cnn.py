@@ -58,6 +58,11 @@ def _cache() -> Path:
 
 
 def make():
+    with torch.inference_mode(False):  # it may train: whatever mode its caller is in
+        return _make()
+
+
+def _make():
     digits = _digits()
     x, y, _, _ = digits.split()
     torch.manual_seed(0)
@@ -66,9 +71,9 @@ def make():
     try:
         model.load_state_dict(torch.load(cache, weights_only=True))
     except Exception:  # not trained yet here (or a damaged cache): train, keep it
-        with torch.inference_mode(False), torch.enable_grad():  # whatever mode the caller is in
+        with torch.enable_grad():
             model.train()
-            _train(model, x.clone(), y.clone())
+            _train(model, x, y)
         tmp = cache.with_name(f"{cache.name}.{os.getpid()}")
         torch.save(model.state_dict(), tmp)
         os.replace(tmp, cache)
