@@ -4,11 +4,12 @@ named) scored by top-1 on the evaluation part with eager's beside it, the drop a
 then its page of docs/results written from the stored results (the report's "Task metric on
 your data" table: form, top-1, eager, drop, CI, rows, ship, start-up).
 
-usage: .venv/bin/python bench/data_results.py [-n N] [--out DIR] [FORM ...]
+usage: .venv/bin/python bench/data_results.py [--quick] [-n N] [--out DIR] [FORM ...]
 
 It runs `deploytui bench --model ... --data ... --json` (building what the forms need), prints
-each form's top-1, eager's and the drop's interval, and writes DIR/<slug>.md (default
-docs/results). Exits 1 when the bench does.
+each form's top-1, eager's and the drop's interval, writes DIR/<slug>.md (default docs/results)
+and prints a JSON object last: per form its `task` (the record's). `--quick`: eager and the
+int8 variants of the Python runtimes, one run each. Exits 1 when the bench does.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from deploytui.views.report.results import model_page
 ROOT = Path(__file__).resolve().parents[1]
 MODEL = ROOT / "tests" / "models" / "digits_cnn.py"
 DATA = ROOT / "tests" / "models" / "digits.py"
+QUICK = ("torch-eager", "onnxruntime-int8", "executorch-int8", "openvino-int8")
 
 
 def main(argv: list[str]) -> int:
@@ -36,13 +38,17 @@ def main(argv: list[str]) -> int:
     ap.add_argument("forms", nargs="*", help="form keys (default: every form)")
     ap.add_argument("-n", type=int, default=5, help="counted start-up runs per form (default 5)")
     ap.add_argument("--out", type=Path, default=ROOT / "docs" / "results")
+    ap.add_argument("--quick", action="store_true", help=f"only {', '.join(QUICK)}, -n 1")
     args = ap.parse_args(argv)
+    if args.quick:
+        args.forms, args.n = args.forms or list(QUICK), 1
     model, data = f"{MODEL}:make", f"{DATA}:samples"
     cmd = [paths.python(), "-m", "deploytui", "bench", *args.forms, "--model", model, "--data", data]
     done = subprocess.run([*cmd, "-n", str(args.n), "--json"], stdout=subprocess.PIPE, text=True, check=False)
     if not done.stdout.strip():
         return done.returncode or 1
-    for f in json.loads(done.stdout)["forms"]:
+    forms = json.loads(done.stdout)["forms"]
+    for f in forms:
         t = f.get("task")
         if t is None:
             print(f"{f['form']:<26} no score: {f.get('error')}")
@@ -56,6 +62,7 @@ def main(argv: list[str]) -> int:
     page = args.out / f"{ws.slug}.md"
     page.write_text(model_page(ws, results.load(ws.results_path)))
     print(f"wrote {page}")
+    print(json.dumps({"model": model, "data": data, "forms": {f["form"]: f.get("task") for f in forms}}))
     return done.returncode
 
 
