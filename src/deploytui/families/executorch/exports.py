@@ -55,6 +55,15 @@ def export_executorch(m: Any, out: Path, stem: str) -> dict[str, Any]:
     return lower(program(m), out, stem)
 
 
+# Hugging Face's masks index with `torch.arange(n) + offset`; XNNPACKQuantizer's
+# transform_for_annotation (`_convert_scalars_to_attrs`) makes the scalar of every aten.add / aten.mul
+# a float32 constant, so that index turns float: what the quantizer does to any such model
+FLOAT_INDEX = (
+    " (XNNPACKQuantizer turned the integer scalar of an add or mul into a float32 constant, so an "
+    "index computed from it is float: its _convert_scalars_to_attrs, whatever the samples)"
+)
+
+
 def export_executorch_int8(m: Any, out: Path, stem: str) -> dict[str, Any]:
     """PT2E static int8 for XNNPACK: `XNNPACKQuantizer` (symmetric, per-channel weights) on the
     exported program `ep`, calibrated on the example inputs and the calibration set, converted,
@@ -71,9 +80,14 @@ def export_executorch_int8(m: Any, out: Path, stem: str) -> dict[str, Any]:
     prepared = prepare_pt2e(program(m).module(), quantizer)
     n_args, keywords = len(m.args), list(m.kwargs)
     sets = calibration_inputs(m, out)
-    with torch.no_grad():
-        for flat in sets:
-            prepared(*flat[:n_args], **dict(zip(keywords, flat[n_args:], strict=True)))
+    try:
+        with torch.no_grad():
+            for flat in sets:
+                prepared(*flat[:n_args], **dict(zip(keywords, flat[n_args:], strict=True)))
+    except IndexError as e:  # on every input alike, the example's too: the quantizer's own limit
+        if "used as indices" not in str(e):
+            raise
+        raise IndexError(f"{e}{FLOAT_INDEX}") from None
     converted = convert_pt2e(prepared)
     facts = lower(torch.export.export(converted, m.args, m.kwargs), out, f"{stem}_int8")
     return {**facts, "quantizer": "XNNPACKQuantizer symmetric per-channel", "calibration_inputs": len(sets)}
