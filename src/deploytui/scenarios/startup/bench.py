@@ -171,7 +171,7 @@ def _run(
     )
     rec = evaluate(form, m, ws, n=n, warmup=warmup, outputs=out, reference=feed.reference)
     on_set = feed.inputs is None and rec.status == RunStatus.OK and rec.stage_status is not None
-    if on_set and accuracy.judges_on_set(form, ws):
+    if on_set and (form.variant or launcher is HERE) and accuracy.judges_on_set(form, ws):  # runs here
         assert rec.stage_status is not None
         try:  # the example inputs alone judged it in evaluate: now the whole evaluation set
             acc, rec.task = accuracy.evaluate(form, ws, out, timeout_s=timeout_s, cancel=cancel, say=say)
