@@ -51,13 +51,13 @@ def cmd_bench(args: argparse.Namespace) -> int:
         ctx = BuildContext.of(ws)
         progress = build_progress(False, quiet_up_to_date=True, out=sys.stderr if args.json else None)
         needed = steps_for(ctx, chosen)
-        if ws.data is not None and SAMPLES_STEP not in needed:  # every form is judged on the data
+        if ws.data is not None and needed is not None and SAMPLES_STEP not in needed:  # judged on it
             needed = [*needed, SAMPLES_STEP]
         manifest = run_build(ctx, only=needed, on_event=progress)
         if ws.data is not None and SAMPLES_STEP in manifest.failed_steps():
-            rec = manifest.steps.get(SAMPLES_STEP)
+            step = manifest.steps.get(SAMPLES_STEP)
             print(
-                f"error: --data {ws.data.text}: {rec.reason if rec else 'the samples step failed'}",
+                f"error: --data {ws.data.text}: {step.reason if step else 'the samples step failed'}",
                 file=sys.stderr,
             )
             return 2
