@@ -61,6 +61,7 @@ RECORD_FIELDS = [
     "threads",
     "batch",
     "accuracy",
+    "task",
     "target",
 ]
 DIFF_FIELDS = [
@@ -157,6 +158,33 @@ def records(draw) -> RunRecord:
         ),
         batch=draw(st.none() | st.integers(1, 64)),
         accuracy=draw(st.none() | accuracies()),
+        task=draw(st.none() | task_scores()),
+    )
+
+
+@st.composite
+def task_scores(draw) -> TaskScore:
+    value, eager = draw(st.floats(0, 1)), draw(st.floats(0, 1))
+    return TaskScore(
+        metric="top1",
+        output="logits",
+        rows=draw(st.integers(1, 10_000)),
+        value=value,
+        eager=eager,
+        drop=eager - value,
+        drop_low=eager - value - 0.01,
+        drop_high=eager - value + 0.01,
+        value_low=max(0.0, value - 0.01),
+        value_high=min(1.0, value + 0.01),
+        confidence=0.95,
+        agreement=draw(st.floats(0, 1)),
+        samples=draw(st.integers(1, 100)),
+        calibration=draw(st.integers(0, 8)),
+        seed=draw(st.integers(0, 9)),
+        data=draw(text),
+        fingerprint="0123456789abcdef",
+        perplexity=draw(st.none() | samples),
+        eager_perplexity=None,
     )
 
 
@@ -282,6 +310,7 @@ MALFORMED = {
     "threads": {"requested": "2"},
     "batch": "8",
     "accuracy": {"precision": "int8", "parent": "onnxruntime", "within_budget": "yes"},
+    "task": {"metric": "top1", "value": "high"},
     "target": {"target": "box", "cores": "two"},
 }
 DIFF_MALFORMED = {
