@@ -8,8 +8,8 @@ usage: .venv/bin/python bench/data_results.py [--quick] [-n N] [--out DIR] [FORM
 
 It runs `deploytui bench --model ... --data ... --json` (building what the forms need), prints
 each form's top-1, eager's and the drop's interval, writes DIR/<slug>.md (default docs/results)
-and prints a JSON object last: per form its `task` (the record's). `--quick`: eager and the
-int8 variants of the Python runtimes, one run each. Exits 1 when the bench does.
+and prints a JSON object last: per form its `task` (the record's). `--quick`: one counted run
+per form. Exits 1 when the bench does.
 """
 
 from __future__ import annotations
@@ -30,7 +30,6 @@ from deploytui.views.report.results import model_page
 ROOT = Path(__file__).resolve().parents[1]
 MODEL = ROOT / "tests" / "models" / "digits_cnn.py"
 DATA = ROOT / "tests" / "models" / "digits.py"
-QUICK = ("torch-eager", "onnxruntime-int8", "executorch-int8", "openvino-int8")
 
 
 def main(argv: list[str]) -> int:
@@ -38,10 +37,10 @@ def main(argv: list[str]) -> int:
     ap.add_argument("forms", nargs="*", help="form keys (default: every form)")
     ap.add_argument("-n", type=int, default=5, help="counted start-up runs per form (default 5)")
     ap.add_argument("--out", type=Path, default=ROOT / "docs" / "results")
-    ap.add_argument("--quick", action="store_true", help=f"only {', '.join(QUICK)}, -n 1")
+    ap.add_argument("--quick", action="store_true", help="one counted run per form (-n 1)")
     args = ap.parse_args(argv)
     if args.quick:
-        args.forms, args.n = args.forms or list(QUICK), 1
+        args.n = 1
     model, data = f"{MODEL}:make", f"{DATA}:samples"
     cmd = [paths.python(), "-m", "deploytui", "bench", *args.forms, "--model", model, "--data", data]
     done = subprocess.run([*cmd, "-n", str(args.n), "--json"], stdout=subprocess.PIPE, text=True, check=False)

@@ -20,7 +20,10 @@ SCRIPTS = sorted(p.name for p in (ROOT / "bench").glob("*.py"))
 QUICK = {
     "app_startup.py": (["--quick"], None),
     # the digits CNN with --data of its held-out digits: eager and the Python int8 variants
-    "data_results.py": (["--quick", "--out", "{tmp}"], None),
+    "data_results.py": (
+        ["--quick", "--out", "{tmp}", "torch-eager", "onnxruntime-int8", "executorch-int8", "openvino-int8"],
+        None,
+    ),
     # its real run clones and runs make test (an hour): here it renders the stored phases
     "fresh_setup.py": (
         ["--render", "docs/results/setup-time.json", "--before", "docs/results/setup-time-before.json"],

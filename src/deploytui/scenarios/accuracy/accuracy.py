@@ -29,7 +29,7 @@ from deploytui.judge.task import CONFIDENCE, TOP1, TaskTally, wilson
 from deploytui.spec.forms import Form
 
 SET_DIR = "accuracy"
-LABELS_KEY = "labels"  # families/common/samples.py writes labels_K with this tensor
+LABELS_KEY = "labels"  # the tensor of labels_K.safetensors, as the export-samples step writes it
 
 
 class AccuracyError(ValueError):
