@@ -57,7 +57,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
         if ws.data is not None and SAMPLES_STEP in manifest.failed_steps():
             step = manifest.steps.get(SAMPLES_STEP)
             print(
-                f"error: --data {ws.data.text}: {step.reason if step else 'the samples step failed'}",
+                f"error: --data {ws.data.text}: {step.reason.rsplit('error: ', 1)[-1] if step else 'the samples step failed'}",
                 file=sys.stderr,
             )
             return 2
