@@ -56,10 +56,8 @@ def cmd_bench(args: argparse.Namespace) -> int:
         manifest = run_build(ctx, only=needed, on_event=progress)
         if ws.data is not None and SAMPLES_STEP in manifest.failed_steps():
             step = manifest.steps.get(SAMPLES_STEP)
-            print(
-                f"error: --data {ws.data.text}: {step.reason.rsplit('error: ', 1)[-1] if step else 'the samples step failed'}",
-                file=sys.stderr,
-            )
+            why = step.reason.rsplit("error: ", 1)[-1] if step else "the samples step failed"
+            print(f"error: --data {ws.data.text}: {why}", file=sys.stderr)
             return 2
     if args.target:
         from deploytui.views.cli.target import bench_on_targets
