@@ -19,6 +19,11 @@ SCRIPTS = sorted(p.name for p in (ROOT / "bench").glob("*.py"))
 # each script's quick run, and the external tool it needs
 QUICK = {
     "app_startup.py": (["--quick"], None),
+    # the digits CNN with --data of its held-out digits: eager and the Python int8 variants
+    "data_results.py": (
+        ["--quick", "--out", "{tmp}", "torch-eager", "onnxruntime-int8", "executorch-int8", "openvino-int8"],
+        None,
+    ),
     # its real run clones and runs make test (an hour): here it renders the stored phases
     "fresh_setup.py": (
         ["--render", "docs/results/setup-time.json", "--before", "docs/results/setup-time-before.json"],
@@ -77,6 +82,15 @@ def test_bench_script_runs_in_quick_mode(script, artifacts_copy, tmp_path):
         assert data["torch-eager"]["ratio"] > 0 and data["onnxruntime"]["ratio"] > 0, data
     elif script == "app_startup.py":
         assert data["ready_ms_median"]["deploytui"] > 0 and data["ratio"] > 0
+    elif script == "data_results.py":  # issue 31: every form's top-1 on held-out digits, a CI
+        scores = data["forms"]
+        eager = scores["torch-eager"]
+        assert eager["eager"] > 0.9 and eager["drop"] == 0.0, eager  # it learned; eager loses nothing
+        for key, t in scores.items():
+            assert t is not None and t["eager"] == eager["eager"], (key, t)
+            assert t["fingerprint"] == eager["fingerprint"] and t["calibration"] >= 1, (key, t)
+            assert t["drop_low"] <= t["drop"] <= t["drop_high"] and t["value"] > 0.8, (key, t)
+        assert "## Task metric on your data" in (tmp_path / "digits_cnn-make.md").read_text()
     elif script == "target_fidelity.py":
         assert data["forms"] and all("startup" in v and "rss" in v for v in data["forms"].values()), data
     else:

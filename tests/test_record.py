@@ -22,6 +22,7 @@ from deploytui.core.record_parts import (
     Isolated,
     OutputAccuracy,
     OutputDiff,
+    TaskScore,
     Threads,
     Where,
 )
@@ -60,6 +61,7 @@ RECORD_FIELDS = [
     "threads",
     "batch",
     "accuracy",
+    "task",
     "target",
 ]
 DIFF_FIELDS = [
@@ -156,6 +158,33 @@ def records(draw) -> RunRecord:
         ),
         batch=draw(st.none() | st.integers(1, 64)),
         accuracy=draw(st.none() | accuracies()),
+        task=draw(st.none() | task_scores()),
+    )
+
+
+@st.composite
+def task_scores(draw) -> TaskScore:
+    value, eager = draw(st.floats(0, 1)), draw(st.floats(0, 1))
+    return TaskScore(
+        metric="top1",
+        output="logits",
+        rows=draw(st.integers(1, 10_000)),
+        value=value,
+        eager=eager,
+        drop=eager - value,
+        drop_low=eager - value - 0.01,
+        drop_high=eager - value + 0.01,
+        value_low=max(0.0, value - 0.01),
+        value_high=min(1.0, value + 0.01),
+        confidence=0.95,
+        agreement=draw(st.floats(0, 1)),
+        samples=draw(st.integers(1, 100)),
+        calibration=draw(st.integers(0, 8)),
+        seed=draw(st.integers(0, 9)),
+        data=draw(text),
+        fingerprint="0123456789abcdef",
+        perplexity=draw(st.none() | samples),
+        eager_perplexity=None,
     )
 
 
@@ -281,6 +310,7 @@ MALFORMED = {
     "threads": {"requested": "2"},
     "batch": "8",
     "accuracy": {"precision": "int8", "parent": "onnxruntime", "within_budget": "yes"},
+    "task": {"metric": "top1", "value": "high"},
     "target": {"target": "box", "cores": "two"},
 }
 DIFF_MALFORMED = {
@@ -361,7 +391,17 @@ def test_not_an_object():
 
 
 def test_every_field_has_a_doc():
-    for cls in (RunRecord, OutputDiff, Isolated, Forwards, Threads, Accuracy, OutputAccuracy, Where):
+    for cls in (
+        RunRecord,
+        OutputDiff,
+        Isolated,
+        Forwards,
+        Threads,
+        Accuracy,
+        OutputAccuracy,
+        TaskScore,
+        Where,
+    ):
         for f in dataclasses.fields(cls):
             doc = f.metadata.get("doc", "")
             assert doc.strip() and "|" not in doc.replace("\\|", ""), (cls.__name__, f.name)
@@ -369,12 +409,22 @@ def test_every_field_has_a_doc():
 
 def test_the_json_doc_holds_the_field_tables_as_rendered():
     doc = (paths.ROOT / "docs" / "json.md").read_text()
-    for cls in (RunRecord, OutputDiff, Isolated, Forwards, Threads, Accuracy, OutputAccuracy, Where):
+    for cls in (
+        RunRecord,
+        OutputDiff,
+        Isolated,
+        Forwards,
+        Threads,
+        Accuracy,
+        OutputAccuracy,
+        TaskScore,
+        Where,
+    ):
         table = field_table(cls)
         assert "\n" + table + "\n" in doc, (
             "docs/json.md is out of date: paste `python -m deploytui.core.record_docs`"
         )
-    assert doc.count("| field | meaning |") == 8
+    assert doc.count("| field | meaning |") == 9
 
 
 def _matches(value, schema, defs) -> bool:

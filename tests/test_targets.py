@@ -319,4 +319,4 @@ def test_serving_cells_and_a_variants_accuracy_set_on_the_target(server, copy_ws
     code, out, err = cli(capsys, "bench", *where, "--no-build", "--json", "tract-int8")
     (rec,) = json.loads(out)["targets"][0]["forms"]
     assert rec["status"] == "ok" and rec["accuracy"]["within_budget"], (rec["error"], err)
-    assert rec["accuracy"]["samples"] == SAMPLES + 1 and "accuracy set" in err  # the example and the set
+    assert rec["accuracy"]["samples"] == SAMPLES + 1 and "evaluation set" in err  # the example and the set

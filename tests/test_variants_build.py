@@ -39,7 +39,7 @@ def test_a_missing_accuracy_sample_stops_a_variant_at_numerics(artifacts_copy, c
     (artifacts_copy / "a1" / "accuracy" / "inputs_3.safetensors").unlink()
     rec = bench.bench_form(registry.get("onnxruntime-int8"), n=1, warmup=0, repeat=0, ws=copy_ws)
     assert rec.stage == "numerics" and rec.stage_status["numerics"] == "failed"
-    assert "sample 3 of the accuracy set is missing: run deploytui build" in rec.error
+    assert "sample 3 of the evaluation set is missing: run deploytui build" in rec.error
     assert copy_ws.artifacts == artifacts_copy
 
 
@@ -49,4 +49,4 @@ def test_a_damaged_sample_is_named_when_a_python_runner_runs_the_set_at_once(art
     (artifacts_copy / "a1" / "accuracy" / "inputs_5.safetensors").write_bytes(b"not a tensor file")
     rec = bench.bench_form(registry.get("onnxruntime-int8"), n=1, warmup=0, repeat=0, ws=copy_ws)
     assert rec.stage == "numerics" and rec.stage_status["numerics"] == "failed"
-    assert rec.error.startswith("accuracy set: sample 5: exit 1: error: could not read inputs"), rec.error
+    assert rec.error.startswith("evaluation set: sample 5: exit 1: error: could not read inputs"), rec.error

@@ -32,7 +32,16 @@ from deploytui.core.record_check import (
     is_str,
     is_strs,
 )
-from deploytui.core.record_parts import Accuracy, Forwards, Isolated, OutputDiff, Stats, Threads, Where
+from deploytui.core.record_parts import (
+    Accuracy,
+    Forwards,
+    Isolated,
+    OutputDiff,
+    Stats,
+    TaskScore,
+    Threads,
+    Where,
+)
 
 
 class RunStatus(StrEnum):
@@ -223,6 +232,14 @@ class RunRecord:
         ),
         default=None,
     )
+    task: TaskScore | None = field(
+        metadata=field_doc(
+            "with labelled `--data`: the task's metric (top-1) of this form and of eager on the data's "
+            "evaluation part, the drop and its interval (below); `null` otherwise",
+            lambda v: isinstance(v, dict),  # and TaskScore.from_json checks it
+        ),
+        default=None,
+    )
     target: Where | None = field(
         metadata=field_doc(
             "where it ran: `null` on this machine, else the target (`bench --target`) and its facts (below)",
@@ -290,6 +307,8 @@ class RunRecord:
             values["threads"] = Threads.from_json(values["threads"])
         if "accuracy" in values:
             values["accuracy"] = Accuracy.from_json(values["accuracy"])
+        if "task" in values:
+            values["task"] = TaskScore.from_json(values["task"])
         if "target" in values:
             values["target"] = Where.from_json(values["target"])
         values["status"] = RunStatus(values["status"])

@@ -22,6 +22,7 @@ from deploytui.core.record_parts import (
     Isolated,
     OutputAccuracy,
     OutputDiff,
+    TaskScore,
     Threads,
     Where,
 )
@@ -86,7 +87,17 @@ def json_schema() -> dict[str, Any]:
         **_object_schema(RunRecord),
         "$defs": {
             cls.__name__: _object_schema(cls)
-            for cls in (OutputDiff, Element, Isolated, Forwards, Threads, Accuracy, OutputAccuracy, Where)
+            for cls in (
+                OutputDiff,
+                Element,
+                Isolated,
+                Forwards,
+                Threads,
+                Accuracy,
+                OutputAccuracy,
+                TaskScore,
+                Where,
+            )
         },
     }
 
@@ -98,5 +109,15 @@ if __name__ == "__main__":  # [--schema]: the tables / the schema for docs/ (the
     if sys.argv[1:] == ["--schema"]:
         print(json.dumps(json_schema(), indent=2, ensure_ascii=False))
     else:
-        tables = (RunRecord, OutputDiff, Isolated, Forwards, Threads, Accuracy, OutputAccuracy, Where)
+        tables = (
+            RunRecord,
+            OutputDiff,
+            Isolated,
+            Forwards,
+            Threads,
+            Accuracy,
+            OutputAccuracy,
+            TaskScore,
+            Where,
+        )
         print(*(field_table(t) for t in tables), sep="\n\n")

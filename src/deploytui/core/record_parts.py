@@ -1,6 +1,7 @@
 """The parts of a run record (core.record): its output diffs against eager (OutputDiff, Element),
 its isolated check (Isolated), its per-forward times (Forwards), its threads (Threads), a
-variant's accuracy (Accuracy, OutputAccuracy), and the statistics of samples (Stats, median).
+variant's accuracy (Accuracy, OutputAccuracy), the task's metric on the user's data
+(TaskScore), and the statistics of samples (Stats, median).
 
 Standard library only: the app imports the record before its first frame.
 """
@@ -374,4 +375,63 @@ class Accuracy:
         values["outputs"] = [
             OutputAccuracy(**read_fields(OutputAccuracy, o, "accuracy")) for o in values.get("outputs", [])
         ]
+        return cls(**values)
+
+
+@dataclass
+class TaskScore:
+    """The task's own metric on the evaluation part of the user's labelled data (`--data`): the
+    form's and eager's on the same rows, the drop and its confidence interval
+    (`deploytui.judge.task`), and what the data was."""
+
+    metric: str = field(
+        metadata=field_doc("`top1`: the share of rows whose top-1 class is the label", is_str)
+    )
+    output: str = field(metadata=field_doc("the output the labels score (class scores)", is_str))
+    rows: int = field(
+        metadata=field_doc("labelled rows (images of the batches, token positions) scored", is_int)
+    )
+    value: float = field(metadata=field_doc("the form's top-1 accuracy", is_float))
+    eager: float = field(metadata=field_doc("eager's top-1 accuracy on the same rows", is_float))
+    drop: float = field(
+        metadata=field_doc("eager's minus the form's (positive: the form lost accuracy)", is_float)
+    )
+    drop_low: float = field(
+        metadata=field_doc("the drop's confidence interval, low end (paired rows)", is_float)
+    )
+    drop_high: float = field(metadata=field_doc("the drop's confidence interval, high end", is_float))
+    value_low: float = field(metadata=field_doc("the form's accuracy: Wilson interval, low end", is_float))
+    value_high: float = field(metadata=field_doc("the form's accuracy: Wilson interval, high end", is_float))
+    confidence: float = field(metadata=field_doc("the intervals' confidence (0.95)", is_float))
+    agreement: float = field(metadata=field_doc("share of rows whose top-1 agrees with eager's", is_float))
+    samples: int = field(
+        metadata=field_doc("samples of the evaluation part run (one fresh run each)", is_int)
+    )
+    calibration: int = field(
+        metadata=field_doc("samples of the calibration part (the int8 exports')", is_int)
+    )
+    seed: int = field(metadata=field_doc("the split's seed", is_int))
+    data: str = field(metadata=field_doc("the data as `--data` named it", is_str))
+    fingerprint: str = field(
+        metadata=field_doc("sha256 of the data's tensors and labels (16 hex digits)", is_str)
+    )
+    perplexity: float | None = field(
+        metadata=field_doc("next-token logits: the form's perplexity; `null` otherwise", is_opt_float),
+        default=None,
+    )
+    eager_perplexity: float | None = field(
+        metadata=field_doc("next-token logits: eager's perplexity; `null` otherwise", is_opt_float),
+        default=None,
+    )
+
+    @classmethod
+    def from_json(cls, data: object) -> TaskScore:
+        values = read_fields(cls, data, "task")
+        missing = [
+            f.name
+            for f in dataclasses.fields(cls)
+            if f.default is dataclasses.MISSING and f.name not in values
+        ]
+        if missing:
+            raise RecordError("task", f"field 'task' lacks {missing[0]!r}")
         return cls(**values)

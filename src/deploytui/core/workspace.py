@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from deploytui.core.dataref import DataRef
 from deploytui.core.modelref import ModelRef, parse
 
 PACKAGE = Path(__file__).resolve().parents[1]  # src/deploytui/
@@ -45,6 +46,7 @@ class Workspace:
     artifacts: Path  # the artifacts root (absolute)
     model: ModelRef
     bundles: Path  # the bundles root (absolute): <slug>/<form>/
+    data: DataRef | None = None  # the user's samples (`--data`): the build's evaluation and calibration sets
 
     @classmethod
     def at(
@@ -76,8 +78,12 @@ class Workspace:
         return cls.at(model, artifacts, bundles or environ.get(BUNDLES_ENV) or None)
 
     def for_model(self, model: ModelRef) -> Workspace:
-        """The same folders, another model."""
-        return dataclasses.replace(self, model=model)
+        """The same folders, another model (its data, `--data`, is this model's only: dropped)."""
+        return dataclasses.replace(self, model=model, data=self.data if model == self.model else None)
+
+    def with_data(self, data: DataRef | None) -> Workspace:
+        """The same model and folders, judged and calibrated on `data` (None: drawn samples)."""
+        return dataclasses.replace(self, data=data)
 
     @property
     def slug(self) -> str:
@@ -112,6 +118,11 @@ class Workspace:
     def outputs_path(self, form_key: str) -> Path:
         """The last run's outputs of a form (the Diff view recomputes from them)."""
         return self.model_dir / "outputs" / f"{form_key}.safetensors"
+
+    @property
+    def sample_set_path(self) -> Path:
+        """What the evaluation set is (export-samples' set.json: the data, its split, fingerprint)."""
+        return self.model_dir / "accuracy" / "set.json"
 
     @property
     def ship_path(self) -> Path:

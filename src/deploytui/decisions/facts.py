@@ -94,6 +94,13 @@ def _facts(
         isolated_reason=shipped.reason if shipped is not None else "",
         bundle_bytes=shipped.compressed_bytes if shipped is not None else None,
     )
+    task = rec.task if ok and rec is not None else None
+    if task is not None and (ws.data is None or task.data == ws.data.text):  # on the data asked for
+        facts = dataclasses.replace(
+            facts, task_drop=task.drop, task_drop_ci=(task.drop_low, task.drop_high), task_data=task.data
+        )
+    elif ws.data is not None:
+        facts = dataclasses.replace(facts, task_data=ws.data.text, task_missing=True)
     acc = rec.accuracy if ok and rec is not None else None
     if acc is None or not acc.outputs:
         return dataclasses.replace(facts, precision=form.precision)

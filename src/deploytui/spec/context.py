@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from deploytui.core import paths, runenv
+from deploytui.core.dataref import DataRef
 from deploytui.core.modelref import ModelRef
 from deploytui.core.workspace import Workspace
 
@@ -28,16 +29,17 @@ class BuildContext:
     cache: Path  # caches outside the clone (cargo target, inductor)
     python: str  # this venv's interpreter
     model: ModelRef  # the model this build is for
+    data: DataRef | None = None  # the user's samples (`--data`), else sets drawn like the example
 
     @classmethod
     def of(cls, ws: Workspace) -> BuildContext:
         """The build of the workspace's model, into its artifacts folder."""
-        return cls(paths.ROOT, ws.artifacts, paths.cache_dir(), paths.python(), ws.model)
+        return cls(paths.ROOT, ws.artifacts, paths.cache_dir(), paths.python(), ws.model, ws.data)
 
     @property
     def ws(self) -> Workspace:
         """The workspace this build writes (its bundles folder is no concern of the build)."""
-        return Workspace.at(self.model, self.art)
+        return Workspace.at(self.model, self.art).with_data(self.data)
 
     @property
     def slug(self) -> str:

@@ -13,6 +13,8 @@ SKIP_DIRS = {"target", "__pycache__", ".git"}
 # the step that writes the weights, the example inputs and eager's reference (model.json too):
 # every other export starts from it, every run reads it
 MODEL_STEP = "export-model"
+# the step that writes the evaluation and calibration sets (the user's `--data`, split, or drawn)
+SAMPLES_STEP = "export-samples"
 
 
 @dataclass(frozen=True)

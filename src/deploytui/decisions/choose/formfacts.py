@@ -42,6 +42,11 @@ class FormFacts:
     within_budget: bool | None = None  # a variant's stored run: within its accuracy budget
     top1: float | None = None  # a variant's least top-1 agreement with eager (class-score outputs)
     cosine: float | None = None  # a variant's least cosine similarity with eager
+    # the task's metric on the user's labelled data (`--data`): eager's top-1 minus this form's
+    task_drop: float | None = None
+    task_drop_ci: tuple[float, float] | None = None  # its confidence interval
+    task_data: str = ""  # the data it was measured on (or asked for, when task_missing)
+    task_missing: bool = False  # `--data` was asked for and its stored run has no score on it
     # `bench --batch` cells: per batch size (p99 s, items/s), the best over the thread counts run
     serving: dict[int, tuple[float, float]] = field(default_factory=dict)
     serving_refused: dict[int, str] = field(default_factory=dict)  # batch -> why no cell ran there

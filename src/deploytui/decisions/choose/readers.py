@@ -117,14 +117,21 @@ def _judged(f: FormFacts) -> bool | None:
 
 
 def _accuracy_drop(f: FormFacts) -> float | None:
-    """How much top-1 accuracy it gives up against eager: a variant's measured top-1 disagreement;
+    """How much top-1 accuracy it gives up against eager: with labelled data, the task's top-1
+    drop (eager's minus its own on the same rows); else a variant's measured top-1 disagreement;
     an fp32 form within the model's tolerance gives up none (its outputs are eager's to atol)."""
+    if f.task_drop is not None:
+        return round(f.task_drop, 6)
     if f.precision == "fp32":
         return 0.0 if f.within_tol else None
     return None if f.top1 is None else round(1.0 - f.top1, 6)
 
 
 def _drop(f: FormFacts, limit: Any) -> Reading:
+    if f.task_missing and f.ran:
+        return Reading(
+            missing=f"no top-1 on {f.task_data} stored: run deploytui bench {f.key} --data {f.task_data}"
+        )
     got = _ran(_accuracy_drop)(f, limit)
     if got.missing.startswith("not stored by its run"):
         if f.precision == "fp32":
@@ -168,7 +175,9 @@ RUNS_HERE = Figure("runs", "runs here", _or_cells(_ran(lambda f: True)), lambda 
 # the serving cells (`bench --batch`) and the variants' accuracy (int8): their stored runs
 P99 = Figure("p99_s", "p99", _served(0, "p99 latency"), units.ms)
 THROUGHPUT = Figure("throughput_per_s", "throughput", _served(1, "throughput"), lambda v: f"{v:,.0f}/s", True)
-ACCURACY_DROP = Figure("accuracy_drop", "accuracy drop", _drop, lambda v: f"{v * 100:.2g} %")
+ACCURACY_DROP = Figure(
+    "accuracy_drop", "accuracy drop", _drop, lambda v: f"{v * 100:.2g} %"
+)  # percentage points
 FIGURES: tuple[Figure, ...] = (STARTUP, RSS, SHIP, ISOLATED, DIFF, P99, THROUGHPUT, ACCURACY_DROP)
 # what the answer shows of every form, in this order
 SHOWN: tuple[Figure, ...] = (STARTUP, RSS, SHIP, ISOLATED, DIFF)

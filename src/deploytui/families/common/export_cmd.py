@@ -1,6 +1,6 @@
 """One PyTorch export of one model, in its own process.
 
-usage: python -m deploytui.families.common.export_cmd MODULE:FUNCTION OUT_DIR [--model REF]
+usage: python -m deploytui.families.common.export_cmd MODULE:FUNCTION OUT_DIR [--model REF] [--data SPEC]
 
 FUNCTION is an export of a family's `exports` module (the step's `Export.function`, e.g.
 `deploytui.families.onnxruntime.exports:export_onnx`): it takes the loaded model, the output
@@ -25,6 +25,8 @@ import warnings
 from pathlib import Path
 from typing import Any
 
+from deploytui.core.dataref import DataRefError
+from deploytui.core.dataref import parse as parse_data
 from deploytui.core.modelref import DEFAULT, ModelRefError, parse
 from deploytui.runners.protocol import own_stdout
 
@@ -70,13 +72,15 @@ def fail(message: str) -> int:
 
 def main(argv: list[str]) -> int:
     args = list(argv)
-    ref_text = DEFAULT
-    if "--model" in args:
-        i = args.index("--model")
-        ref_text = args[i + 1] if i + 1 < len(args) else ""
-        del args[i : i + 2]
+    ref_text, data_text = DEFAULT, None
+    for flag in ("--model", "--data"):
+        if flag in args:
+            i = args.index(flag)
+            value = args[i + 1] if i + 1 < len(args) else ""
+            ref_text, data_text = (value, data_text) if flag == "--model" else (ref_text, value)
+            del args[i : i + 2]
     if len(args) != 2:
-        return fail("usage: export_cmd MODULE:FUNCTION OUT_DIR [--model REF]")
+        return fail("usage: export_cmd MODULE:FUNCTION OUT_DIR [--model REF] [--data SPEC]")
     try:
         export = exporter(args[0])
     except (ImportError, ValueError) as e:
@@ -87,19 +91,23 @@ def main(argv: list[str]) -> int:
     t0 = time.perf_counter()
     import torch
 
+    from deploytui.models.data import DataError
     from deploytui.models.load import ModelError, load
 
     t_import = time.perf_counter() - t0
     try:
         ref = parse(ref_text)
+        data = {"data": parse_data(data_text)} if data_text is not None else {}
         m = load(ref)
-    except (ModelRefError, ModelError) as e:
+    except (ModelRefError, ModelError, DataRefError) as e:
         return fail(str(e))
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("default")
         t1 = time.perf_counter()
         try:
-            facts = export(m, out, ref.slug)
+            facts = export(m, out, ref.slug, **data)
+        except DataError as e:  # the user's data, refused in one line naming the sample
+            return fail(f"DataError: {e}")
         except Exception as e:  # the exporter refused the model: its traceback is the log
             traceback.print_exc(file=sys.stderr)
             return fail(decisive(e))

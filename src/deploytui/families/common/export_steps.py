@@ -34,6 +34,8 @@ class Export:
     after: tuple[str, ...] = ()
     compiles: bool = False
     on_demand: bool = False
+    reads: tuple[str, ...] = ()  # files of other steps it reads (relative): a change rebuilds it
+    takes_data: bool = False  # given the user's `--data` (export-samples)
 
 
 def _model_inputs(ctx: BuildContext) -> tuple[Path, ...]:
@@ -55,6 +57,12 @@ def _model_inputs(ctx: BuildContext) -> tuple[Path, ...]:
         local = [p for p in (*files, *weights) if p.is_file()]
         return (PKG / "models" / "library.py", *local, *seam)
     return (PKG / "models" / "zoo.py", *seam)
+
+
+def _data_inputs(ctx: BuildContext) -> tuple[Path, ...]:
+    """The user's data and the module that reads it: what a `takes_data` export starts from."""
+    assert ctx.data is not None
+    return (*ctx.data.sources(), PKG / "models" / "data.py")
 
 
 def preload(ctx: BuildContext, function: Callable[..., Any]) -> tuple[str, ...]:
@@ -91,8 +99,14 @@ def steps_of(ctx: BuildContext, exports: tuple[Export, ...]) -> list[Step]:
                 str(ctx.mdir),
                 "--model",
                 ctx.model.text,
+                *(("--data", ctx.data.text) if e.takes_data and ctx.data else ()),
             ),
-            inputs=(*shared, _module_file(e.function)),
+            inputs=(
+                *shared,
+                _module_file(e.function),
+                *(ctx.mdir / r for r in e.reads),
+                *(_data_inputs(ctx) if e.takes_data and ctx.data else ()),
+            ),
             outputs=tuple(ctx.mdir / o.replace("{m}", ctx.slug) for o in e.outputs),
             needs=("g++",) if e.compiles else (),
             env=ctx.torch_env(),

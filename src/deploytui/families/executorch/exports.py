@@ -55,6 +55,15 @@ def export_executorch(m: Any, out: Path, stem: str) -> dict[str, Any]:
     return lower(program(m), out, stem)
 
 
+# Hugging Face's masks index with `torch.arange(n) + offset`; XNNPACKQuantizer's
+# transform_for_annotation (`_convert_scalars_to_attrs`) makes the scalar of every aten.add / aten.mul
+# a float32 constant, so that index turns float: what the quantizer does to any such model
+FLOAT_INDEX = (
+    " (XNNPACKQuantizer turned the integer scalar of an add or mul into a float32 constant, so an "
+    "index computed from it is float: its _convert_scalars_to_attrs, whatever the samples)"
+)
+
+
 def export_executorch_int8(m: Any, out: Path, stem: str) -> dict[str, Any]:
     """PT2E static int8 for XNNPACK: `XNNPACKQuantizer` (symmetric, per-channel weights) on the
     exported program `ep`, calibrated on the example inputs and the calibration set, converted,
@@ -70,10 +79,15 @@ def export_executorch_int8(m: Any, out: Path, stem: str) -> dict[str, Any]:
     quantizer = XNNPACKQuantizer().set_global(get_symmetric_quantization_config(is_per_channel=True))
     prepared = prepare_pt2e(program(m).module(), quantizer)
     sets = calibration_inputs(m, out)
-    with torch.no_grad():
-        for flat in sets:
-            args, kwargs = m.call(flat)
-            prepared(*args, **kwargs)
+    try:
+        with torch.no_grad():
+            for flat in sets:
+                args, kwargs = m.call(flat)
+                prepared(*args, **kwargs)
+    except IndexError as e:  # on every input alike, the example's too: the quantizer's own limit
+        if "used as indices" not in str(e):
+            raise
+        raise IndexError(f"{e}{FLOAT_INDEX}") from None
     converted = convert_pt2e(prepared)
     facts = lower(torch.export.export(converted, m.args, m.kwargs), out, f"{stem}_int8")
     return {**facts, "quantizer": "XNNPACKQuantizer symmetric per-channel", "calibration_inputs": len(sets)}

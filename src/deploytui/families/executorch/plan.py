@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from deploytui.families.common.cpp import wheel_step
 from deploytui.families.common.export_steps import Export, steps_of
+from deploytui.families.common.samples import CALIBRATION_FILE
 from deploytui.families.executorch import exports
 from deploytui.families.executorch.family import CPP_EXECUTORCH
 from deploytui.spec.context import BuildContext, package_dir
@@ -24,6 +25,7 @@ EXPORTS = (
         ("{m}_int8.pte", "{m}_int8_delegation.json"),
         "ExecuTorch .pte, XNNPACK int8 (PT2E XNNPACKQuantizer, calibrated)",
         after=("export-samples",),
+        reads=(CALIBRATION_FILE,),
     ),
     Export(
         "export-dyn-executorch",

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from deploytui.families.common.cpp import wheel_step
 from deploytui.families.common.export_steps import Export, steps_of
+from deploytui.families.common.samples import CALIBRATION_FILE
 from deploytui.families.openvino import exports
 from deploytui.families.openvino.family import CPP_OPENVINO
 from deploytui.spec.context import BuildContext, package_dir
@@ -23,6 +24,7 @@ EXPORTS = (
         ("{m}_openvino_int8.xml", "{m}_openvino_int8.bin"),
         "OpenVINO IR, int8 (NNCF post-training quantisation, calibrated)",
         after=("export-openvino", "export-samples"),
+        reads=(CALIBRATION_FILE,),
     ),
 )
 

@@ -6,9 +6,8 @@ from __future__ import annotations
 from deploytui.families.common import samples
 from deploytui.families.common.export_steps import Export, steps_of
 from deploytui.families.pytorch import exports
-from deploytui.judge.precision import SAMPLES
 from deploytui.spec.context import BuildContext
-from deploytui.spec.steps import Step
+from deploytui.spec.steps import SAMPLES_STEP, Step
 
 EXPORTS = (
     Export(
@@ -40,14 +39,11 @@ EXPORTS = (
         compiles=True,
     ),
     Export(
-        "export-samples",
+        SAMPLES_STEP,
         samples.export_samples,
-        (
-            *(f"accuracy/inputs_{k}.safetensors" for k in range(SAMPLES)),
-            *(f"accuracy/reference_{k}.safetensors" for k in range(SAMPLES)),
-            "calibration.safetensors",
-        ),
-        "fixed-seed inputs drawn like the example: the accuracy set, the calibration set",
+        (f"{samples.ACCURACY_DIR}/{samples.SET_FILE}", samples.CALIBRATION_FILE),
+        "the evaluation set and the calibration set: the user's --data split in two, else drawn",
+        takes_data=True,
     ),
     Export(
         "export-aoti-int8",

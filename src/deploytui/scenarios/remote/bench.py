@@ -1,7 +1,8 @@
 """Start-up runs on an SSH target: the form's bundle placed there (bundles.py), then warm-up + n
 runs through the measuring launcher there (launchers/ssh.py); the outputs come back and are
-judged here against eager, like any run (bench.evaluate), and a variant runs the accuracy set
-there too, each sample a fresh run of its bundle. The records go to the model's
+judged here against eager, like any run (bench.evaluate), and the evaluation set runs there too
+when the form is judged on it (a variant; any form on labelled data), each sample a fresh run of
+its bundle. The records go to the model's
 targets/<name>/results.json; this machine's stay where they are."""
 
 from __future__ import annotations
@@ -13,9 +14,8 @@ from pathlib import Path
 
 from deploytui.core import defaults
 from deploytui.core.record import RunRecord, RunStatus, StageStatus, stamp
-from deploytui.core.record_parts import Accuracy, Where, median
+from deploytui.core.record_parts import Accuracy, TaskScore, Where, median
 from deploytui.core.workspace import Workspace
-from deploytui.judge.precision import SAMPLES
 from deploytui.launchers import ssh
 from deploytui.launchers.ssh import TargetError
 from deploytui.launchers.targets import Target
@@ -51,13 +51,17 @@ def accuracy_there(
     *,
     timeout_s: float,
     cancel: threading.Event | None,
-) -> Accuracy:
-    """The variant's accuracy on the example (`got`) and the model's accuracy set, each sample
-    run there by its bundle (`./run OUT 0 INPUTS`), judged here (accuracy.evaluate)."""
-    samples = [accuracy.sample_paths(ws, k)[0] for k in range(SAMPLES)]
+) -> tuple[Accuracy | None, TaskScore | None]:
+    """The form on the model's evaluation set (a variant's accuracy with the example, `got`; the
+    task's score with labels), each sample run there by its bundle (`./run OUT 0 INPUTS`),
+    judged here (accuracy.evaluate)."""
+    s = accuracy.sample_set(ws)
+    if s is None:
+        raise accuracy.AccuracyError("the evaluation set is missing: run deploytui build")
+    samples = [accuracy.sample_paths(ws, k)[0] for k in range(s.samples)]
     missing = [p.name for p in samples if not p.is_file()]
     if missing:
-        raise accuracy.AccuracyError(f"{missing[0]} of the accuracy set is missing: run deploytui build")
+        raise accuracy.AccuracyError(f"{missing[0]} of the evaluation set is missing: run deploytui build")
     there = dict(zip(samples, send_inputs(placed, target, samples), strict=True))
 
     def run_sample(inputs: Path, out: Path) -> None:
@@ -111,16 +115,18 @@ def bench_form(
             say(f"{form.key}: its outputs could not be fetched: {problem}")
         rec = bench.evaluate(form, m, ws, n=n, warmup=warmup, outputs=local_out)
         rec.cwd = m.cwd
-        if form.variant and rec.status == RunStatus.OK and rec.stage_status is not None:
-            say(f"{form.key}: its accuracy set ({SAMPLES} samples) on {target.name}")
+        if rec.status == RunStatus.OK and rec.stage_status is not None and accuracy.judges_on_set(form, ws):
+            say(f"{form.key}: the evaluation set on {target.name}")
             try:
-                rec.accuracy = accuracy_there(
+                acc, rec.task = accuracy_there(
                     form, placed, target, ws, local_out, timeout_s=timeout_s, cancel=cancel
                 )
-                bench.judge_variant(rec)
+                if form.variant:
+                    rec.accuracy = acc
+                    bench.judge_variant(rec)
             except (ValueError, OSError, TargetError) as e:
                 rec.stage_status["numerics"], rec.stage = StageStatus.FAILED, "numerics"
-                rec.error = f"accuracy set: {e}"
+                rec.error = f"evaluation set: {e}"
     rec.target = Where.of(target.name, target.facts)
     results.load(ws.results_on(target.name)).put(rec)
     arch = target_arch(target) if not arch_problem(target) else None

@@ -102,7 +102,7 @@ def bench_form(
                 not_run(form, why, manifest, ws)
                 if why
                 else _run(
-                    form, n, warmup, repeat, timeout_s, on_progress, cancel, ws, feed or Load(), launcher
+                    form, n, warmup, repeat, timeout_s, on_progress, cancel, ws, feed or Load(), launcher, say
                 )
             )
     except locks.Cancelled as e:
@@ -154,6 +154,7 @@ def _run(
     ws: Workspace,
     feed: Load,
     launcher: Launcher,
+    say: Callable[[str], None],
 ) -> RunRecord:
     out = ws.outputs_path(form.key)
     if feed.inputs is not None:  # a batch's outputs stay out of the Diff view's file
@@ -169,14 +170,18 @@ def _run(
         cancel=cancel,
     )
     rec = evaluate(form, m, ws, n=n, warmup=warmup, outputs=out, reference=feed.reference)
-    if feed.inputs is None and form.variant and rec.status == RunStatus.OK and rec.stage_status is not None:
-        try:  # the example inputs alone judged it in evaluate: now the whole accuracy set
-            rec.accuracy = accuracy.evaluate(form, ws, out, timeout_s=timeout_s, cancel=cancel)
+    on_set = feed.inputs is None and rec.status == RunStatus.OK and rec.stage_status is not None
+    if on_set and (form.variant or launcher is HERE) and accuracy.judges_on_set(form, ws):  # runs here
+        assert rec.stage_status is not None
+        try:  # the example inputs alone judged it in evaluate: now the whole evaluation set
+            acc, rec.task = accuracy.evaluate(form, ws, out, timeout_s=timeout_s, cancel=cancel, say=say)
         except (ValueError, OSError) as e:  # AccuracyError, a damaged sample or outputs file
             rec.stage_status["numerics"], rec.stage = StageStatus.FAILED, "numerics"
-            rec.error = f"accuracy set: {e}"
+            rec.error = f"evaluation set: {e}"
             return rec
-        judge_variant(rec)
+        if form.variant:
+            rec.accuracy = acc
+            judge_variant(rec)
     return rec
 
 

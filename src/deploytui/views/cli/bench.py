@@ -46,10 +46,19 @@ def cmd_bench(args: argparse.Namespace) -> int:
     if not args.no_build:  # what the chosen forms need, built first (incremental: usually nothing)
         from deploytui.builder import run_build, steps_for
         from deploytui.spec.context import BuildContext
+        from deploytui.spec.steps import SAMPLES_STEP
 
         ctx = BuildContext.of(ws)
         progress = build_progress(False, quiet_up_to_date=True, out=sys.stderr if args.json else None)
-        run_build(ctx, only=steps_for(ctx, chosen), on_event=progress)
+        needed = steps_for(ctx, chosen)
+        if ws.data is not None and needed is not None and SAMPLES_STEP not in needed:  # judged on it
+            needed = [*needed, SAMPLES_STEP]
+        manifest = run_build(ctx, only=needed, on_event=progress)
+        if ws.data is not None and SAMPLES_STEP in manifest.failed_steps():
+            step = manifest.steps.get(SAMPLES_STEP)
+            why = step.reason.rsplit("error: ", 1)[-1] if step else "the samples step failed"
+            print(f"error: --data {ws.data.text}: {why}", file=sys.stderr)
+            return 2
     if args.target:
         from deploytui.views.cli.target import bench_on_targets
 

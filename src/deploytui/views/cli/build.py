@@ -20,6 +20,10 @@ def cmd_build(args: argparse.Namespace) -> int:
         print(f"error: {e}", file=sys.stderr)
         return 2
     failed = [n for n in manifest.failed_steps() if not args.only or n in args.only]
+    from deploytui.spec.steps import SAMPLES_STEP
+
+    if args.ws.data is not None and SAMPLES_STEP in failed and (rec := manifest.steps.get(SAMPLES_STEP)):
+        print(f"error: --data {args.ws.data.text}: {rec.reason.rsplit('error: ', 1)[-1]}", file=sys.stderr)
     if failed:
         print(f"build: {len(failed)} step(s) failed: {', '.join(failed)}", file=sys.stderr)
         return 1

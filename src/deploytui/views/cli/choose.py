@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from deploytui.views.cli.common import MODEL_HELP, place_opts
+from deploytui.views.cli.common import MODEL_HELP, data_opt, place_opts
 
 
 def cmd_choose(args: argparse.Namespace) -> int:
@@ -82,4 +82,5 @@ def choose_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type
     )
     ch.add_argument("--model", default=argparse.SUPPRESS, metavar="REF", help=MODEL_HELP)
     place_opts(ch, argparse.SUPPRESS)
+    data_opt(ch, argparse.SUPPRESS)
     ch.set_defaults(func=cmd_choose)

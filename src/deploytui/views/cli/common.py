@@ -18,6 +18,18 @@ MODEL_HELP = (
 )
 
 
+DATA_HELP = (
+    "your samples, to judge every form on (and, with labels, score by the task's top-1) and to "
+    "calibrate the int8 variants on: path/to/file.py:samples, package.module:samples, or a folder "
+    "of .safetensors/.npz/.pt files with an optional labels.json; options ,calibration=N ,seed=S "
+    "(docs/data.md)"
+)
+
+
+def data_opt(q: argparse.ArgumentParser, default: Any) -> None:
+    q.add_argument("--data", default=default, metavar="SPEC", help=DATA_HELP)
+
+
 def shape_opts(q: argparse.ArgumentParser, default: Any) -> None:
     q.add_argument(
         "--input-shape",

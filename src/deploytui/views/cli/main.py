@@ -14,7 +14,7 @@ from deploytui.views.cli import target
 from deploytui.views.cli.bench import cmd_bench
 from deploytui.views.cli.build import cmd_build
 from deploytui.views.cli.choose import choose_parser
-from deploytui.views.cli.common import MODEL_HELP, place_opts, shape_opts
+from deploytui.views.cli.common import MODEL_HELP, data_opt, place_opts, shape_opts
 from deploytui.views.cli.inspect_form import cmd_inspect
 from deploytui.views.cli.measure import cmd_measure
 from deploytui.views.cli.models import cmd_models
@@ -49,6 +49,7 @@ def check_model(
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="deploytui", description=__doc__)
     p.add_argument("--model", default=None, metavar="REF", help=MODEL_HELP)
+    data_opt(p, None)
     shape_opts(p, None)
     place_opts(p, None)
     sub = p.add_subparsers(dest="command")
@@ -73,6 +74,7 @@ def build_parser() -> argparse.ArgumentParser:
         "its cross-compiled programs",
     )
     model_opt(b)
+    data_opt(b, argparse.SUPPRESS)
     b.set_defaults(func=cmd_build)
 
     from deploytui.core import defaults
@@ -130,6 +132,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="measure on these targets (deploytui target add), each in turn, the targets at once",
     )
     model_opt(be)
+    data_opt(be, argparse.SUPPRESS)
     be.set_defaults(func=cmd_bench)
 
     me = sub.add_parser("measure", help="measure any command the same way: deploytui measure -- CMD ARG...")
@@ -237,8 +240,21 @@ def main(argv: list[str] | None = None) -> int:
         if err:
             print(f"error: {err}", file=sys.stderr)
             return 2
+    data = None
+    if getattr(args, "data", None):
+        from deploytui.core.dataref import DataRefError
+        from deploytui.core.dataref import parse as parse_data
+
+        try:
+            data = parse_data(args.data)
+        except DataRefError as e:
+            print(f"error: {e}", file=sys.stderr)
+            return 2
+        if why := data.problem():
+            print(f"error: --data: {why}", file=sys.stderr)
+            return 2
     # the one place the process reads where its files go; everything below is handed `args.ws`
-    args.ws = Workspace.from_env(ref, args.artifacts, args.bundles)
+    args.ws = Workspace.from_env(ref, args.artifacts, args.bundles).with_data(data)
     if args.command is None:
         if not (sys.stdin.isatty() and sys.stdout.isatty()):
             print(

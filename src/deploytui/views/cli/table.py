@@ -52,6 +52,10 @@ def table_line(rec: RunRecord, label: str | None = None) -> str:
         from deploytui.scenarios.accuracy.variants import accuracy_text
 
         line += f"\n{'':<20} accuracy: {accuracy_text(rec.accuracy)}"
+    if rec.task is not None:
+        from deploytui.scenarios.accuracy.score_text import task_text
+
+        line += f"\n{'':<20} on your data: {task_text(rec.task)}"
     if rec.error:
         line += f"\n{'':<20} {_problem(rec)}"
         if rec.stage:

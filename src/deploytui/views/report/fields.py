@@ -158,6 +158,7 @@ def rows(ws: Workspace, store: Store, manifest: Manifest) -> list[dict[str, Any]
                 "parent": form.parent or None,
                 "accuracy": dataclasses.asdict(rec.accuracy) if rec.accuracy is not None else None,
                 "within_budget": rec.accuracy.within_budget if rec.accuracy is not None else None,
+                "task": dataclasses.asdict(rec.task) if rec.task is not None else None,
                 "vs_parent": (
                     variants.ratios(
                         rec,

@@ -24,6 +24,7 @@ from deploytui.views.report.tables import (
     _bundle,
     _isolated,
     _stage_ms,
+    _task_section,
     _top,
     _variants_section,
     _verdict,
@@ -32,6 +33,16 @@ from deploytui.views.report.tables import (
 from deploytui.views.report.targets import targets_json, targets_section
 
 FORMATS = ("md", "json", "csv")
+TASK_CSV = (
+    "value",
+    "eager",
+    "drop",
+    "drop_low",
+    "drop_high",
+    "rows",
+    "data",
+    "fingerprint",
+)  # task_* columns
 METHOD = (
     "Each form runs in a fresh process through a small compiled launcher (posix_spawn, wait4): "
     "wall time is spawn to reaped exit; peak RSS is the child's own ru_maxrss. "
@@ -141,6 +152,7 @@ def markdown(ws: Workspace, store: Store, manifest: Manifest, scale: bool = True
             ],
         ),
         *_variants_section(rs),
+        *_task_section(rs),
         "## Stages (medians)",
         _md_table(
             [
@@ -209,12 +221,21 @@ def as_csv(ws: Workspace, store: Store, manifest: Manifest) -> str:
         k
         for k in (rs[0].keys() if rs else ["form"])
         if k
-        not in ("stages_ms", "modules_added", "modules_added_torch", "runtime_parts", "accuracy", "vs_parent")
+        not in (
+            "stages_ms",
+            "modules_added",
+            "modules_added_torch",
+            "runtime_parts",
+            "accuracy",
+            "vs_parent",
+            "task",
+        )
     ]
     cols = [c for c in cols if c != "stage_status"]
     stage_cols = ["import_ms", "load_ms", "first_forward_ms", "steady_forward_ms"]
     ratio_cols = [f"{k}_vs_parent" for k in variants.RATIOS]
-    w = csv.DictWriter(buf, fieldnames=[*cols, *stage_cols, *ratio_cols], extrasaction="ignore")
+    task_cols = [f"task_{k}" for k in TASK_CSV]
+    w = csv.DictWriter(buf, fieldnames=[*cols, *stage_cols, *ratio_cols, *task_cols], extrasaction="ignore")
     w.writeheader()
     for r in rs:
         st = r["stages_ms"] or {}
@@ -224,6 +245,7 @@ def as_csv(ws: Workspace, store: Store, manifest: Manifest) -> str:
                 **r,
                 **{c: st.get(c.removesuffix("_ms")) for c in stage_cols},
                 **{f"{k}_vs_parent": vs.get(k) for k in variants.RATIOS},
+                **{f"task_{k}": (r["task"] or {}).get(k) for k in TASK_CSV},
             }
         )
     return buf.getvalue()

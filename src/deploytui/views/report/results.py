@@ -80,6 +80,13 @@ def matrix(stores: dict[str, Store], sizes: dict[str, Sizes] | None = None) -> s
     )
 
 
+def model_page(ws: Workspace, store: Store) -> str:
+    """One model's page of docs/results: its report without the sweep, marked as written by a tool."""
+    from deploytui.spec import manifest as manifest_file
+
+    return GENERATED + "\n\n" + markdown(ws, store, manifest_file.load(ws), scale=False)
+
+
 def write_results(folder: Path, base: Workspace) -> list[Path]:
     """The measured results of every model built under `base`'s artifacts folder, as docs:
     `<slug>.md` per model with stored results (the report without the sweep), `matrix.md` (every
@@ -103,8 +110,7 @@ def write_results(folder: Path, base: Workspace) -> list[Path]:
             continue
         stores[text] = store
         sizes[text] = serve_text.accepted(serve_store.load(ws).forms)
-        page = GENERATED + "\n\n" + markdown(ws, store, manifest_file.load(ws), scale=False)
-        written.append(_write(folder / f"{slug}.md", page))
+        written.append(_write(folder / f"{slug}.md", model_page(ws, store)))
     if stores:
         written.append(_write(folder / "matrix.md", matrix(stores, sizes)))
     scale = scale_section(base)

@@ -6,11 +6,11 @@ from __future__ import annotations
 from typing import Any
 
 from deploytui.core import units
-from deploytui.core.record_parts import Accuracy
+from deploytui.core.record_parts import Accuracy, TaskScore
 from deploytui.core.units import human, ms
 from deploytui.judge.precision import FP32
-from deploytui.scenarios.accuracy import variants
-from deploytui.views.report.common import _md_table
+from deploytui.scenarios.accuracy import score_text, variants
+from deploytui.views.report.common import _md_table, scrub
 
 
 def _variants_section(rs: list[dict[str, Any]]) -> list[str]:
@@ -51,6 +51,42 @@ def _variants_section(rs: list[dict[str, Any]]) -> list[str]:
         "agreement for class-score outputs), not by the fp32 tolerance; ÷ is the variant's figure "
         "over its fp32 parent's (ship: model files + program; start-up: median spawn to exit; "
         "steady: the median forward), both as stored here.",
+    ]
+
+
+def _task_section(rs: list[dict[str, Any]]) -> list[str]:
+    """Every form's top-1 on the user's labelled data (`--data`), eager's beside it, the drop and
+    its interval, with its ship size and start-up: what the accuracy of each form costs."""
+    scored = [(r, TaskScore(**r["task"])) for r in rs if r["task"] is not None]
+    if not scored:
+        return []
+    first = scored[0][1]
+    fingerprints = {t.fingerprint for _, t in scored}
+    same = (
+        "" if len(fingerprints) == 1 else " (not every form on the same data: see each record's fingerprint)"
+    )
+    return [
+        "## Task metric on your data",
+        _md_table(
+            ["form", "precision", *score_text.HEADERS, "rows", "ship", "start-up (median)"],
+            [
+                [
+                    r["form"],
+                    r["precision"],
+                    *score_text.cells(t),
+                    str(t.rows),
+                    human(r["ship_bytes"]) if r["ship_bytes"] is not None else "–",
+                    ms(r["start_median_s"]),
+                ]
+                for r, t in scored
+            ],
+        ),
+        f"Data: {scrub(score_text.data_text(first))}{same}. Every form ran each sample of the evaluation "
+        f"part in a fresh process; top-1 counts the rows ({first.output}'s class scores) whose "
+        "highest score is the label. The drop is eager's top-1 minus the form's on the same rows, "
+        "in percentage points; CI is its interval from the paired per-row differences, so a drop "
+        "inside it is noise at that number of rows. The int8 variants that calibrate did so on the "
+        "calibration part, disjoint from the rows scored here.",
     ]
 
 

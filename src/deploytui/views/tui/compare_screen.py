@@ -17,7 +17,7 @@ from deploytui.core import units
 from deploytui.core.record import RunRecord
 from deploytui.core.workspace import Workspace
 from deploytui.families import registry
-from deploytui.scenarios.accuracy import variants
+from deploytui.scenarios.accuracy import score_text, variants
 from deploytui.ship import store as ship_store
 from deploytui.ship.store import ShipCheck
 from deploytui.spec import forms
@@ -37,6 +37,7 @@ COLUMNS = [  # the figures the screen is for first, so 80 columns show them; the
     ("runtime_size", "Runtime size"),
     ("isolated", "Isolated"),
     ("accuracy", "Accuracy (variants)"),
+    ("task", "Top-1 on your data: eager, drop [CI]"),
     ("vs_parent", "÷ fp32 parent: ship, start, steady"),
     ("runtime", "Runtime"),
     ("ships", "What ships"),
@@ -137,6 +138,16 @@ def accuracy_cells(
     return [accuracy, Cell(r["steady"], text if any(v is not None for v in r.values()) else "–", right=True)]
 
 
+def task_cell(rec: RunRecord | None) -> Cell:
+    """The task's top-1 on the user's labelled data (`--data`), eager's, the drop and its interval;
+    sorted by the drop."""
+    t = rec.task if rec is not None else None
+    if t is None:
+        return Cell(None, "–", "grey50")
+    pct, eager, drop, ci = score_text.cells(t)
+    return Cell(t.drop, f"{pct}  {eager}  {drop} {ci.split(' (')[0]}", right=True)
+
+
 def row_cells(
     form: forms.Form,
     why: str,
@@ -180,6 +191,7 @@ def row_cells(
         "runtime_size": Cell(runtime, units.short_size(runtime) if runtime is not None else "–", right=True),
         "isolated": isolated_cell(isolated),
         "accuracy": extra[0],
+        "task": task_cell(rec),
         "vs_parent": extra[1],
         "runtime": Cell(
             form.runtime, cut(registry.RUNTIME_TITLES.get(form.runtime, form.runtime).split(" and ")[0])

@@ -45,7 +45,7 @@ class ModelScreen(ModalScreen[str | None]):
             yield Static(
                 "or your own: path/to/file.py:factory, package.module:factory, mlp:hidden=64,depth=3,\n"
                 "torchvision:resnet18, timm:NAME, hf:FOLDER, hf-config:config.json (,seq_len=N / "
-                ",input_shape=1x3x64x64)",
+                ",input_shape=1x3x64x64); then ` --data SPEC` to judge it on your samples (docs/data.md)",
                 id="model-hint",
             )
             yield Input(placeholder="model (enter opens it)", id="model-input")

@@ -9,9 +9,13 @@ that failed).
 
 from __future__ import annotations
 
+from deploytui.core.dataref import DataRef, DataRefError
+from deploytui.core.dataref import parse as parse_data
 from deploytui.core.modelref import ModelRef, ModelRefError, parse
 from deploytui.views.tui.jobs import JobLaneApp
 from deploytui.views.tui.session import BUILD, OPEN, RUN, Job, model_label
+
+DATA_FLAG = " --data "  # typed after the model in the picker: `REF --data SPEC`
 
 
 class ModelsApp(JobLaneApp):
@@ -29,10 +33,17 @@ class ModelsApp(JobLaneApp):
         (a subprocess, in the lane) and then with its build in the background."""
         if not text:
             return
+        text, _, data_text = text.partition(DATA_FLAG)
         try:
             ref = parse(text)
-        except ModelRefError as e:
-            self.notify(str(e), title="Not a model", severity="error", timeout=15)
+            data = parse_data(data_text.strip()) if data_text.strip() else None
+        except (ModelRefError, DataRefError) as e:
+            self.notify(
+                str(e), title="Not a model" if data_text == "" else "Not usable", severity="error", timeout=15
+            )
+            return
+        if data is not None and (why := data.problem()):
+            self.notify(why, title="Not data", severity="error", timeout=15)
             return
         why = self.session.open_check(ref)
         if why:
@@ -41,13 +52,15 @@ class ModelsApp(JobLaneApp):
         from deploytui.spec import manifest
 
         if ref.text in manifest.built_models(self.session.ws.artifacts):
-            self._switch(ref)
+            self._switch(ref, data=data)
+            if data is not None:  # its evaluation and calibration sets from the data: rebuilt
+                self.submit(Job(BUILD, ws=self.session.ws))
             return
         if self.session.lane.find(OPEN, model=ref):
             return  # asked already
         busy = self.session.lane.find(RUN, BUILD)
         self.notify(f"Checking {model_label(ref)}…" + (" once the job in flight ends" if busy else ""))
-        self.submit(Job(OPEN, ws=self.session.ws.for_model(ref)))
+        self.submit(Job(OPEN, ws=self.session.ws.for_model(ref).with_data(data)))
 
     def action_pick_target(self) -> None:
         from deploytui.views.tui.target_screen import HERE, TargetScreen
@@ -70,8 +83,8 @@ class ModelsApp(JobLaneApp):
         self.main.refresh_all()
         self.notify(f"Figures {'on ' + name if name != HERE else 'of this machine'}", title="Target")
 
-    def _switch(self, ref: ModelRef, info: dict | None = None) -> None:
-        self.session.switch(ref, info)
+    def _switch(self, ref: ModelRef, info: dict | None = None, data: DataRef | None = None) -> None:
+        self.session.switch(ref, info, data)
         self.main.refresh_all()
         self.notify(f"Showing {model_label(ref)}", title="Model")
 
@@ -89,7 +102,7 @@ class ModelsApp(JobLaneApp):
                 timeout=20,
             )
         elif not (why := self.session.open_check(job.model)):
-            self._switch(job.model, info)
+            self._switch(job.model, info, job.ws.data if job.ws is not None else None)
             self.submit(Job(BUILD, ws=job.ws))
         else:
             self.notify(f"{model_label(job.model)} checked, not shown: {why}", severity="warning")

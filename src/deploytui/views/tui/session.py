@@ -32,6 +32,7 @@ from deploytui.spec import forms, manifest
 
 if TYPE_CHECKING:
     from deploytui.builder import BuildEvent
+    from deploytui.core.dataref import DataRef
     from deploytui.core.measure import Progress
     from deploytui.scenarios.sweep.store import Point, SweepStore
 
@@ -319,10 +320,12 @@ class Session:
         found = targets.store(self.ws.targets_path).doc.targets
         return [(t.name, f"{t.dest.text()} · {t.describe()}") for t in found.values()]
 
-    def switch(self, ref: ModelRef, info: dict[str, Any] | None = None) -> None:
+    def switch(self, ref: ModelRef, info: dict[str, Any] | None = None, data: DataRef | None = None) -> None:
         """Show `ref` from now on: its manifest, its results, its description (jobs asked for
-        the model shown before keep their own workspace)."""
-        self.ws, self.info = self.ws.for_model(ref), info
+        the model shown before keep their own workspace); `data`: the samples it is judged and
+        calibrated on (`--data`), else the data it was shown with when it is the same model."""
+        ws = self.ws.for_model(ref)
+        self.ws, self.info = ws.with_data(data) if data is not None else ws, info
         self.store = results.load(self.ws.results_on(self.target))
         self.live = None
         self.load_state()

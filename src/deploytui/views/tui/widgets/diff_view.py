@@ -16,7 +16,7 @@ from deploytui.core.record import RunRecord
 from deploytui.core.tensorfile import TensorFileError
 from deploytui.core.workspace import Workspace
 from deploytui.judge import numerics
-from deploytui.scenarios.accuracy import variants
+from deploytui.scenarios.accuracy import score_text, variants
 
 
 class DiffView(VerticalScroll):
@@ -67,6 +67,10 @@ class DiffView(VerticalScroll):
             f"OK: every output within atol {atol:g} + rtol {rtol:g}·|eager|" if ok else "FAIL",
             style="bold green" if ok else "bold red",
         )
+        if rec.task is not None:  # labelled --data: the task's metric beside the agreement
+            t.append("\non your data ", style="bold")
+            t.append(f"{score_text.task_text(rec.task)}\n")
+            t.append(f"data: {score_text.data_text(rec.task)}")
         for d in diffs:
             t.append(f"\n{d.name} {d.shape} n={d.n}: ", style="bold")
             t.append(
