@@ -259,6 +259,13 @@ def run_app(clone: Path, env: dict[str, str], logs: Path, timeout_s: float) -> d
     }
 
 
+def _what(data: dict) -> str:
+    """What a measurement was: its source, or its date and commit."""
+    if data.get("source"):
+        return str(data["source"])
+    return f"{data.get('when', '?')} at {data.get('commit', '?')}"
+
+
 def import_phases(path: Path, label: str) -> dict[str, object]:
     """`PHASE rc=N SECONDSs` lines (the coordinator's phases.sh) as this script's JSON, with what
     each phase's log (`PREFIX.PHASE.log` beside `PREFIX.phases`) says inside it."""
@@ -320,7 +327,7 @@ def render(after: dict, before: dict | None) -> str:
         "load average "
         + " before and ".join(f"{x:.1f}" if isinstance(x, float) else "?" for x in load)
         + " after "
-        "(each phase's own in the JSON). Before: " + (before.get("source", "?") + "." if before else "–"),
+        "(each phase's own in the JSON). Before: " + (_what(before) + "." if before else "–"),
         "\n".join(rows),
         "Before, `make test` ran each target in turn (cargo compiled inside `build`, once per "
         "program's features, and again in `test-rust`); after, each line of its recipe runs its "
