@@ -51,6 +51,17 @@ def _sizes(text: str | None, what: str, least: int) -> list[int]:
     return list(dict.fromkeys(values))
 
 
+def build_cells(todo: list[Any], ws: Workspace) -> None:
+    """What the cells need (their dynamic-batch exports among it), built here first; its
+    progress on stderr."""
+    from deploytui.builder import run_build, steps_for
+    from deploytui.spec.context import BuildContext
+
+    ctx = BuildContext.of(ws)
+    only = steps_for(ctx, [c.form for c in todo])
+    run_build(ctx, only=only, on_event=build_progress(False, quiet_up_to_date=True, out=sys.stderr))
+
+
 def cmd_serve(args: argparse.Namespace) -> int:
     from deploytui.core import defaults, machine
     from deploytui.families import registry
@@ -92,12 +103,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
             )
     else:
         if not args.no_build:
-            from deploytui.builder import run_build, steps_for
-            from deploytui.spec.context import BuildContext
-
-            ctx = BuildContext.of(ws)
-            only = steps_for(ctx, [c.form for c in todo])
-            run_build(ctx, only=only, on_event=build_progress(False, quiet_up_to_date=True, out=sys.stderr))
+            build_cells(todo, ws)
         manifest = load_manifest(ws)
         print(
             f"serve: {len(todo)} cells ({len(chosen)} forms x batch {batches or ['example']} x threads "
@@ -141,7 +147,9 @@ def cmd_serve(args: argparse.Namespace) -> int:
     return 1 if failed or not done else 0
 
 
-def _serve_on_targets(args: argparse.Namespace, todo: list[Any], ws: Any, *, repeat: int, warmup: int) -> int:
+def _serve_on_targets(
+    args: argparse.Namespace, todo: list[Any], ws: Workspace, *, repeat: int, warmup: int
+) -> int:
     """`bench --target a,b --batch … --threads …`: what the cells need built here, then the
     cells on each target at once (views/cli/target.py)."""
     from deploytui.views.cli.target import resolve
@@ -151,12 +159,7 @@ def _serve_on_targets(args: argparse.Namespace, todo: list[Any], ws: Any, *, rep
         print(f"error: {why}", file=sys.stderr)
         return 2
     if not args.no_build:
-        from deploytui.builder import run_build, steps_for
-        from deploytui.spec.context import BuildContext
-
-        ctx = BuildContext.of(ws)
-        only = steps_for(ctx, [c.form for c in todo])
-        run_build(ctx, only=only, on_event=build_progress(False, quiet_up_to_date=True, out=sys.stderr))
+        build_cells(todo, ws)
     out = sys.stderr if args.json else sys.stdout
     print(
         f"serve on {', '.join(t.name for t in found)}: {len(todo)} cells each, one fresh run a cell: "
