@@ -71,6 +71,16 @@ def test_dynamic_exports_are_built_on_demand_only():
     )
 
 
+def test_a_target_builds_the_probes_its_bundles_need():
+    """A form's bundle lists what its probe found: measuring on a target builds the probe too."""
+    ctx = BuildContext.of(Workspace.at(parse("a1")))
+    chosen = [registry.get("tract"), registry.get("onnxruntime")]
+    here, there = steps_for(ctx, chosen), steps_for(ctx, chosen, shipped=True)
+    assert here is not None and there is not None
+    assert not any(s.startswith("probe-") for s in here)
+    assert {"probe-tract", "probe-python-onnxruntime"} <= set(there) and set(here) < set(there)
+
+
 def _cell(form: str, batch: int, p50: float) -> RunRecord:
     return RunRecord(
         form,

@@ -87,12 +87,15 @@ def tool_versions(ctx: BuildContext) -> dict[str, str]:
     return versions
 
 
-def steps_for(ctx: BuildContext, chosen: Sequence[Form]) -> list[str] | None:
+def steps_for(ctx: BuildContext, chosen: Sequence[Form], *, shipped: bool = False) -> list[str] | None:
     """The plan's steps that `chosen` forms need (their own and what those need, in plan order);
-    None for every form as built (the whole plan, which leaves out the steps built on demand)."""
+    with `shipped`, their probe steps too (a bundle lists the libraries the probe found: a run on
+    a target ships it); None for every form as built (the whole plan, which leaves out the steps
+    built on demand)."""
     steps = plan(ctx)
     after = {s.name: s.after for s in steps}
-    needed = closure((MODEL_STEP, *(s for f in chosen for s in f.steps)), after)
+    probes = [f.probe_step for f in chosen if shipped and f.probe_step in after]
+    needed = closure((MODEL_STEP, *(s for f in chosen for s in f.steps), *probes), after)
     on_demand = any(s.on_demand and s.name in needed for s in steps)
     if {f.key for f in chosen} == {f.key for f in registry.FORMS} and not on_demand:
         return None

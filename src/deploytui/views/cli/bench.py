@@ -50,7 +50,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
         ctx = BuildContext.of(ws)
         progress = build_progress(False, quiet_up_to_date=True, out=sys.stderr if args.json else None)
-        needed = steps_for(ctx, chosen)
+        needed = steps_for(ctx, chosen, shipped=bool(args.target))  # a target gets bundles
         if ws.data is not None and needed is not None and SAMPLES_STEP not in needed:  # judged on it
             needed = [*needed, SAMPLES_STEP]
         manifest = run_build(ctx, only=needed, on_event=progress)

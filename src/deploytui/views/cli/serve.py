@@ -51,14 +51,14 @@ def _sizes(text: str | None, what: str, least: int) -> list[int]:
     return list(dict.fromkeys(values))
 
 
-def build_cells(todo: list[Any], ws: Workspace) -> None:
-    """What the cells need (their dynamic-batch exports among it), built here first; its
-    progress on stderr."""
+def build_cells(todo: list[Any], ws: Workspace, *, shipped: bool = False) -> None:
+    """What the cells need (their dynamic-batch exports among it; with `shipped`, what their
+    bundles need: a target's cells), built here first; its progress on stderr."""
     from deploytui.builder import run_build, steps_for
     from deploytui.spec.context import BuildContext
 
     ctx = BuildContext.of(ws)
-    only = steps_for(ctx, [c.form for c in todo])
+    only = steps_for(ctx, [c.form for c in todo], shipped=shipped)
     run_build(ctx, only=only, on_event=build_progress(False, quiet_up_to_date=True, out=sys.stderr))
 
 
@@ -159,7 +159,7 @@ def _serve_on_targets(
         print(f"error: {why}", file=sys.stderr)
         return 2
     if not args.no_build:
-        build_cells(todo, ws)
+        build_cells(todo, ws, shipped=True)
     out = sys.stderr if args.json else sys.stdout
     print(
         f"serve on {', '.join(t.name for t in found)}: {len(todo)} cells each, one fresh run a cell: "
