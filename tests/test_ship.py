@@ -191,9 +191,9 @@ def test_runpath_is_origin_relative_and_run_is_one_line(checked, bundles_dir):
 
     assert rpath(root / "bin/cpp-aoti") == "$ORIGIN/../lib"
     assert all(rpath(p) == "$ORIGIN" for p in (root / "lib").iterdir())
-    protocol = (
-        '--inputs "$B/model/inputs.safetensors" --outputs "${1:-outputs.safetensors}" --repeat "${2:-10}"'
-    )
+    protocol = '--inputs "$I" --outputs "$O" --repeat "$K" "$@"'  # ./run [OUT [K [INPUTS]]] [flags]
+    words = 'O="${1:-outputs.safetensors}"; K="${2:-10}"; I="${3:-$B/model/inputs.safetensors}"'
+    assert words in (root / "run").read_text().splitlines()
     execs = [ln for ln in (root / "run").read_text().splitlines() if "exec " in ln]
     assert execs == [
         'LD_LIBRARY_PATH="$B/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" '
@@ -225,6 +225,13 @@ def test_the_run_entry_works_outside_the_sandbox_too(checked, bundles_dir, tmp_p
 
     (diff,) = compare_files(out, A1.reference_path, 1e-6, 0.0)
     assert diff.within_tol
+    # another inputs file and the runner's flags after it (a serving cell's, on a target)
+    run = [str(bundles_dir / "a1" / "burn-embed" / "run"), str(out), "3", str(A1.inputs_path)]
+    res = subprocess.run(
+        [*run, "--warmup", "2", "--threads", "1"], capture_output=True, text=True, cwd=tmp_path, check=False
+    )
+    line = json.loads(res.stdout.strip().splitlines()[-1])
+    assert res.returncode == 0 and line["warmup"] == 2 and len(line["forward_ms"]) == 3, res.stderr
 
 
 def test_a_bundle_missing_a_library_fails_with_the_loaders_line(checked, bundles_dir, tmp_path):
