@@ -8,10 +8,7 @@ message is one line naming the sample and the input.
 
 from __future__ import annotations
 
-import importlib
-import importlib.util
 import json
-import sys
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,7 +17,7 @@ from typing import Any
 import torch
 
 from deploytui.core.dataref import LABELS_FILE, TENSOR_SUFFIXES, DataRef
-from deploytui.models.load import INPUT_DTYPES
+from deploytui.models.load import INPUT_DTYPES, user_module
 from deploytui.runners.protocol import POSITIONAL
 
 LABEL_KEYS = ("label", "labels")  # a sample's label, in a factory's dict or a tensor file
@@ -112,23 +109,8 @@ def from_item(example: dict[str, torch.Tensor], name: str, item: Any) -> Sample:
 
 
 def _factory(ref: DataRef) -> Any:
-    if ref.kind == "file":
-        path = Path(ref.target)
-        modname = f"deploytui_user_data_{path.stem}"
-        spec = importlib.util.spec_from_file_location(modname, path)
-        if spec is None or spec.loader is None:
-            raise DataError(f"{path} cannot be imported as a Python module")
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[modname] = module
-        try:
-            spec.loader.exec_module(module)
-        except Exception as e:  # the user's code: its error in one line
-            raise DataError(f"{path.name} does not import: {type(e).__name__}: {e}") from None
-    else:
-        try:
-            module = importlib.import_module(ref.target)
-        except Exception as e:  # as above
-            raise DataError(f"module {ref.target} does not import: {type(e).__name__}: {e}") from None
+    name = f"deploytui_user_data_{Path(ref.target).stem}"
+    module = user_module(ref.kind, ref.target, name, DataError)
     fn = getattr(module, ref.factory, None)
     if not callable(fn):
         raise DataError(f"{ref.target} has no callable {ref.factory!r}")

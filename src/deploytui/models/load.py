@@ -23,6 +23,7 @@ import inspect
 import re
 import sys
 import traceback
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -162,6 +163,33 @@ def _where(e: BaseException) -> str:
     return f" ({Path(frames[-1].filename).name}:{frames[-1].lineno})" if frames else ""
 
 
+def user_module(
+    kind: str,
+    target: str,
+    name: str,
+    error: type[Exception],
+    where: Callable[[BaseException], str] = lambda _e: "",
+) -> Any:
+    """A user's file (kind "file", imported as module `name`) or module, imported; its error as
+    one line in `error` ("x.py does not import: …", `where` naming the user's frame)."""
+    if kind == "file":
+        path = Path(target)
+        spec = importlib.util.spec_from_file_location(name, path)
+        if spec is None or spec.loader is None:
+            raise error(f"{path} cannot be imported as a Python module")
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        try:
+            spec.loader.exec_module(module)
+        except Exception as e:  # the user's code: any error is theirs to see, in one line
+            raise error(f"{path.name} does not import: {type(e).__name__}: {e}{where(e)}") from e
+        return module
+    try:
+        return importlib.import_module(target)
+    except Exception as e:  # as above
+        raise error(f"module {target} does not import: {type(e).__name__}: {e}{where(e)}") from e
+
+
 def _factory(ref: ModelRef) -> Any:
     if ref.kind == "zoo":
         return zoo.FACTORIES[ref.target]
@@ -169,27 +197,10 @@ def _factory(ref: ModelRef) -> Any:
         from deploytui.models import library
 
         return lambda: library.BUILDERS[ref.kind](ref)
-    if ref.kind == "file":
-        path = Path(ref.target)
-        if not path.is_file():
-            raise ModelError(f"model file {path} does not exist")
-        name = f"deploytui_user_model_{ref.slug.replace('-', '_').replace('.', '_')}"
-        spec = importlib.util.spec_from_file_location(name, path)
-        if spec is None or spec.loader is None:
-            raise ModelError(f"{path} cannot be imported as a Python module")
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        try:
-            spec.loader.exec_module(module)
-        except Exception as e:  # the user's code: any error is theirs to see, in one line
-            raise ModelError(f"{path.name} does not import: {type(e).__name__}: {e}{_where(e)}") from e
-    else:
-        try:
-            module = importlib.import_module(ref.target)
-        except Exception as e:  # as above
-            raise ModelError(
-                f"module {ref.target} does not import: {type(e).__name__}: {e}{_where(e)}"
-            ) from e
+    if ref.kind == "file" and not Path(ref.target).is_file():
+        raise ModelError(f"model file {Path(ref.target)} does not exist")
+    name = f"deploytui_user_model_{ref.slug.replace('-', '_').replace('.', '_')}"
+    module = user_module(ref.kind, ref.target, name, ModelError, _where)
     factory = getattr(module, ref.factory, None)
     if factory is None:
         raise ModelError(f"{ref.target} has no {ref.factory!r}")
