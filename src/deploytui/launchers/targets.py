@@ -56,6 +56,11 @@ class Target:
         dest = Destination(value["host"], value.get("user"), port, value.get("config"), value.get("identity"))
         return cls(name, dest, facts, value.get("checked_at"))
 
+    @property
+    def label(self) -> str:
+        """How a progress line names the target: `pi`, or `arm64-emulated, emulated`."""
+        return f"{self.name}, emulated" if self.facts.get("emulated") else self.name
+
     def describe(self) -> str:
         """What the target is, in one line (its facts from `target check`): the CLI's list and
         the app's picker."""

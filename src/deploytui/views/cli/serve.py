@@ -197,7 +197,7 @@ def serve_on_targets(
     from deploytui.scenarios.remote import serve as remote
     from deploytui.scenarios.serving import store as serve_store
     from deploytui.spec.manifest import load as load_manifest
-    from deploytui.views.cli.target import each_target, label
+    from deploytui.views.cli.target import each_target
 
     manifest = load_manifest(ws)
     done: dict[str, list[tuple[str, RunRecord]]] = {t.name: [] for t in found}
@@ -211,7 +211,7 @@ def serve_on_targets(
             if e.kind == "start":
                 say(f"{e.cell} ({e.done + 1}/{e.total})")
             if e.kind == "cell" and e.record is not None and not args.json:
-                print(f"[{label(target)}] {cell_line(e.cell, e.record).strip()}", flush=True)
+                print(f"[{target.label}] {cell_line(e.cell, e.record).strip()}", flush=True)
 
         done[target.name] = remote.run_cells_on(
             todo,

@@ -125,29 +125,24 @@ def resolve(names: str, ws: Workspace) -> tuple[list[Target], str]:
     return chosen, ""
 
 
-def label(target: Target) -> str:
-    """How a line names the target: `[pi]`, or `[arm64-emulated, emulated]`."""
-    return f"{target.name}, emulated" if target.facts.get("emulated") else target.name
-
-
 def each_target(found: list[Target], work: Callable[[Target, Callable[[str], None]], None]) -> None:
-    """`work(target, say)` on every target at once, a thread each (a target measures one thing
-    at a time: its lock keeps two deploytui processes apart there); `say` prints a line marked
-    with the target's name, whole."""
+    """`work(target, say)` on every target at once (scenarios.remote.fleet: a thread each); `say`
+    prints a line marked with the target's name, whole; a target whose work raised says so."""
+    from deploytui.scenarios.remote import fleet
+
     out = threading.Lock()
 
-    def on(target: Target) -> None:
+    def sayer(target: Target) -> Callable[[str], None]:
         def say(line: str) -> None:
             with out:
-                print(f"[{label(target)}] {line}", file=sys.stderr, flush=True)
+                print(f"[{target.label}] {line}", file=sys.stderr, flush=True)
 
-        work(target, say)
+        return say
 
-    threads = [threading.Thread(target=on, args=(t,), name=t.name) for t in found]
-    for th in threads:
-        th.start()
-    for th in threads:
-        th.join()
+    failed = fleet.each_target(found, lambda t: work(t, sayer(t)))
+    for t in found:
+        if t.name in failed:
+            sayer(t)(f"error: stopped: {failed[t.name]}")
 
 
 def _put(doc: Targets, target: Target) -> None:
@@ -181,7 +176,7 @@ def bench_on_targets(args: argparse.Namespace, chosen: list[Form], ws: Workspace
             )
             done[target.name].append(rec)
             if not args.json:
-                print(f"[{label(target)}] {table_line(rec)}", flush=True)
+                print(f"[{target.label}] {table_line(rec)}", flush=True)
 
     each_target(found, measure_on)
     if args.json:

@@ -183,6 +183,23 @@ class DeployApp(OutcomesApp):
         self.main.show_tab("run")
         self.submit(Job(RUN, tuple(keys), ws=self.session.ws, target=self.session.target))
 
+    def action_run_everywhere(self) -> None:
+        """Every built form on every target named (deploytui target add), the targets at once."""
+        if self._busy():
+            return
+        names = [name for name, _ in self.session.known_targets()]
+        keys = self.session.runnable()
+        if not names or not keys:
+            self.notify(
+                "No target yet: deploytui target add NAME ssh://user@host (docs/targets.md)"
+                if not names
+                else "No form is built yet: press b to build",
+                severity="warning",
+            )
+            return
+        self.session.fleet = {}
+        self.submit(Job(RUN, tuple(keys), ws=self.session.ws, targets=tuple(names)))
+
     def action_ship(self, key: str | None = None) -> None:
         """Bundle the highlighted form and run the bundle isolated: a job of the lane, like a run."""
         key = key or self.main.current

@@ -88,6 +88,8 @@ class JobLaneApp(App):
     def _measure(self, job: Job) -> tuple[int, int]:
         from deploytui.scenarios.startup import bench, results
 
+        if job.targets:
+            return self._measure_everywhere(job)
         ws = job.ws
         assert ws is not None
         settings, done = self.session.settings, 0
@@ -144,6 +146,42 @@ class JobLaneApp(App):
         return remote.bench_form(
             registry.get(key), target, ws, n=settings.runs, warmup=settings.warmup, cancel=job.cancel
         )
+
+    def _measure_everywhere(self, job: Job) -> tuple[int, int]:
+        """The job's forms on each of its targets, the targets at once (scenarios.remote.fleet),
+        each target's forms in turn; each record stored there by the scenario. Returns (forms
+        that ran, forms asked) over every target."""
+        from deploytui.launchers import targets
+        from deploytui.scenarios.remote import bench as remote
+        from deploytui.scenarios.remote import fleet
+        from deploytui.scenarios.startup import results
+
+        ws = job.ws
+        assert ws is not None
+        known = targets.store(ws.targets_path).doc.targets
+        found = [known[name] for name in job.targets if name in known]
+        settings, ran = self.session.settings, {t.name: 0 for t in found}
+
+        def on(target: targets.Target) -> None:
+            for i, key in enumerate(job.keys, 1):
+                if job.cancel.is_set():
+                    return
+                place = (i, len(job.keys))
+                self.post_message(msg.TargetRun(target.name, target.label, key, place, ws.slug))
+                rec = remote.bench_form(
+                    registry.get(key), target, ws, n=settings.runs, warmup=settings.warmup, cancel=job.cancel
+                )
+                doc = results.load(ws.results_on(target.name)).doc  # what the scenario stored there
+                ran[target.name] += not job.cancel.is_set()
+                self.post_message(msg.TargetRun(target.name, target.label, key, place, ws.slug, rec))
+                try:
+                    self.call_from_thread(self.session.stored, ws.model, doc, target.name)
+                except RuntimeError:  # the app is gone
+                    return
+
+        for name, why in fleet.each_target(found, on).items():
+            self.post_message(msg.TargetStopped(name, why))
+        return sum(ran.values()), len(job.keys) * len(found)
 
     def _say(self, line: str) -> None:
         """A worker's one-line note for the user."""

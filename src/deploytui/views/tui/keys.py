@@ -16,7 +16,19 @@ SEP = " — "
 # the one-letter actions that are off on a screen of fields (`TYPING`): a letter typed there
 # while a checkbox or a list has the focus (the b of 20MiB, the s of 50ms) must not build or run
 TYPED_OVER = frozenset(
-    {"run", "run_all", "build", "compare", "scale", "choose", "open_model", "export", "ship", "cancel"}
+    {
+        "run",
+        "run_all",
+        "run_everywhere",
+        "build",
+        "compare",
+        "scale",
+        "choose",
+        "open_model",
+        "export",
+        "ship",
+        "cancel",
+    }
 )
 
 # the app's keys (DeployApp.BINDINGS); each tooltip is "Title — what it does", the palette's and the
@@ -29,6 +41,15 @@ BINDINGS: list[BindingType] = [
         "Run all",
         id="run-all",
         tooltip="Run all forms — measure every built form in order, storing each",
+    ),
+    Binding(
+        "A",
+        "run_everywhere",
+        "Run on targets",
+        id="run-everywhere",
+        show=False,
+        tooltip="Run all on every target — every built form on each target named, the targets at "
+        "once, a line of progress per target",
     ),
     Binding("b", "build", "Build", id="build", tooltip="Build — every artifact, incrementally"),
     Binding("c", "compare", "Compare", id="compare", tooltip="Compare — every form side by side"),

@@ -64,6 +64,7 @@ class MainScreen(Screen):
     def compose(self) -> ComposeResult:
         yield Static(id="header")
         yield Static(id="build-line")
+        yield Static(id="targets-line")
         yield Static(id="banner")
         with Horizontal(id="body"):
             yield FormList(id="forms")
@@ -190,6 +191,14 @@ class MainScreen(Screen):
             line.display = True
         else:
             line.display = False
+
+    def show_fleet(self) -> None:
+        """Where a run on every target (A) stands, a part per target, on one line (cut with …)."""
+        fleet = self.host.session.fleet
+        line = self.query_one("#targets-line", Static)
+        line.display = bool(fleet)
+        text = Text(" · ".join(p.line() for p in fleet.values()), no_wrap=True, overflow="ellipsis")
+        line.update(text)
 
     def show_detail(self, key: str, inspect: bool = True, defer: bool = False) -> None:
         """The detail pane for `key`: its title and visible tab now, the hidden tabs when they

@@ -45,6 +45,36 @@ class RunFinished(JobMessage):
         self.cancelled = cancelled
 
 
+class TargetRun(JobMessage):
+    """A run on every target (A): one target started a form (`record` None) or ended it."""
+
+    def __init__(
+        self,
+        target: str,
+        label: str,
+        form: str,
+        place: tuple[int, int],
+        slug: str,
+        record: RunRecord | None = None,
+    ) -> None:
+        super().__init__()
+        self.target = target  # the target's name
+        self.label = label  # how a line names it (launchers.targets.Target.label)
+        self.form = form
+        self.index, self.total = place  # the form's place in the target's turn (from 1), and its forms
+        self.slug = slug  # the model the run is for
+        self.record = record  # stored there by the scenario
+
+
+class TargetStopped(JobMessage):
+    """A run on every target (A): one target stopped before its last form (its work raised)."""
+
+    def __init__(self, target: str, why: str) -> None:
+        super().__init__()
+        self.target = target
+        self.why = why
+
+
 class BuildLine(JobMessage):
     def __init__(self, event, slug: str, state=None) -> None:
         super().__init__()

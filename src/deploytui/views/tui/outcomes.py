@@ -28,6 +28,7 @@ from deploytui.views.tui.session import (
     SHIP,
     SWEEP,
     Job,
+    TargetProgress,
     model_label,
 )
 
@@ -57,6 +58,8 @@ class OutcomesApp(ModelsApp):
             msg.RunStarted: self._run_started,
             msg.RunProgress: self._run_progress,
             msg.RunFinished: self._run_finished,
+            msg.TargetRun: self._target_run,
+            msg.TargetStopped: self._target_stopped,
             msg.BuildLine: self._build_line,
             msg.SweepLine: self._sweep_line,
             msg.ServeLine: self._serve_line,
@@ -98,6 +101,25 @@ class OutcomesApp(ModelsApp):
                 severity="error",
                 timeout=10,
             )
+
+    def _target_run(self, m: msg.TargetRun) -> None:
+        """A run on every target: that target's line, and the form's row when it is shown."""
+        s = self.session
+        p = s.fleet.setdefault(m.target, TargetProgress(m.label, m.total))
+        p.form, p.index = m.form, m.index
+        if m.record is not None:
+            p.ended += 1
+            p.failed += m.record.status != "ok" or bool(m.record.error)
+            if m.target == s.target and m.slug == s.model.slug:
+                self.main.refresh_form(m.form)
+        self.main.show_fleet()
+
+    def _target_stopped(self, m: msg.TargetStopped) -> None:
+        p = self.session.fleet.get(m.target)
+        if p is None:
+            p = self.session.fleet[m.target] = TargetProgress(m.target, 0)
+        p.stopped = m.why
+        self.main.show_fleet()
 
     def _build_line(self, m: msg.BuildLine) -> None:
         s, e = self.session, m.event
@@ -154,9 +176,10 @@ class OutcomesApp(ModelsApp):
             s.live = None
             if m.error:
                 self._job_failed(job, m.error)
-            elif len(job.keys) > 1:
+            elif len(job.keys) > 1 or job.targets:
                 done, total = m.result
-                self.notify(f"Ran {done}/{total} forms" + (" (cancelled)" if cancelled else ""))
+                where = f" on {len(job.targets)} targets" if job.targets else ""
+                self.notify(f"Ran {done}/{total} forms{where}" + (" (cancelled)" if cancelled else ""))
             self.main.refresh_all()
         elif job.kind == BUILD:
             assert job.model is not None

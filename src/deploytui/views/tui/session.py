@@ -177,10 +177,33 @@ class Job:
     cancel: threading.Event = field(default_factory=threading.Event)
     ws: Workspace | None = None  # the workspace it is for: the model shown when it was asked
     target: str | None = None  # a run's target (`deploytui target add`), None: this machine
+    targets: tuple[str, ...] = ()  # a run on each of these targets at once (A), in place of `target`
 
     @property
     def model(self) -> ModelRef | None:
         return self.ws.model if self.ws is not None else None
+
+
+@dataclass
+class TargetProgress:
+    """Where a run on every target (A) stands on one target: the app's targets line."""
+
+    label: str  # the target's name, ", emulated" when it is
+    total: int  # forms it is to run
+    form: str = ""  # the form running, or the last one that ended
+    index: int = 0  # that form's place, from 1
+    ended: int = 0  # forms that ended there
+    failed: int = 0  # of those, the ones not ok
+    stopped: str = ""  # why the target stopped before its last form
+
+    def line(self) -> str:
+        head = f"[{self.label}]"
+        if self.stopped:
+            return f"{head} ✗ stopped at {self.form or 'its start'}: {self.stopped}"
+        if self.ended == self.total:
+            return f"{head} ✓ {self.total} ran" + (f", {self.failed} ✗" if self.failed else "")
+        failed = f", {self.failed} ✗" if self.failed else ""
+        return f"{head} {self.form} {self.index}/{self.total}{failed}"
 
 
 class JobLane:
@@ -269,6 +292,7 @@ class Session:
         self.info: dict[str, Any] | None = None  # the model's description (model.json, or its check)
         self.builds: dict[str, BuildProgress] = {}  # per model slug: its build in flight (or last)
         self.target: str | None = None  # where the figures shown were measured: None is this machine
+        self.fleet: dict[str, TargetProgress] = {}  # a run on every target (A): per target, where it stands
         self.store = results.load(ws.results_path)
         self.manifest = manifest.Manifest()
         self.status: dict[str, str] = {}  # form key → why it cannot run ("" = it can)
