@@ -9,7 +9,7 @@ DEPLOYTUI_EXIT_ON_READY is set. Samples alternate between the apps.
 The app holds the garbage collector off until its first frame (see `tui/_start.py`). The goal
 compares it with a bare Textual app as anyone writes one; the third app, a bare one with the
 collector off too, shows what is left once that trick is granted to both.
-Prints JSON: the medians, the ratio (goal: at most 1.25), that second ratio and the minima.
+Prints JSON: the medians, the ratio (goal: at most GOAL, 1.15), that second ratio and the minima.
 
     .venv/bin/python bench/app_startup.py [-n 15] [--quick]
 """
@@ -44,6 +44,7 @@ print(f"READY_AT {app.ready_at_ns}", flush=True)
 """
 
 APPS = {"bare": BARE, "bare_gc_held": BARE_GC_HELD, "deploytui": DEPLOYTUI}
+GOAL = 1.15  # deploytui ready within 1.15x a bare Textual app (issue 32)
 
 
 def once(code: str, env: dict) -> float:
@@ -81,8 +82,8 @@ def main() -> int:
                 "ready_ms_median": {name: round(m * 1e3, 1) for name, m in med.items()},
                 "ready_ms_min": {name: round(min(s) * 1e3, 1) for name, s in samples.items()},
                 "ratio": round(ratio, 3),
-                "goal": 1.25,
-                "within_goal": ratio <= 1.25,
+                "goal": GOAL,
+                "within_goal": ratio <= GOAL,
                 "ratio_vs_bare_gc_held": round(med["deploytui"] / med["bare_gc_held"], 3),
             },
             indent=1,

@@ -77,9 +77,9 @@ class MainScreen(Screen):
         self._detail = self.query_one("#detail", Vertical)
         self._detail_title = self.query_one("#detail-title", Static)
         forms_list.border_title = "Forms"
-        forms_list.on_highlight = self._highlighted
         forms_list.compact = self.query_one(Footer).compact = self.host.size.width < WIDE_AT
-        self.refresh_all()
+        self.refresh_all()  # fills the list and draws the detail of its highlighted form, once
+        forms_list.on_highlight = self._highlighted  # from now on: the user's moves
         forms_list.focus()
 
     # ---- what the app calls -------------------------------------------------------------
