@@ -91,3 +91,53 @@ def test_a1_shipped_for_aarch64_runs_in_the_emulated_root(copy_ws, capsys):
     stored = json.loads((copy_ws.target_dir("arm64-emulated") / "results.json").read_text())
     rec = stored["forms"]["cpp-executorch"]
     assert rec["target"]["emulated"] and rec["target"]["arch"] == "aarch64" and rec["within_tol"]
+
+
+def _running(pattern: str) -> bool:
+    """Whether a process of this machine runs `pattern` (the root's are qemu's, visible here)."""
+    from pathlib import Path
+
+    for p in Path("/proc").glob("[0-9]*"):
+        try:
+            if pattern in (p / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace"):
+                return True
+        except OSError:
+            pass
+    return False
+
+
+@pytest.mark.slow
+def test_a_venv_setup_in_the_root_stops_whole_when_cancelled_or_killed(tmp_path):
+    """What places a Python bundle there (watched.run: pip and its children) leaves nothing
+    running in the root when cancelled, nor when deploytui itself is killed (SIGKILL)."""
+    import subprocess
+    import sys
+    import threading
+    import time
+
+    from deploytui.launchers import watched
+
+    if why := emulated.problem("aarch64"):
+        pytest.skip(why)
+    dest = Destination(emulated.host("aarch64"))
+    nested = 'sh -c "sleep $1; :" & wait\n'  # a shell's child, as pip's are
+    cancel = threading.Event()
+    threading.Timer(3.0, cancel.set).start()
+    with pytest.raises(TargetError, match=r"^cancelled$"):
+        watched.run(dest, nested, "631", timeout_s=120, cancel=cancel)
+    time.sleep(1.0)
+    assert not _running("sleep 631")
+    code = "from deploytui.launchers import watched, ssh, emulated; import sys; " + (
+        "watched.run(ssh.Destination(emulated.host('aarch64')), sys.argv[1], '632', timeout_s=120)"
+    )
+    here = subprocess.Popen([sys.executable, "-c", code, nested])
+    deadline = time.monotonic() + 60
+    while not _running("sleep 632") and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert _running("sleep 632")
+    here.kill()
+    here.wait()
+    deadline = time.monotonic() + 15
+    while _running("sleep 632") and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert not _running("sleep 632")

@@ -70,7 +70,8 @@ def problem(arch: str = "aarch64") -> str:
 def shell_prefix(arch: str) -> list[str]:
     """The words that start `/bin/sh -c COMMAND` inside the root, as `ssh host` starts one on a
     host: bwrap with the root as /, /proc and /dev, a fresh /tmp, no network
-    (the wheels are copied in), a cleared environment; dies with its parent."""
+    (the wheels are copied in), a cleared environment; dies with its parent, and all it started
+    with it."""
     from deploytui.launchers.sandbox import bwrap
 
     argv = [bwrap(), "--bind", str(root_dir(arch)), "/", "--proc", "/proc", "--dev", "/dev"]
@@ -81,7 +82,9 @@ def shell_prefix(arch: str) -> list[str]:
     for name in CPU_LISTS:
         if (CPU_SYS / name).is_file():
             argv += ["--ro-bind", str(CPU_SYS / name), str(CPU_SYS / name)]
-    argv += ["--tmpfs", "/tmp", "--unshare-net", "--unshare-ipc"]
+    # its own PID namespace: when bwrap dies (with its parent, deploytui) everything started
+    # inside dies with it, pip making a venv included (launchers/watched.py)
+    argv += ["--tmpfs", "/tmp", "--unshare-net", "--unshare-ipc", "--unshare-pid"]
     if os.geteuid() != 0:
         argv += ["--unshare-user", "--uid", "0", "--gid", "0"]
     argv += ["--die-with-parent", "--clearenv", "--setenv", "HOME", "/root", "--setenv", "LANG", "C.UTF-8"]

@@ -98,7 +98,7 @@ def bench_form(
     placed: Placed | None = None
     if not why:
         try:
-            placed = place(form, target, ws, say)
+            placed = place(form, target, ws, say, cancel)
         except (TargetError, ShipError, OSError) as e:
             why = str(e)
     if placed is None:

@@ -130,24 +130,34 @@ def label(target: Target) -> str:
     return f"{target.name}, emulated" if target.facts.get("emulated") else target.name
 
 
-def each_target(found: list[Target], work: Callable[[Target, Callable[[str], None]], None]) -> None:
-    """`work(target, say)` on every target at once, a thread each (a target measures one thing
-    at a time: its lock keeps two deploytui processes apart there); `say` prints a line marked
-    with the target's name, whole."""
+def each_target(
+    found: list[Target], work: Callable[[Target, Callable[[str], None], threading.Event], None]
+) -> None:
+    """`work(target, say, cancel)` on every target at once, a thread each (a target measures one
+    thing at a time: its lock keeps two deploytui processes apart there); `say` prints a line
+    marked with the target's name, whole. Ctrl-C sets `cancel`: each target's work stops what it
+    runs there (a run, a venv's pip: launchers/watched.py) before the interrupt goes on."""
     out = threading.Lock()
+    cancel = threading.Event()
 
     def on(target: Target) -> None:
         def say(line: str) -> None:
             with out:
                 print(f"[{label(target)}] {line}", file=sys.stderr, flush=True)
 
-        work(target, say)
+        work(target, say, cancel)
 
     threads = [threading.Thread(target=on, args=(t,), name=t.name) for t in found]
     for th in threads:
         th.start()
-    for th in threads:
-        th.join()
+    try:
+        for th in threads:
+            th.join()
+    except KeyboardInterrupt:
+        cancel.set()
+        for th in threads:
+            th.join()
+        raise
 
 
 def _put(doc: Targets, target: Target) -> None:
@@ -166,8 +176,10 @@ def bench_on_targets(args: argparse.Namespace, chosen: list[Form], ws: Workspace
         return 2
     done: dict[str, list[RunRecord]] = {t.name: [] for t in found}
 
-    def measure_on(target: Target, say: Callable[[str], None]) -> None:
+    def measure_on(target: Target, say: Callable[[str], None], cancel: threading.Event) -> None:
         for i, form in enumerate(chosen, 1):
+            if cancel.is_set():
+                return
             say(f"{form.key} ({i}/{len(chosen)})")
             rec = remote.bench_form(
                 form,
@@ -178,6 +190,7 @@ def bench_on_targets(args: argparse.Namespace, chosen: list[Form], ws: Workspace
                 repeat=args.repeat,
                 timeout_s=args.timeout,
                 say=say,
+                cancel=cancel,
             )
             done[target.name].append(rec)
             if not args.json:
