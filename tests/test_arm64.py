@@ -141,3 +141,54 @@ def test_a_venv_setup_in_the_root_stops_whole_when_cancelled_or_killed(tmp_path)
     while _running("sleep 632") and time.monotonic() < deadline:
         time.sleep(0.2)
     assert not _running("sleep 632")
+
+
+def test_a_forms_aarch64_state_beside_its_native_one(tmp_path):
+    """What the app and the report show of aarch64 (scenarios/isolated/arch_state), from what is
+    stored: the build's line, the bundle's size, its proof in the emulated root, or the stage."""
+    from deploytui.core.modelref import parse
+    from deploytui.core.record import RunRecord, RunStatus
+    from deploytui.core.workspace import Workspace
+    from deploytui.scenarios.isolated import arch_state
+    from deploytui.scenarios.startup import results
+    from deploytui.ship import store
+    from deploytui.ship.store import ShipCheck
+    from deploytui.views.report.targets import targets_section
+    from deploytui.views.tui.compare_screen import arch_cell
+
+    ws = Workspace.at(parse("a1"), tmp_path / "art", tmp_path / "bundles")
+    by_key = {f.key: f for f in registry.FORMS}
+    link = "aarch64-linux-gnu-g++ failed for cpp-torchscript: undefined reference to `cuptiEnableCallback'"
+    arch_state.write_build(ws, "aarch64", {"onnxruntime": "", "cpp-torchscript": link, "executorch": ""})
+    made = cross.default_dir(by_key["onnxruntime"], "aarch64", ws)
+    made.mkdir(parents=True)
+    (made / "manifest.json").write_text(json.dumps({"unpacked_bytes": 9 << 20, "compressed_bytes": 3 << 20}))
+    check = ShipCheck(passed=True, compressed_bytes=3 << 20, emulated=True)
+    store.put(ws.ship_path_for("aarch64"), "onnxruntime", check)
+
+    ort = arch_state.other(by_key["onnxruntime"], "aarch64", ws)
+    assert ort.built and ort.proved and ort.emulated and ort.compressed_bytes == 3 << 20
+    assert arch_cell(ort).text == "✓ 3.0M emulated"
+    ts = arch_state.other(by_key["cpp-torchscript"], "aarch64", ws)
+    assert not ts.built and "cuptiEnableCallback" in ts.words()
+    et = arch_state.other(by_key["executorch"], "aarch64", ws)
+    assert et.built and et.proved is None and et.words() == "built, never run there"
+    assert "AOTInductor" in arch_state.other(by_key["cpp-aoti"], "aarch64", ws).why
+    assert "build --arch aarch64" in arch_state.other(by_key["openvino"], "aarch64", ws).why
+    here, there = arch_state.every(by_key["onnxruntime"], ws, manifest=_empty_manifest())
+    assert here.native and not here.built and there.arch == "aarch64"
+
+    rec = RunRecord(form="onnxruntime", status=RunStatus.OK, n=1, wall_s=[7.7], peak_rss_bytes=[1])
+    rec.target = Where("arm64-emulated", arch="aarch64", emulated=True)
+    path = ws.results_on("arm64-emulated")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    results.load(path).put(rec)
+    page = "\n".join(targets_section(ws))
+    assert "## On target arm64-emulated (emulated aarch64, qemu-user)" in page
+    assert "start-up there (emulated)" in page and "never ranked" in page
+
+
+def _empty_manifest():
+    from deploytui.spec.manifest import Manifest
+
+    return Manifest.empty()

@@ -155,4 +155,5 @@ def arch_ship_fact(form: Form, arch: str, ws: Workspace, rec: RunRecord) -> Ship
     fact.max_abs_diff = rec.max_abs_diff
     fact.n = len(rec.wall_s)
     fact.stderr_tail = rec.stderr_tail[-4:]
+    fact.emulated = rec.target is not None and rec.target.emulated
     return fact
