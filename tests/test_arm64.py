@@ -192,3 +192,25 @@ def _empty_manifest():
     from deploytui.spec.manifest import Manifest
 
     return Manifest.empty()
+
+
+def test_the_libraries_a_wheel_loads_from_other_wheels_are_found(monkeypatch):
+    """cpp-torchscript's link: libtorch_cpu needs libcupti and libcudart from nvidia's wheels
+    (the cross linker does not follow its RPATH); their distributions at this machine's versions
+    are the companions unpacked for aarch64, and a library inside torch's own package is not."""
+    from importlib.metadata import version
+    from pathlib import Path
+
+    import torch
+
+    from deploytui.ship.spec import Library
+
+    lib = Path(torch.__file__).parent / "lib"
+    cupti = lib / "../../nvidia/cu13/lib/libcupti.so.13"
+    if not cupti.exists():
+        pytest.skip("this torch wheel brings no nvidia cupti")
+    asked: list[tuple[str, str]] = []
+    monkeypatch.setattr(cross, "unpacked", lambda d, v, a: asked.append((d, v)) or Path(f"/x/{d}"))
+    libs = (Library("libc10.so", lib / "libc10.so"), Library("libcupti.so.13", cupti))
+    assert cross.companions(libs, "torch", "aarch64") == (Path("/x/nvidia-cuda-cupti"),)
+    assert asked == [("nvidia-cuda-cupti", version("nvidia-cuda-cupti").split("+")[0])]
