@@ -214,3 +214,14 @@ def test_the_libraries_a_wheel_loads_from_other_wheels_are_found(monkeypatch):
     libs = (Library("libc10.so", lib / "libc10.so"), Library("libcupti.so.13", cupti))
     assert cross.companions(libs, "torch", "aarch64") == (Path("/x/nvidia-cuda-cupti"),)
     assert asked == [("nvidia-cuda-cupti", version("nvidia-cuda-cupti").split("+")[0])]
+
+
+def test_the_root_runs_as_a_real_chip_not_qemus_max(monkeypatch):
+    """QEMU_CPU: Neoverse N1 unless the user names another (qemu's `max` changed a1's int8
+    outputs under qemu 7.2: docs/arm64.md)."""
+    monkeypatch.delenv("QEMU_CPU", raising=False)
+    argv = emulated.shell_prefix("aarch64")
+    assert argv[argv.index("QEMU_CPU") + 1] == "neoverse-n1" and "--unshare-pid" in argv
+    monkeypatch.setenv("QEMU_CPU", "cortex-a72")
+    argv = emulated.shell_prefix("aarch64")
+    assert argv[argv.index("QEMU_CPU") + 1] == "cortex-a72"
