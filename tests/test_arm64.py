@@ -225,3 +225,18 @@ def test_the_root_runs_as_a_real_chip_not_qemus_max(monkeypatch):
     monkeypatch.setenv("QEMU_CPU", "cortex-a72")
     argv = emulated.shell_prefix("aarch64")
     assert argv[argv.index("QEMU_CPU") + 1] == "cortex-a72"
+
+
+def test_the_root_sees_each_cpus_midr_of_the_emulated_chip(tmp_path, monkeypatch):
+    """ExecuTorch's cpuinfo and OpenVINO's CPU plugin read midr_el1 in /sys: the root gets the
+    emulated model's, as Linux on that chip shows it; none for qemu's `max` (no real MIDR)."""
+    from pathlib import Path
+
+    monkeypatch.setenv("DEPLOYTUI_CACHE", str(tmp_path))
+    monkeypatch.delenv("QEMU_CPU", raising=False)
+    argv = emulated.shell_prefix("aarch64")
+    there = "/sys/devices/system/cpu/cpu0/regs"
+    here = Path(argv[argv.index(there) - 1])
+    assert (here / "identification" / "midr_el1").read_text() == "0x00000000414fd0c1\n"
+    monkeypatch.setenv("QEMU_CPU", "max")
+    assert there not in emulated.shell_prefix("aarch64")

@@ -32,8 +32,37 @@ CPU_LISTS = ("possible", "present", "online")  # the only /sys files the root se
 DEFAULT_CPU = "neoverse-n1"
 
 
+# MIDR_EL1 of the CPU models (qemu's target/arm/cpu64.c): what Linux shows in
+# /sys/devices/system/cpu/cpuN/regs/identification/midr_el1, which ExecuTorch's cpuinfo (and
+# OpenVINO's CPU plugin: "Can't open MIDR_EL1 sysfs entry") read to know the cores
+MIDR = {
+    "cortex-a53": 0x410FD034,
+    "cortex-a57": 0x411FD070,
+    "cortex-a72": 0x410FD083,
+    "cortex-a76": 0x414FD0B1,
+    "neoverse-n1": 0x414FD0C1,
+    "a64fx": 0x461F0010,
+}
+
+
 def qemu_cpu() -> str:
     return os.environ.get("QEMU_CPU") or DEFAULT_CPU
+
+
+def cpu_regs(cpu: str) -> list[tuple[Path, Path]]:
+    """(a folder here, where it goes in the root's /sys) for each CPU's regs/ of the emulated
+    model: its midr_el1 as Linux on that chip shows it; none for a model without a known MIDR."""
+    if cpu not in MIDR:
+        return []
+    found = []
+    for n in range(os.cpu_count() or 1):
+        here = paths.cache_dir() / "arm64" / "sys" / cpu / f"cpu{n}" / "regs"
+        midr = here / "identification" / "midr_el1"
+        if not midr.is_file():
+            midr.parent.mkdir(parents=True, exist_ok=True)
+            midr.write_text(f"0x{MIDR[cpu]:016x}\n")
+        found.append((here, CPU_SYS / f"cpu{n}" / "regs"))
+    return found
 
 
 def parse(where: str) -> str | None:
@@ -94,6 +123,8 @@ def shell_prefix(arch: str) -> list[str]:
             argv += ["--ro-bind", str(CPU_SYS / name), str(CPU_SYS / name)]
     # its own PID namespace: when bwrap dies (with its parent, deploytui) everything started
     # inside dies with it, pip making a venv included (launchers/watched.py)
+    for here, there in cpu_regs(qemu_cpu()):
+        argv += ["--ro-bind", str(here), str(there)]
     argv += ["--tmpfs", "/tmp", "--unshare-net", "--unshare-ipc", "--unshare-pid"]
     if os.geteuid() != 0:
         argv += ["--unshare-user", "--uid", "0", "--gid", "0"]
