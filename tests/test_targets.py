@@ -226,6 +226,33 @@ def test_a_dropped_connection_stops_the_run_there(server, tmp_path):
     assert "sleep 61" not in procs
 
 
+NESTED = 'sh -c "sleep 63; :" & echo $! > "$HOME/setup.pid"; wait\n'  # pip's children, as a shell's
+
+
+def _alive(d: Destination, pattern: str) -> bool:
+    listing = 'for p in /proc/[0-9]*; do tr "\\0" " " < "$p/cmdline" 2>/dev/null; echo; done'
+    return pattern in ssh.run(d, listing)
+
+
+def test_a_cancelled_setup_stops_its_whole_group_there(server):
+    """A venv's set-up (launchers/watched.py): cancelled, the script there and what it started
+    (pip's children) are gone; one line says so."""
+    from deploytui.launchers import watched
+
+    accept(server)
+    cancel = threading.Event()
+    threading.Timer(1.5, cancel.set).start()
+    t0 = time.monotonic()
+    with pytest.raises(TargetError, match=r"^cancelled$"):
+        watched.run(box(server), NESTED, timeout_s=60, cancel=cancel)
+    assert time.monotonic() - t0 < 15
+    time.sleep(0.5)
+    assert not _alive(box(server), "sleep 63")
+    assert watched.run(box(server), 'echo "$1"', "done", timeout_s=30).strip() == "done"
+    with pytest.raises(TargetError, match="did not finish within 1 s"):
+        watched.run(box(server), NESTED, timeout_s=1)
+
+
 def test_the_server_killed_mid_run_is_one_line(tmp_path):
     s = Sshd(tmp_path / "sshd").start()
     try:

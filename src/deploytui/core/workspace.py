@@ -134,6 +134,10 @@ class Workspace:
         --target` on a host of it): ship-<arch>.json; None: this machine's ship.json."""
         return self.model_dir / f"ship-{arch}.json" if arch else self.ship_path
 
+    def build_path_for(self, arch: str) -> Path:
+        """`deploytui build --arch`'s last line per form for another architecture: build-<arch>.json."""
+        return self.model_dir / f"build-{arch}.json"
+
     @property
     def serve_path(self) -> Path:
         """The serving cells (`deploytui bench --batch/--threads`)."""

@@ -25,10 +25,14 @@ def cpp_wheel(form: forms.Form) -> Wheel | None:
     return None
 
 
-def libraries(program: Path, site: Path) -> tuple[list[Library], list[str]]:
-    """The shared libraries `program` needs, transitively: those in the unpacked wheel (bundled)
-    and the rest (the system's: libc, libstdc++, the loader)."""
-    found = {p.name: p for p in site.rglob("*.so*") if p.is_file()}
+def libraries(program: Path, *sites: Path) -> tuple[list[Library], list[str]]:
+    """The shared libraries `program` needs, transitively: those in the unpacked wheels (bundled;
+    the first site that has one wins) and the rest (the system's: libc, libstdc++, the loader)."""
+    found: dict[str, Path] = {}
+    for site in sites:
+        for p in site.rglob("*.so*"):
+            if p.is_file():
+                found.setdefault(p.name, p)
     bundled: dict[str, Path] = {}
     system: list[str] = []
     todo = list(readelf_dynamic(program)["needed"])

@@ -203,6 +203,7 @@ def facts(dest: Destination, *, accept_new: bool = False) -> dict[str, object]:
     found["pythons"] = {v: p for v, p in sorted(pythons.items())}
     if emulated.is_emulated(dest.host):  # qemu-user's timings: stored, marked, never ranked
         found["emulated"] = True
+        found["cpu"] = f"qemu-user {emulated.qemu_cpu()}"  # /proc/cpuinfo there is this machine's
     return found
 
 

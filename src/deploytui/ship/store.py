@@ -50,6 +50,7 @@ class ShipCheck:
     sandbox_floor_s: float | None = field(default=None, metadata=_is(NUM))  # bwrap + /usr/bin/true
     n: int = field(default=0, metadata=_is(int))
     stderr_tail: list[str] = field(default_factory=list, metadata=_list_of(str))
+    emulated: bool = field(default=False, metadata=_is(bool))  # run under qemu-user: timings not the device's
 
     @property
     def glyph(self) -> str:

@@ -148,6 +148,29 @@ def bundle(form: Form, ws: Workspace) -> Section:
     return Section("Artifact", title, "table", columns=["file", "size", "gzip -6"], rows=rows)
 
 
+def architectures(form: Form, manifest: Manifest, ws: Workspace) -> Section:
+    """The form on this machine beside each other architecture (scenarios/isolated/arch_state):
+    built or why not, its bundle's size, whether it ran there. Reads files; runs nothing."""
+    from deploytui.scenarios.isolated import arch_state
+
+    rows = [
+        [
+            s.arch + (" (this machine)" if s.native else ""),
+            "built" if s.built else "not built",
+            human(s.compressed_bytes) if s.compressed_bytes else "–",
+            f"{s.glyph} {s.words()}",
+        ]
+        for s in arch_state.every(form, ws, manifest)
+    ]
+    return Section(
+        "Artifact",
+        "Architectures: this machine's build beside aarch64's (`deploytui build --arch aarch64`)",
+        "table",
+        columns=["architecture", "build", "bundle .tar.gz", "state"],
+        rows=rows,
+    )
+
+
 def _when(stamp: object) -> str:
     """'2026-01-02 03:04' from the probe's ISO time stamp."""
     return str(stamp)[:16].replace("T", " ") if stamp else "at an unknown time"
@@ -275,6 +298,7 @@ def sections(form: Form, manifest: Manifest, ws: Workspace) -> list[Section]:
         _guard("Artifact", "What ships", "table", lambda: ships(form, manifest, ws)),
         _guard("Artifact", "Runtime", "table", lambda: runtime(form, manifest, ws)),
         _guard("Artifact", "Bundle", "table", lambda: bundle(form, ws)),
+        _guard("Artifact", "Architectures", "table", lambda: architectures(form, manifest, ws)),
     ]
     for entry in form.inspect:
         i = Placed(entry, ws)

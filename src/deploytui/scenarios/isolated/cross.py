@@ -38,7 +38,7 @@ from deploytui.core import defaults, paths
 from deploytui.core.workspace import Workspace
 from deploytui.families.cross_cpp import cpp_wheel, libraries
 from deploytui.ship.bundler import Bundle, ShipError, bundle
-from deploytui.ship.spec import BundleSpec
+from deploytui.ship.spec import BundleSpec, Library
 from deploytui.spec import forms
 
 ARCHES = {"aarch64": "aarch64", "arm64": "aarch64"}
@@ -187,9 +187,13 @@ def compiler(arch: str, lang: str = "g++") -> str:
     return name
 
 
-def build_program(form: forms.Form, arch: str, ws: Workspace, version: str) -> Path:
+def build_program(
+    form: forms.Form, arch: str, ws: Workspace, version: str, companions: tuple[Path, ...] = ()
+) -> Path:
     """The form's program compiled for `arch` by its family's g++ line with the cross compiler,
-    against the `arch` wheel (distribution == the wheel's flag, at the native `version`)."""
+    against the `arch` wheel (distribution == the wheel's flag, at the native `version`);
+    `companions`: the unpacked wheels of the libraries the wheel's own libraries load (the cross
+    linker does not follow their RPATH: they are given as -rpath-link)."""
     w = cpp_wheel(form)
     assert w is not None
     program = Path(form.executable or "").name
@@ -198,13 +202,15 @@ def build_program(form: forms.Form, arch: str, ws: Workspace, version: str) -> P
     out = bin_dir(ws, arch) / program
     stamp = out.with_name(f".{program}.built")
     sources = sorted(p for p in (paths.ROOT / "cpp").glob("*") if p.is_file())
-    key = f"{pkg}\n" + "".join(hashlib.sha256(p.read_bytes()).hexdigest()[:12] for p in sources)
+    link_dirs = sorted({str(p.parent) for c in companions for p in c.rglob("*.so*") if p.is_file()})
+    key = f"{pkg}\n{link_dirs}\n" + "".join(hashlib.sha256(p.read_bytes()).hexdigest()[:12] for p in sources)
     if out.exists() and stamp.exists() and stamp.read_text() == key:
         return out
     out.parent.mkdir(parents=True, exist_ok=True)
     lines = {name: line for name, _src, line in w.programs(compiler(arch), paths.ROOT / "cpp", pkg)}
     tmp = out.with_name(f".{program}.tmp{os.getpid()}")
-    res = subprocess.run(lines[program](tmp), capture_output=True, text=True, check=False)
+    argv = [*lines[program](tmp), *(f"-Wl,-rpath-link,{d}" for d in link_dirs)]
+    res = subprocess.run(argv, capture_output=True, text=True, check=False)
     if res.returncode != 0:
         tmp.unlink(missing_ok=True)
         said = [ln for ln in res.stderr.splitlines() if ln.strip()] or [f"exit {res.returncode}"]
@@ -216,6 +222,23 @@ def build_program(form: forms.Form, arch: str, ws: Workspace, version: str) -> P
     os.replace(tmp, out)
     stamp.write_text(key)
     return out
+
+
+def companions(libs: tuple[Library, ...], package: str, arch: str) -> tuple[Path, ...]:
+    """The `arch` wheels (unpacked) of the distributions that provide the native program's
+    libraries from outside its own wheel's package (torch's libtorch_cpu loads libcupti and
+    libcudart from nvidia's wheels), each at the version installed here."""
+    from importlib.metadata import distributions
+
+    resolved = (lib.path.resolve() for lib in libs)  # torch/lib/../../nvidia/… is not torch's
+    wanted = [p for p in resolved if f"/{package}/" not in str(p)]
+    sites: list[Path] = []
+    for dist in distributions() if wanted else ():
+        base = Path(str(dist.locate_file(""))).resolve()
+        mine = {str(p.relative_to(base)) for p in wanted if p.is_relative_to(base)}
+        if mine and any(str(f) in mine for f in dist.files or ()):
+            sites.append(unpacked(dist.metadata["Name"], dist.version.split("+")[0], arch))
+    return tuple(dict.fromkeys(sites))
 
 
 # --- bundles ------------------------------------------------------------------------------
@@ -245,9 +268,10 @@ def spec(form: forms.Form, arch: str, *, ws: Workspace) -> BundleSpec:
     version = _version(w.flag)
     if not version:
         raise ShipError(f"{form.key}: no {w.flag} installed here to take its version from")
-    program = build_program(form, arch, ws, version)
+    beside = companions(native.libraries, w.flag, arch)
+    program = build_program(form, arch, ws, version, beside)
     site = unpacked(w.flag, version, arch)
-    libs, system = libraries(program, site)
+    libs, system = libraries(program, site, *beside)
     prog_rel = native.programs[0]
     files = tuple((program, rel) if rel == prog_rel else (src, rel) for src, rel in native.files)
     return dataclasses.replace(

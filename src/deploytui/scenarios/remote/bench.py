@@ -98,7 +98,7 @@ def bench_form(
     placed: Placed | None = None
     if not why:
         try:
-            placed = place(form, target, ws, say)
+            placed = place(form, target, ws, say, cancel)
         except (TargetError, ShipError, OSError) as e:
             why = str(e)
     if placed is None:
@@ -155,4 +155,5 @@ def arch_ship_fact(form: Form, arch: str, ws: Workspace, rec: RunRecord) -> Ship
     fact.max_abs_diff = rec.max_abs_diff
     fact.n = len(rec.wall_s)
     fact.stderr_tail = rec.stderr_tail[-4:]
+    fact.emulated = rec.target is not None and rec.target.emulated
     return fact

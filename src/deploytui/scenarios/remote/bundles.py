@@ -8,6 +8,7 @@ import hashlib
 import json
 import platform
 import re
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,7 +17,7 @@ from deploytui.core import defaults
 from deploytui.core.measure import launcher_path
 from deploytui.core.workspace import Workspace
 from deploytui.families import registry
-from deploytui.launchers import sandbox, ssh
+from deploytui.launchers import sandbox, ssh, watched
 from deploytui.launchers.ssh import SshLauncher, TargetError
 from deploytui.launchers.targets import Target
 from deploytui.scenarios.isolated import cross, shipping
@@ -93,9 +94,16 @@ def batch_dir(own: Path, form: Form) -> Path:
     return (own if form == registry.get(form.key) else own.with_name(f"{form.key}-batch")).resolve()
 
 
-def place(form: Form, target: Target, ws: Workspace, say: Callable[[str], None]) -> Placed:
+def place(
+    form: Form,
+    target: Target,
+    ws: Workspace,
+    say: Callable[[str], None],
+    cancel: threading.Event | None = None,
+) -> Placed:
     """The form's bundle on the target (sent once per content; for the target's architecture),
-    its venv made there for a Python bundle. TargetError, ShipError or OSError when it cannot be."""
+    its venv made there for a Python bundle (stopped whole, pip included, when `cancel` is set:
+    launchers/watched.py). TargetError, ShipError or OSError when it cannot be."""
     dest = target.dest
     arch = target_arch(target)
     if arch:
@@ -152,7 +160,16 @@ def place(form: Form, target: Target, ws: Workspace, say: Callable[[str], None])
                 '--no-index --find-links "$2" -r requirements.txt; } >setup.log 2>&1 && touch "$3/.complete" '
                 "|| { tail -n 3 setup.log >&2; exit 1; }"
             )
-            ssh.run(dest, script, folder, f"{root}/wheels", venv, python, timeout_s=defaults.BUILD_TIMEOUT_S)
+            watched.run(
+                dest,
+                script,
+                folder,
+                f"{root}/wheels",
+                venv,
+                python,
+                timeout_s=defaults.BUILD_TIMEOUT_S,
+                cancel=cancel,
+            )
     return Placed(SshLauncher(dest, target.name, remote_launcher, folder), root)
 
 

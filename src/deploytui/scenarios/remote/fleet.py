@@ -12,10 +12,13 @@ from collections.abc import Callable
 from deploytui.launchers.targets import Target
 
 
-def each_target(found: list[Target], work: Callable[[Target], None]) -> dict[str, str]:
+def each_target(
+    found: list[Target], work: Callable[[Target], None], cancel: threading.Event | None = None
+) -> dict[str, str]:
     """`work(target)` on every target at once, a thread each, waiting for all of them; returns
     what each target whose work raised said (name -> `Type: message`), the others having
-    finished: one target's fault never stops another's runs."""
+    finished: one target's fault never stops another's runs. An interrupt while waiting sets
+    `cancel` (which the works watch), waits for them to stop, and goes on."""
     failed: dict[str, str] = {}
 
     def on(target: Target) -> None:
@@ -27,6 +30,13 @@ def each_target(found: list[Target], work: Callable[[Target], None]) -> dict[str
     threads = [threading.Thread(target=on, args=(t,), name=f"target-{t.name}") for t in found]
     for th in threads:
         th.start()
-    for th in threads:
-        th.join()
+    try:
+        for th in threads:
+            th.join()
+    except KeyboardInterrupt:
+        if cancel is not None:
+            cancel.set()
+        for th in threads:
+            th.join()
+        raise
     return failed

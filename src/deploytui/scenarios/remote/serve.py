@@ -46,7 +46,7 @@ def run_cell_on(
         why = availability(form, ws, manifest) or arch_problem(target)
         if not why:
             try:
-                placed[spot] = place(form, target, ws, say)
+                placed[spot] = place(form, target, ws, say, cancel)
             except (TargetError, ShipError, OSError) as e:
                 why = str(e)
         if why:

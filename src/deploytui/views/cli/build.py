@@ -33,7 +33,7 @@ def cmd_build(args: argparse.Namespace) -> int:
 def build_arch(args: argparse.Namespace) -> int:
     """`build --arch aarch64`: each form for that architecture from the native build (a line per
     form: built, or the stage and why not)."""
-    from deploytui.scenarios.isolated import cross
+    from deploytui.scenarios.isolated import arch_state, cross
 
     try:
         arch = cross.arch_of(args.arch)
@@ -41,6 +41,7 @@ def build_arch(args: argparse.Namespace) -> int:
         print(f"error: {e}", file=sys.stderr)
         return 2
     results = cross.build(args.ws, arch, say=lambda line: print(f"  {line}", file=sys.stderr, flush=True))
+    arch_state.write_build(args.ws, arch, results)  # the app shows each form's line beside its native state
     for key, why in results.items():
         print(f"{'✓' if not why else '✗'} {key} ({arch}){': ' + why if why else ''}")
     return 0 if all(not why for why in results.values()) else 1

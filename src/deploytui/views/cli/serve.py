@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -202,7 +203,7 @@ def serve_on_targets(
     manifest = load_manifest(ws)
     done: dict[str, list[tuple[str, RunRecord]]] = {t.name: [] for t in found}
 
-    def serve_on(target: Target, say: Callable[[str], None]) -> None:
+    def serve_on(target: Target, say: Callable[[str], None], cancel: threading.Event) -> None:
         store = serve_store.load(ws, target.name)
         for msg in store.dropped:
             say(f"warning: {msg}")
@@ -224,6 +225,7 @@ def serve_on_targets(
             store=store,
             on_event=show,
             say=say,
+            cancel=cancel,
         )
 
     each_target(found, serve_on)

@@ -125,12 +125,17 @@ def resolve(names: str, ws: Workspace) -> tuple[list[Target], str]:
     return chosen, ""
 
 
-def each_target(found: list[Target], work: Callable[[Target, Callable[[str], None]], None]) -> None:
-    """`work(target, say)` on every target at once (scenarios.remote.fleet: a thread each); `say`
-    prints a line marked with the target's name, whole; a target whose work raised says so."""
+def each_target(
+    found: list[Target], work: Callable[[Target, Callable[[str], None], threading.Event], None]
+) -> None:
+    """`work(target, say, cancel)` on every target at once (scenarios.remote.fleet: a thread
+    each); `say` prints a line marked with the target's name, whole; a target whose work raised
+    says so. Ctrl-C sets `cancel`: each target's work stops what it runs there (a run, a venv's
+    pip: launchers/watched.py) before the interrupt goes on."""
     from deploytui.scenarios.remote import fleet
 
     out = threading.Lock()
+    cancel = threading.Event()
 
     def sayer(target: Target) -> Callable[[str], None]:
         def say(line: str) -> None:
@@ -139,7 +144,7 @@ def each_target(found: list[Target], work: Callable[[Target, Callable[[str], Non
 
         return say
 
-    failed = fleet.each_target(found, lambda t: work(t, sayer(t)))
+    failed = fleet.each_target(found, lambda t: work(t, sayer(t), cancel), cancel)
     for t in found:
         if t.name in failed:
             sayer(t)(f"error: stopped: {failed[t.name]}")
@@ -161,8 +166,10 @@ def bench_on_targets(args: argparse.Namespace, chosen: list[Form], ws: Workspace
         return 2
     done: dict[str, list[RunRecord]] = {t.name: [] for t in found}
 
-    def measure_on(target: Target, say: Callable[[str], None]) -> None:
+    def measure_on(target: Target, say: Callable[[str], None], cancel: threading.Event) -> None:
         for i, form in enumerate(chosen, 1):
+            if cancel.is_set():
+                return
             say(f"{form.key} ({i}/{len(chosen)})")
             rec = remote.bench_form(
                 form,
@@ -173,6 +180,7 @@ def bench_on_targets(args: argparse.Namespace, chosen: list[Form], ws: Workspace
                 repeat=args.repeat,
                 timeout_s=args.timeout,
                 say=say,
+                cancel=cancel,
             )
             done[target.name].append(rec)
             if not args.json:

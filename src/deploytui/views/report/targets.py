@@ -80,11 +80,21 @@ def targets_section(ws: Workspace) -> list[str]:
     parts: list[str] = []
     for name in ws.measured_targets():
         where, table = rows(ws, name)
-        parts.append(f"## On target {name}")
-        parts.append(
-            f"{facts_text(where)}. Measured there over SSH by the same launcher as here (`bench --target "
-            f"{name}`): start-up and peak RSS are the target's own; outputs are judged here against eager."
-        )
+        if where is not None and where.emulated:
+            parts.append(f"## On target {name} (emulated {where.arch or ''}, qemu-user)")
+            parts.append(
+                f"{facts_text(where)}. Run in an emulated root by the same launcher as here (`bench "
+                f"--target {name}`): it proves each bundle starts there with only that root's /usr and "
+                "its outputs match eager (judged here); its start-up and peak RSS are qemu's, shown "
+                "marked emulated and never ranked."
+            )
+        else:
+            parts.append(f"## On target {name}")
+            parts.append(
+                f"{facts_text(where)}. Measured there over SSH by the same launcher as here (`bench "
+                f"--target {name}`): start-up and peak RSS are the target's own; outputs are judged here "
+                "against eager."
+            )
         body = []
         for r in table:
             if r["status"] != "ok":
@@ -102,6 +112,15 @@ def targets_section(ws: Workspace) -> list[str]:
                     _cell(r["max_abs_diff"], lambda v: f"{v:.3g}"),
                 ]
             )
-        header = ["form", "start-up there", "here", "there/here", "peak RSS there", "here", "there/here"]
+        there = "there (emulated)" if where is not None and where.emulated else "there"
+        header = [
+            "form",
+            f"start-up {there}",
+            "here",
+            "there/here",
+            f"peak RSS {there}",
+            "here",
+            "there/here",
+        ]
         parts.append(_md_table([*header, "max\\|diff\\|"], body))
     return parts

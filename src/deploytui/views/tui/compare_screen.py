@@ -18,6 +18,8 @@ from deploytui.core.record import RunRecord
 from deploytui.core.workspace import Workspace
 from deploytui.families import registry
 from deploytui.scenarios.accuracy import score_text, variants
+from deploytui.scenarios.isolated import arch_state
+from deploytui.scenarios.isolated.arch_state import ArchState
 from deploytui.ship import store as ship_store
 from deploytui.ship.store import ShipCheck
 from deploytui.spec import forms
@@ -36,6 +38,7 @@ COLUMNS = [  # the figures the screen is for first, so 80 columns show them; the
     ("start_min", "Start min"),
     ("runtime_size", "Runtime size"),
     ("isolated", "Isolated"),
+    ("aarch64", "aarch64 bundle"),
     ("accuracy", "Accuracy (variants)"),
     ("task", "Top-1 on your data: eager, drop [CI]"),
     ("vs_parent", "÷ fp32 parent: ship, start, steady"),
@@ -114,6 +117,22 @@ def isolated_cell(check: ShipCheck | None) -> Cell:
     return Cell(1, f"{check.glyph} {cut(why)}", "red")
 
 
+def arch_cell(state: ArchState | None) -> Cell:
+    """The form's bundle for another architecture: its .tar.gz size and whether it ran there
+    (✓/✗, "emulated" when under qemu; · built, never run there), or the stage that stops it."""
+    if state is None:
+        return Cell(None, "–", "grey50")
+    if not state.built:
+        return Cell(None, f"✗ {cut(state.why)}", "grey50")
+    size = units.short_size(state.compressed_bytes) if state.compressed_bytes else ""
+    emulated = " emulated" if state.emulated else ""
+    style = {None: "", True: "green", False: "red"}[state.proved]
+    text = f"{state.glyph} {size}{emulated}".strip()
+    if state.proved is False:
+        text += f" {cut(state.proof_why, 24)}"
+    return Cell(state.compressed_bytes, text, style, right=False)
+
+
 def accuracy_cells(
     form: forms.Form, rec: RunRecord | None, parent: RunRecord | None, manifest: Manifest, ws: Workspace
 ) -> list[Cell]:
@@ -156,6 +175,7 @@ def row_cells(
     ws: Workspace,
     isolated: ShipCheck | None = None,
     parent: RunRecord | None = None,
+    arch: ArchState | None = None,
 ) -> list[Cell]:
     ok = fmt.ok_runs(rec)
     walls = rec.wall_s if rec and ok else None
@@ -190,6 +210,7 @@ def row_cells(
         ),
         "runtime_size": Cell(runtime, units.short_size(runtime) if runtime is not None else "–", right=True),
         "isolated": isolated_cell(isolated),
+        "aarch64": arch_cell(arch),
         "accuracy": extra[0],
         "task": task_cell(rec),
         "vs_parent": extra[1],
@@ -320,6 +341,7 @@ class CompareScreen(Screen):
         if ship.dropped:
             self.notify("; ".join(ship.dropped), title="ship.json damaged", severity="warning", timeout=15)
         shipped = ship.forms
+        built = arch_state.read_build(app.session.ws, "aarch64")
         for f in registry.FORMS:
             cells = row_cells(
                 f,
@@ -329,6 +351,7 @@ class CompareScreen(Screen):
                 app.session.ws,
                 shipped.get(f.key),
                 app.session.store.forms.get(f.parent) if f.parent else None,
+                arch_state.other(f, "aarch64", app.session.ws, built),
             )
             if versus:
                 cells[at:at] = versus_cells(app.session.store.forms.get(f.key), other.get(f.key))
