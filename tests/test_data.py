@@ -36,7 +36,9 @@ def test_parse_names_a_factory_a_module_or_a_folder(tmp_path):
     [
         ("x.py", "name the factory"),
         ("d,calibration=0", "calibration is a whole number >= 1"),
-        ("d,batch=3", "data options are calibration=N and seed=S"),
+        ("d,batch=3", "data options are calibration=N, seed=S and transform="),
+        ("d.py:samples,transform=t.py:f", "transform= is for a folder of images"),
+        ("d,transform=t.py", "transform= names a function"),
         ("", "--data names"),
     ],
 )
@@ -198,7 +200,7 @@ def test_factory_samples_split_into_disjoint_parts(tiny, tmp_path):
     ],
 )
 def test_bad_data_is_one_line_naming_the_sample(tiny, tmp_path, body, says):
-    from deploytui.models.data import DataError
+    from deploytui.models.data_types import DataError
 
     data = dataref.parse(f"{_factory(tmp_path, body).target}:samples,calibration=1,seed=3")
     with pytest.raises(DataError) as e:
@@ -238,7 +240,7 @@ def test_a_folder_label_for_a_missing_file_is_refused(tiny, tmp_path):
     import torch
     from safetensors.torch import save_file
 
-    from deploytui.models.data import DataError
+    from deploytui.models.data_types import DataError
 
     folder = tmp_path / "set"
     folder.mkdir()

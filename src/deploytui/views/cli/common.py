@@ -108,7 +108,17 @@ def _is_progress(line: str) -> bool:
     warnings."""
     s = line.strip()
     return s.startswith(
-        ("stale:", "waiting:", "Compiling", "Finished", "warning:", "error", "[torch.onnx]", "Building")
+        (
+            "stale:",
+            "waiting:",
+            "Compiling",
+            "Finished",
+            "warning:",
+            "error",
+            "[torch.onnx]",
+            "Building",
+            "samples:",
+        )
     )
 
 
