@@ -284,3 +284,20 @@ def test_the_data_reaches_export_samples_and_the_calibrated_exports_only(tmp_pat
     reads = {n for n, s in given.items() if ws.model_dir / "calibration.safetensors" in s.inputs}
     assert reads == {"export-executorch-int8", "export-openvino-int8"}  # the calibrated ones
     assert ws.with_data(data).for_model(parse("a1")).data is None  # another model: not its data
+
+
+def test_the_report_puts_perplexity_beside_top1_for_next_token_logits():
+    import dataclasses
+
+    from deploytui.core.record_parts import TaskScore
+    from deploytui.views.report.tables import _task_section
+
+    base = TaskScore(
+        "top1", "output", 4096, 0.5, 0.52, 0.02, 0.0, 0.04, 0.48, 0.52, 0.95, 0.9, 16, 4, 0, "t", "ab"
+    )
+    row = {"form": "onnxruntime-int8", "precision": "int8", "ship_bytes": 1000, "start_median_s": 0.5}
+    plain = "\n".join(_task_section([{**row, "task": dataclasses.asdict(base)}]))
+    assert "perplexity" not in plain
+    lm = dataclasses.replace(base, perplexity=5.25, eager_perplexity=5.0)
+    text = "\n".join(_task_section([{**row, "task": dataclasses.asdict(lm)}]))
+    assert "| perplexity | eager perplexity |" in text and "| 5.25 | 5 |" in text
