@@ -36,7 +36,9 @@ def test_parse_names_a_factory_a_module_or_a_folder(tmp_path):
     [
         ("x.py", "name the factory"),
         ("d,calibration=0", "calibration is a whole number >= 1"),
-        ("d,batch=3", "data options are calibration=N and seed=S"),
+        ("d,batch=3", "data options are calibration=N, seed=S and transform="),
+        ("d.py:samples,transform=t.py:f", "transform= is for a folder of images"),
+        ("d,transform=t.py", "transform= names a function"),
         ("", "--data names"),
     ],
 )
@@ -198,7 +200,7 @@ def test_factory_samples_split_into_disjoint_parts(tiny, tmp_path):
     ],
 )
 def test_bad_data_is_one_line_naming_the_sample(tiny, tmp_path, body, says):
-    from deploytui.models.data import DataError
+    from deploytui.models.data_types import DataError
 
     data = dataref.parse(f"{_factory(tmp_path, body).target}:samples,calibration=1,seed=3")
     with pytest.raises(DataError) as e:
@@ -238,7 +240,7 @@ def test_a_folder_label_for_a_missing_file_is_refused(tiny, tmp_path):
     import torch
     from safetensors.torch import save_file
 
-    from deploytui.models.data import DataError
+    from deploytui.models.data_types import DataError
 
     folder = tmp_path / "set"
     folder.mkdir()
@@ -282,3 +284,20 @@ def test_the_data_reaches_export_samples_and_the_calibrated_exports_only(tmp_pat
     reads = {n for n, s in given.items() if ws.model_dir / "calibration.safetensors" in s.inputs}
     assert reads == {"export-executorch-int8", "export-openvino-int8"}  # the calibrated ones
     assert ws.with_data(data).for_model(parse("a1")).data is None  # another model: not its data
+
+
+def test_the_report_puts_perplexity_beside_top1_for_next_token_logits():
+    import dataclasses
+
+    from deploytui.core.record_parts import TaskScore
+    from deploytui.views.report.tables import _task_section
+
+    base = TaskScore(
+        "top1", "output", 4096, 0.5, 0.52, 0.02, 0.0, 0.04, 0.48, 0.52, 0.95, 0.9, 16, 4, 0, "t", "ab"
+    )
+    row = {"form": "onnxruntime-int8", "precision": "int8", "ship_bytes": 1000, "start_median_s": 0.5}
+    plain = "\n".join(_task_section([{**row, "task": dataclasses.asdict(base)}]))
+    assert "perplexity" not in plain
+    lm = dataclasses.replace(base, perplexity=5.25, eager_perplexity=5.0)
+    text = "\n".join(_task_section([{**row, "task": dataclasses.asdict(lm)}]))
+    assert "| perplexity | eager perplexity |" in text and "| 5.25 | 5 |" in text

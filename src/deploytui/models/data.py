@@ -10,55 +10,22 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import torch
 
 from deploytui.core.dataref import LABELS_FILE, TENSOR_SUFFIXES, DataRef
-from deploytui.models.load import INPUT_DTYPES, user_module
+from deploytui.models.data_types import DataError, Sample, Skipped, shown
+from deploytui.models.load import LoadedModel, named_leaves, user_module
 from deploytui.runners.protocol import POSITIONAL
 
 LABEL_KEYS = ("label", "labels")  # a sample's label, in a factory's dict or a tensor file
 
 
-class DataError(ValueError):
-    """The data cannot be used: one line for the user, naming the sample."""
-
-
-@dataclass
-class Sample:
-    name: str  # "sample 3" (a factory's) or the file's name (a folder's)
-    inputs: dict[str, torch.Tensor]  # the model's flat inputs by name, in its order
-    label: torch.Tensor | None = None
-
-
-@dataclass
-class Skipped:
-    """A folder's files that could not be read: how many, and the first one with why."""
-
-    count: int = 0
-    first: str = ""
-    names: list[str] = field(default_factory=list)
-
-
-def _shown(t: torch.Tensor) -> str:
-    return f"{INPUT_DTYPES.get(t.dtype, str(t.dtype).removeprefix('torch.'))}{list(t.shape)}"
-
-
-def flat_inputs(
-    example: dict[str, torch.Tensor], name: str, args: Any, kwargs: Any
-) -> dict[str, torch.Tensor]:
-    """One sample's call (`args`, `kwargs`) as the model's flat named inputs (input_0, ..., then
-    the keywords), each checked against the example's."""
-    if isinstance(args, torch.Tensor):
-        args = (args,)
-    if not isinstance(args, (tuple, list)) or not isinstance(kwargs, dict):
-        raise DataError(
-            f"{name}: args must be a tuple of tensors and kwargs a dict, got {type(args).__name__}"
-        )
-    given = {f"{POSITIONAL}{i}": t for i, t in enumerate(args)} | dict(kwargs)
+def checked(example: dict[str, torch.Tensor], name: str, given: dict[str, Any]) -> dict[str, torch.Tensor]:
+    """A sample's tensors by name (the model's flat input names) checked against the example's:
+    the same names, each a tensor of the same dtype and shape; in the example's order."""
     missing = [n for n in example if n not in given]
     extra = [n for n in given if n not in example]
     if missing or extra:
@@ -72,9 +39,41 @@ def flat_inputs(
         if not isinstance(t, torch.Tensor):
             raise DataError(f"{name}: {n} is a {type(t).__name__}, not a tensor")
         if t.dtype != want.dtype or t.shape != want.shape:
-            raise DataError(f"{name}: {n} is {_shown(t)}, the model takes {_shown(want)}")
+            raise DataError(f"{name}: {n} is {shown(t)}, the model takes {shown(want)}")
         out[n] = t.contiguous()
     return out
+
+
+def _named(m: LoadedModel, args: Any, kwargs: Any) -> dict[str, Any]:
+    """A call's leaves by the names the example's get (models/load.py's flattening: `input_0`,
+    a keyword, `batch.user_ids`)."""
+    return dict(named_leaves(m.module, args, kwargs))
+
+
+def flat_inputs(m: LoadedModel, name: str, args: Any, kwargs: Any) -> dict[str, torch.Tensor]:
+    """One sample's call (`args`, `kwargs`, in the model's own call shape: tensors, or dicts,
+    lists and tuples of them) as the model's flat named inputs, each checked against the
+    example's."""
+    if isinstance(args, torch.Tensor):
+        args = (args,)
+    if not isinstance(args, (tuple, list)) or not isinstance(kwargs, dict):
+        raise DataError(
+            f"{name}: args must be a tuple of arguments and kwargs a dict, got {type(args).__name__}"
+        )
+    return checked(m.inputs, name, _named(m, args, kwargs))
+
+
+def _call_of(m: LoadedModel, item: Any) -> tuple[Any, Any]:
+    """A bare item as (args, kwargs): a pair whose second is a dict is `(args, kwargs)` unless
+    only its reading as two positional arguments names the model's inputs (forward(x, batch))."""
+    if not (isinstance(item, tuple) and len(item) == 2 and isinstance(item[1], dict)):
+        return item, {}
+    if not isinstance(item[0], (tuple, list, torch.Tensor)):
+        return item, {}
+    as_pair = set(_named(m, item[0] if not isinstance(item[0], torch.Tensor) else (item[0],), item[1]))
+    if as_pair != set(m.inputs) and set(_named(m, item, {})) == set(m.inputs):
+        return item, {}
+    return item
 
 
 def _label(name: str, value: Any) -> torch.Tensor | None:
@@ -85,13 +84,13 @@ def _label(name: str, value: Any) -> torch.Tensor | None:
     except (TypeError, ValueError, RuntimeError) as e:
         raise DataError(f"{name}: its label is not a tensor of class indices: {e}") from None
     if t.dtype.is_floating_point or t.dtype == torch.bool or t.is_complex():
-        raise DataError(f"{name}: its label is {_shown(t)}; labels are class indices (integers)")
+        raise DataError(f"{name}: its label is {shown(t)}; labels are class indices (integers)")
     return t.to(torch.int64)
 
 
-def from_item(example: dict[str, torch.Tensor], name: str, item: Any) -> Sample:
-    """A factory's item: `args` (a tensor or a tuple of them), `(args, kwargs)`, or a dict with
-    `args`, `kwargs` and `label`."""
+def from_item(m: LoadedModel, name: str, item: Any) -> Sample:
+    """A factory's item: `args` (a tensor or a tuple of arguments), `(args, kwargs)`, or a dict
+    with `args`, `kwargs` and `label`."""
     label = None
     if isinstance(item, dict):
         unknown = [k for k in item if k not in ("args", "kwargs", *LABEL_KEYS)]
@@ -101,11 +100,9 @@ def from_item(example: dict[str, torch.Tensor], name: str, item: Any) -> Sample:
             )
         args, kwargs = item.get("args", ()), item.get("kwargs", {})
         label = next((item[k] for k in LABEL_KEYS if k in item), None)
-    elif isinstance(item, tuple) and len(item) == 2 and isinstance(item[1], dict):
-        args, kwargs = item
     else:
-        args, kwargs = item, {}
-    return Sample(name, flat_inputs(example, name, args, kwargs), _label(name, label))
+        args, kwargs = _call_of(m, item)
+    return Sample(name, flat_inputs(m, name, args, kwargs), _label(name, label))
 
 
 def _factory(ref: DataRef) -> Any:
@@ -117,7 +114,7 @@ def _factory(ref: DataRef) -> Any:
     return fn
 
 
-def _from_factory(ref: DataRef, example: dict[str, torch.Tensor]) -> Iterator[Sample]:
+def _from_factory(ref: DataRef, m: LoadedModel) -> Iterator[Sample]:
     where = f"{Path(ref.target).name if ref.kind == 'file' else ref.target}:{ref.factory}"
     try:
         items = iter(_factory(ref)())
@@ -133,7 +130,7 @@ def _from_factory(ref: DataRef, example: dict[str, torch.Tensor]) -> Iterator[Sa
             return
         except Exception as e:  # the user's generator raised part way
             raise DataError(f"data factory {where} raised {type(e).__name__} at sample {k}: {e}") from None
-        yield from_item(example, f"sample {k}", item)
+        yield from_item(m, f"sample {k}", item)
         k += 1
 
 
@@ -166,8 +163,7 @@ def _file_sample(
     label = labels.get(path.name, label)
     if len(example) == 1 and len(tensors) == 1:  # one input: whatever the tensor is called
         tensors = {next(iter(example)): next(iter(tensors.values()))}
-    kwargs = {k: v for k, v in tensors.items()}
-    return Sample(path.name, flat_inputs(example, path.name, (), kwargs), _label(path.name, label))
+    return Sample(path.name, checked(example, path.name, tensors), _label(path.name, label))
 
 
 def _labels(folder: Path) -> dict[str, Any]:
@@ -194,17 +190,20 @@ def _from_folder(ref: DataRef, example: dict[str, torch.Tensor], skipped: Skippe
         try:
             tensors = read_file(path)
         except Exception as e:  # unreadable (damaged, not tensors, a pickle): skipped, counted
-            skipped.count += 1
-            skipped.names.append(path.name)
-            first = (str(e).splitlines() or [""])[0][:200]
-            skipped.first = skipped.first or f"{path.name}: {type(e).__name__}: {first}"
+            skipped.add(path.name, e)
             continue
         yield _file_sample(example, path, tensors, labels)
 
 
-def samples(ref: DataRef, example: dict[str, torch.Tensor], skipped: Skipped) -> Iterator[Sample]:
-    """The data's samples one at a time, in its order, each checked against `example` (the
-    model's flat example inputs); unreadable files of a folder are counted in `skipped`."""
+def samples(ref: DataRef, m: LoadedModel, skipped: Skipped) -> Iterator[Sample]:
+    """The data's samples one at a time, in its order, each checked against the model's flat
+    example inputs; unreadable files of a folder are counted in `skipped`."""
     if ref.kind == "folder":
-        return _from_folder(ref, example, skipped)
-    return _from_factory(ref, example)
+        from deploytui.models import images
+
+        if images.is_image_folder(Path(ref.target)):
+            return images.samples(ref, m, skipped)
+        if ref.transform:
+            raise DataError(f"--data {ref.text}: transform= is for a folder of images in class sub-folders")
+        return _from_folder(ref, m.inputs, skipped)
+    return _from_factory(ref, m)

@@ -111,7 +111,7 @@ def timm_model(ref: ModelRef) -> tuple[nn.Module, tuple[torch.Tensor, ...]]:
     return module, (_image(shape),)
 
 
-def _offline() -> None:
+def offline() -> None:
     os.environ["HF_HUB_OFFLINE"] = "1"
     os.environ["TRANSFORMERS_OFFLINE"] = "1"
     os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
@@ -189,7 +189,7 @@ def _hf_inputs(module: nn.Module, config: Any, ref: ModelRef) -> dict[str, torch
 def hf_model(ref: ModelRef) -> tuple[nn.Module, tuple[torch.Tensor, ...], dict[str, torch.Tensor]]:
     """hf: from_pretrained(FOLDER, local_files_only); hf-config: from_config, random weights
     from a fixed seed. Inputs as keywords, named as the model's forward names them."""
-    _offline()
+    offline()
     config = _hf_config(ref)
     cls = _hf_class(config)
     if ref.kind == "hf":

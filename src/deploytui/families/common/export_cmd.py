@@ -91,7 +91,7 @@ def main(argv: list[str]) -> int:
     t0 = time.perf_counter()
     import torch
 
-    from deploytui.models.data import DataError
+    from deploytui.models.data_types import DataError
     from deploytui.models.load import ModelError, load
 
     t_import = time.perf_counter() - t0

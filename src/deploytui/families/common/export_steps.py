@@ -62,7 +62,7 @@ def _model_inputs(ctx: BuildContext) -> tuple[Path, ...]:
 def _data_inputs(ctx: BuildContext) -> tuple[Path, ...]:
     """The user's data and the module that reads it: what a `takes_data` export starts from."""
     assert ctx.data is not None
-    return (*ctx.data.sources(), PKG / "models" / "data.py")
+    return (*ctx.data.sources(), *(PKG / "models" / f for f in ("data.py", "data_types.py", "images.py")))
 
 
 def preload(ctx: BuildContext, function: Callable[..., Any]) -> tuple[str, ...]:

@@ -16,6 +16,9 @@ import hashlib
 import json
 import math
 import random
+import sys
+import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -96,7 +99,7 @@ def labelled_output(outputs: dict[str, Any], label: Any, name: str) -> str:
 
 
 def _data_error(message: str) -> Exception:
-    from deploytui.models.data import DataError
+    from deploytui.models.data_types import DataError
 
     return DataError(message)
 
@@ -156,6 +159,30 @@ class _Writer:
         self.count += 1
 
 
+class Progress:
+    """A line on stderr (the step's log; the CLI shows lines starting `samples:`) while a long
+    set is read: the first after `first_s`, then one every `every_s`, and the total at the end
+    when any was shown. Cheap: a clock read per sample."""
+
+    def __init__(
+        self, first_s: float = 2.0, every_s: float = 5.0, now: Callable[[], float] = time.monotonic
+    ) -> None:
+        self.now, self.every_s = now, every_s
+        self.next, self.shown = now() + first_s, False
+
+    def line(self, text: str) -> None:
+        print(f"samples: {text}", file=sys.stderr, flush=True)
+
+    def tick(self, seen: int, calibration: int, evaluation: int) -> None:
+        if self.now() >= self.next:
+            self.line(f"{seen} read ({calibration} calibrate, {evaluation} evaluate)")
+            self.next, self.shown = self.now() + self.every_s, True
+
+    def done(self, seen: int, calibration: int, evaluation: int) -> None:
+        if self.shown:
+            self.line(f"{seen} read, done ({calibration} calibrate, {evaluation} evaluate)")
+
+
 def _digest(h: Any, part: str, inputs: dict[str, Any], label: Any) -> None:
     h.update(part.encode())
     for n, t in [*inputs.items(), *([(LABELS_KEY, label)] if label is not None else [])]:
@@ -169,9 +196,12 @@ def _fresh(folder: Path) -> None:
         p.unlink()
 
 
-def export_samples(m: Any, out: Path, stem: str, data: Any = None) -> dict[str, Any]:
+def export_samples(
+    m: Any, out: Path, stem: str, data: Any = None, progress: Progress | None = None
+) -> dict[str, Any]:
     """The evaluation set and the calibration set: drawn like the example inputs, or the user's
-    data (`data`, a DataRef) split in two. Its facts: what set.json says."""
+    data (`data`, a DataRef) split in two, `progress` told as it is read. Its facts: what
+    set.json says."""
     from safetensors.torch import save_file
 
     folder = out / ACCURACY_DIR
@@ -185,11 +215,13 @@ def export_samples(m: Any, out: Path, stem: str, data: Any = None) -> dict[str, 
         calibration = draw_samples(m, CALIBRATION_SEED, CALIBRATION)
         facts: dict[str, Any] = {"data": None, "seed": ACCURACY_SEED, "calibration_seed": CALIBRATION_SEED}
     else:
-        from deploytui.models.data import DataError, Skipped, samples
+        from deploytui.models.data import samples
+        from deploytui.models.data_types import DataError, Skipped
 
         skipped, split, seen = Skipped(), Split(data.calibration, data.seed), 0
+        progress = progress or Progress()
         last: Any = None  # the last calibration sample: evaluated instead when it would be the only one
-        for s in samples(data, m.inputs, skipped):
+        for s in samples(data, m, skipped):
             if split.calibrates(seen):
                 calibration.append(s.inputs)
                 last = s
@@ -197,6 +229,8 @@ def export_samples(m: Any, out: Path, stem: str, data: Any = None) -> dict[str, 
                 writer.add(s.name, s.inputs, s.label)
                 _digest(h, "e", s.inputs, s.label)
             seen += 1
+            progress.tick(seen, len(calibration), writer.count)
+        progress.done(seen, len(calibration), writer.count)
         if not seen:
             gone = (
                 f" ({skipped.count} unreadable file(s) skipped, first {skipped.first})"
@@ -215,6 +249,7 @@ def export_samples(m: Any, out: Path, stem: str, data: Any = None) -> dict[str, 
             "seed": data.seed,
             "skipped": skipped.count,
             "skipped_first": skipped.first or None,
+            "dropped": skipped.dropped,
         }
     order = {**m.inputs_metadata(), "source": "data" if data is not None else "drawn"}
     save_file(

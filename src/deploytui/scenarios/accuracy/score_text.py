@@ -7,6 +7,7 @@ from __future__ import annotations
 from deploytui.core.record_parts import TaskScore
 
 HEADERS = ("top-1", "eager top-1", "drop vs eager", "CI")
+PERPLEXITY_HEADERS = ("perplexity", "eager perplexity")  # beside HEADERS for next-token logits
 
 
 def pct(v: float) -> str:
@@ -28,6 +29,11 @@ def ci(t: TaskScore) -> str:
 def cells(t: TaskScore) -> list[str]:
     """top-1, eager's, the drop, its interval: a table's cells."""
     return [pct(t.value), pct(t.eager), points(t.drop), ci(t)]
+
+
+def perplexity_cells(t: TaskScore) -> list[str]:
+    """The form's perplexity and eager's (– where not measured): a table's cells."""
+    return [f"{v:.4g}" if v is not None else "–" for v in (t.perplexity, t.eager_perplexity)]
 
 
 def task_text(t: TaskScore) -> str:

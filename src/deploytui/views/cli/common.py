@@ -21,8 +21,9 @@ MODEL_HELP = (
 DATA_HELP = (
     "your samples, to judge every form on (and, with labels, score by the task's top-1) and to "
     "calibrate the int8 variants on: path/to/file.py:samples, package.module:samples, or a folder "
-    "of .safetensors/.npz/.pt files with an optional labels.json; options ,calibration=N ,seed=S "
-    "(docs/data.md)"
+    "of .safetensors/.npz/.pt files with an optional labels.json, or a folder of images in class "
+    "sub-folders; options ,calibration=N ,seed=S ,transform=file.py:fn (images: a PIL image -> "
+    "its tensor, where the model's library gives no transform) (docs/data.md)"
 )
 
 
@@ -108,7 +109,17 @@ def _is_progress(line: str) -> bool:
     warnings."""
     s = line.strip()
     return s.startswith(
-        ("stale:", "waiting:", "Compiling", "Finished", "warning:", "error", "[torch.onnx]", "Building")
+        (
+            "stale:",
+            "waiting:",
+            "Compiling",
+            "Finished",
+            "warning:",
+            "error",
+            "[torch.onnx]",
+            "Building",
+            "samples:",
+        )
     )
 
 

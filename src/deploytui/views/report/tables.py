@@ -65,15 +65,25 @@ def _task_section(rs: list[dict[str, Any]]) -> list[str]:
     same = (
         "" if len(fingerprints) == 1 else " (not every form on the same data: see each record's fingerprint)"
     )
+    lm = any(t.perplexity is not None for _, t in scored)  # next-token logits: perplexity beside
     return [
         "## Task metric on your data",
         _md_table(
-            ["form", "precision", *score_text.HEADERS, "rows", "ship", "start-up (median)"],
+            [
+                "form",
+                "precision",
+                *score_text.HEADERS,
+                *(score_text.PERPLEXITY_HEADERS if lm else ()),
+                "rows",
+                "ship",
+                "start-up (median)",
+            ],
             [
                 [
                     r["form"],
                     r["precision"],
                     *score_text.cells(t),
+                    *(score_text.perplexity_cells(t) if lm else ()),
                     str(t.rows),
                     human(r["ship_bytes"]) if r["ship_bytes"] is not None else "–",
                     ms(r["start_median_s"]),
@@ -83,7 +93,13 @@ def _task_section(rs: list[dict[str, Any]]) -> list[str]:
         ),
         f"Data: {scrub(score_text.data_text(first))}{same}. Every form ran each sample of the evaluation "
         f"part in a fresh process; top-1 counts the rows ({first.output}'s class scores) whose "
-        "highest score is the label. The drop is eager's top-1 minus the form's on the same rows, "
+        "highest score is the label"
+        + (
+            "; perplexity is exp of the mean cross-entropy of the labels under the form's scores"
+            if lm
+            else ""
+        )
+        + ". The drop is eager's top-1 minus the form's on the same rows, "
         "in percentage points; CI is its interval from the paired per-row differences, so a drop "
         "inside it is noise at that number of rows. The int8 variants that calibrate did so on the "
         "calibration part, disjoint from the rows scored here.",
