@@ -262,23 +262,10 @@ def run_once(
     except TargetError as e:
         return Sample(0.0, 0, None, error=str(e))
     try:
-        proc = subprocess.Popen(
-            command,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            start_new_session=True,
-        )
+        proc, chunks, readers = spawn_read(command)
     except OSError as e:
         return Sample(0.0, 0, None, error=f"cannot run ssh: {e}")
-    assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
-    chunks: dict[str, list[bytes]] = {"out": [], "err": []}
-    readers = [
-        threading.Thread(target=lambda s=s, c=c: c.extend(iter(lambda: s.read(65536), b"")), daemon=True)
-        for s, c in ((proc.stdout, chunks["out"]), (proc.stderr, chunks["err"]))
-    ]
-    for t in readers:
-        t.start()
+    assert proc.stdin is not None
     try:  # the go byte; our stdin then stays open while the run lasts (its closing stops the run)
         proc.stdin.write(b"g")
         proc.stdin.flush()
@@ -434,3 +421,23 @@ def fetch_file(dest: Destination, remote: str) -> bytes:
 def clean(dest: Destination) -> None:
     """Remove everything deploytui put on the target."""
     run(dest, 'rm -rf "$HOME/$1"', REMOTE_ROOT, timeout_s=600)
+
+
+def spawn_read(
+    argv: list[str],
+) -> tuple[subprocess.Popen[bytes], dict[str, list[bytes]], list[threading.Thread]]:
+    """Start `argv` in a session of its own, stdin a pipe, its stdout and stderr read whole into
+    `chunks["out"]` / `chunks["err"]` by the two threads returned (started: a pipe never fills;
+    join them once the process ended). OSError when it cannot start."""
+    proc = subprocess.Popen(
+        argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True
+    )
+    assert proc.stdout is not None and proc.stderr is not None
+    chunks: dict[str, list[bytes]] = {"out": [], "err": []}
+    readers = [
+        threading.Thread(target=lambda s=s, c=c: c.extend(iter(lambda: s.read(65536), b"")), daemon=True)
+        for s, c in ((proc.stdout, chunks["out"]), (proc.stderr, chunks["err"]))
+    ]
+    for t in readers:
+        t.start()
+    return proc, chunks, readers

@@ -18,7 +18,7 @@ import subprocess
 import threading
 import time
 
-from deploytui.launchers.ssh import Destination, TargetError, explain, remote_command, ssh_argv
+from deploytui.launchers.ssh import Destination, TargetError, explain, remote_command, spawn_read, ssh_argv
 
 # $1 the script, $2.. its arguments. The watcher reads the input through fd 5 (an asynchronous
 # list's own stdin is /dev/null) and keeps no descriptor of the session's output, so the session
@@ -50,23 +50,9 @@ def run(
     with one line ("cancelled" when cancelled)."""
     argv = [*ssh_argv(dest), remote_command(WATCHED_SCRIPT, script, *args)]
     try:
-        proc = subprocess.Popen(
-            argv,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            start_new_session=True,
-        )
+        proc, chunks, readers = spawn_read(argv)
     except OSError as e:
         raise TargetError(f"cannot run ssh: {e}") from None
-    assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
-    chunks: dict[str, list[bytes]] = {"out": [], "err": []}
-    readers = [
-        threading.Thread(target=lambda s=s, c=c: c.extend(iter(lambda: s.read(65536), b"")), daemon=True)
-        for s, c in ((proc.stdout, chunks["out"]), (proc.stderr, chunks["err"]))
-    ]
-    for t in readers:
-        t.start()
     stopped = ""
     limit = time.monotonic() + timeout_s
     try:
