@@ -33,9 +33,13 @@ class Skipped:
 
     def add(self, name: str, e: BaseException) -> None:
         self.count += 1
-        line = (str(e).splitlines() or [""])[0][:200]
-        self.first = self.first or f"{name}: {type(e).__name__}: {line}"
+        self.first = self.first or f"{name}: {type(e).__name__}: {first_line(e)}"
 
 
 def shown(t: torch.Tensor) -> str:
     return f"{INPUT_DTYPES.get(t.dtype, str(t.dtype).removeprefix('torch.'))}{list(t.shape)}"
+
+
+def first_line(e: BaseException) -> str:
+    """An exception's first line of text, at most 200 characters: what a refusal quotes."""
+    return (str(e).strip().splitlines() or [""])[0][:200]

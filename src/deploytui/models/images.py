@@ -22,7 +22,7 @@ from typing import Any
 import torch
 
 from deploytui.core.dataref import TENSOR_SUFFIXES, DataRef
-from deploytui.models.data_types import DataError, Sample, Skipped, shown
+from deploytui.models.data_types import DataError, Sample, Skipped, first_line, shown
 from deploytui.models.load import LoadedModel, user_module
 
 IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".bmp", ".gif", ".webp", ".tif", ".tiff", ".ppm", ".pgm")
@@ -111,9 +111,8 @@ def _hf(folder: str) -> Transform:
     try:
         processor = AutoImageProcessor.from_pretrained(folder, local_files_only=True)
     except (OSError, ValueError) as e:
-        first = (str(e).strip().splitlines() or [""])[0][:200]
         raise DataError(
-            f"hf:{folder} holds no image processor ({first}): save one there with "
+            f"hf:{folder} holds no image processor ({first_line(e)}): save one there with "
             "processor.save_pretrained(FOLDER), or name a transform, transform=prep.py:fn"
         ) from None
     return lambda img: processor(images=img.convert("RGB"), return_tensors="pt")["pixel_values"][0]
@@ -157,8 +156,7 @@ def _one(fn: Transform, what: str, img: Any, rel: str, name: str, want: torch.Te
         with img:
             t = fn(img)
     except Exception as e:  # the transform's own refusal: one line naming the image
-        first = (str(e).splitlines() or [""])[0][:200]
-        raise DataError(f"{rel}: {what} raised {type(e).__name__}: {first}") from None
+        raise DataError(f"{rel}: {what} raised {type(e).__name__}: {first_line(e)}") from None
     if not isinstance(t, torch.Tensor):
         raise DataError(f"{rel}: {what} returned a {type(t).__name__}, not a tensor")
     one = want[0]

@@ -16,6 +16,7 @@ from deploytui.core.record import stamp
 from deploytui.core.workspace import Workspace
 from deploytui.scenarios.isolated import cross
 from deploytui.ship import store as ship_store
+from deploytui.ship.store import ShipCheck
 from deploytui.spec.forms import Form
 from deploytui.spec.manifest import Manifest, availability
 
@@ -59,13 +60,26 @@ def write_build(ws: Workspace, arch: str, results: dict[str, str]) -> None:
     jsonio.write_atomic(ws.build_path_for(arch), {"built_at": stamp(), "forms": results})
 
 
-def read_build(ws: Workspace, arch: str) -> dict[str, str]:
+def _read_build(ws: Workspace, arch: str) -> dict[str, str]:
     try:
         doc = jsonio.read(ws.build_path_for(arch))
         forms = doc.get("forms", {}) if isinstance(doc, dict) else {}
         return {k: v for k, v in forms.items() if isinstance(v, str)}
     except (OSError, ValueError):
         return {}
+
+
+@dataclass(frozen=True)
+class Stored:
+    """What is stored for one other architecture, read once for every form shown: `deploytui
+    build --arch`'s lines (build-<arch>.json) and the bundles' last proofs (ship-<arch>.json)."""
+
+    built: dict[str, str]
+    checks: dict[str, ShipCheck]
+
+    @classmethod
+    def read(cls, ws: Workspace, arch: str) -> Stored:
+        return cls(_read_build(ws, arch), ship_store.load(ws.ship_path_for(arch)).forms)
 
 
 def native(form: Form, ws: Workspace, manifest: Manifest) -> ArchState:
@@ -83,22 +97,22 @@ def native(form: Form, ws: Workspace, manifest: Manifest) -> ArchState:
     )
 
 
-def other(form: Form, arch: str, ws: Workspace, built: dict[str, str] | None = None) -> ArchState:
-    """The form for `arch`; `built`: read_build's lines (read once for many forms)."""
+def other(form: Form, arch: str, ws: Workspace, stored: Stored | None = None) -> ArchState:
+    """The form for `arch`; `stored`: that architecture's files, read once for many forms."""
     if why := form.applies(ws.model) or cross.why_not(form, arch):
         return ArchState(arch, built=False, why=why)
-    lines = read_build(ws, arch) if built is None else built
+    kept = stored or Stored.read(ws, arch)
     sizes: dict[str, int | None] = {"unpacked_bytes": None, "compressed_bytes": None}
     try:
         made = json.loads((cross.default_dir(form, arch, ws) / "manifest.json").read_text())
         sizes = {k: made.get(k) for k in sizes}
     except (OSError, ValueError):
         made = None
-    check = ship_store.load(ws.ship_path_for(arch)).forms.get(form.key)
-    failed = lines.get(form.key, "")
+    check = kept.checks.get(form.key)
+    failed = kept.built.get(form.key, "")
     return ArchState(
         arch,
-        built=made is not None or (form.key in lines and not failed),
+        built=made is not None or (form.key in kept.built and not failed),
         why=failed or ("" if made is not None else f"not built: `deploytui build --arch {arch}`"),
         unpacked_bytes=sizes["unpacked_bytes"],
         compressed_bytes=sizes["compressed_bytes"],

@@ -341,7 +341,7 @@ class CompareScreen(Screen):
         if ship.dropped:
             self.notify("; ".join(ship.dropped), title="ship.json damaged", severity="warning", timeout=15)
         shipped = ship.forms
-        built = arch_state.read_build(app.session.ws, "aarch64")
+        aarch64 = arch_state.Stored.read(app.session.ws, "aarch64")
         for f in registry.FORMS:
             cells = row_cells(
                 f,
@@ -351,7 +351,7 @@ class CompareScreen(Screen):
                 app.session.ws,
                 shipped.get(f.key),
                 app.session.store.forms.get(f.parent) if f.parent else None,
-                arch_state.other(f, "aarch64", app.session.ws, built),
+                arch_state.other(f, "aarch64", app.session.ws, aarch64),
             )
             if versus:
                 cells[at:at] = versus_cells(app.session.store.forms.get(f.key), other.get(f.key))
