@@ -18,10 +18,11 @@ only while the server has one thread: the server refuses to serve when a module 
 started one, and the families' preload lists are checked for that by a test.
 
 Protocol, on an abstract unix socket: one connection per child. The client sends one JSON line
-{"module", "args", "cwd"} with three descriptors (stdin, stdout, stderr); the server answers
-{"pid": N} once forked (the child in its own process group already); the client answers "g"
-(the child waits for it: a client that gave up leaves it unrun); the child ends with {"exit":
-CODE}, and the server says it too when it reaps it (negative: the signal that ended it).
+{"module", "args", "cwd"} with three descriptors (stdin, stdout, stderr); the forked child
+answers {"pid": N} itself, in its own process group already (so a server killed right after the
+fork loses no answer); the client answers "g" (the child waits for it: a client that gave up
+leaves it unrun); the child ends with {"exit": CODE}, and the server says it too when it reaps it
+(negative: the signal that ended it).
 """
 
 from __future__ import annotations
@@ -156,22 +157,18 @@ def _fork(conn: socket.socket, children: dict[int, socket.socket]) -> Request | 
         conn.close()
         return None
     if pid == 0:
-        os.setpgid(0, 0)
+        os.setpgid(0, 0)  # before the pid is told: the group exists when the builder kills it
         for i, fd in enumerate(fds):
             os.dup2(fd, i)
             os.close(fd)
         conn.settimeout(None)
+        _send(conn, {"pid": os.getpid()})
         if conn.recv(1) != GO:
             os._exit(0)
         return request
-    try:
-        os.setpgid(pid, pid)  # before the pid is told: the group exists when the builder kills it
-    except OSError:  # the child set it first, or is gone (its exit is reaped and told)
-        pass
     for fd in fds:
         os.close(fd)
     children[pid] = conn
-    _send(conn, {"pid": pid})
     return None
 
 
