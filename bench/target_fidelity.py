@@ -6,12 +6,17 @@ peak RSS as ratios ssh/direct. (Against this machine's own runs the target diffe
 reasons: a1's cpp-torchscript peaks at 173 MiB as root here, 150 MiB as uid 1000, 128 MiB in
 that sandbox.)
 
-usage: .venv/bin/python bench/target_fidelity.py [--model a1] [--rounds R] [-n N] [FORM ...]
+usage: .venv/bin/python bench/target_fidelity.py [--model a1] [--rounds R] [-n N] [--round-s S]
+       [--core C] [FORM ...]
 (the model built first; default forms: every fp32 form that needs no Python there)
 
 Made to hold from run to run, as hyperfine and pyperf would: the two sides take turns for R
 rounds in alternating order (ABBA…: drift and the one going first hit both alike), each round N
-fresh runs a side, their medians and one ratio per round; the verdict is the median of the
+fresh runs a side — at least N, and as many as fill --round-s seconds by the form's start-up
+measured first (a 7 ms program gets ~140 runs a round, not 10 whose median one busy moment
+moves) — their medians and one ratio per round; the measured program is pinned to one core
+(`taskset -c CORE`, the same on both sides: the ssh client and server run beside it, not on
+it); the verdict is the median of the
 per-round ratios, with their spread, and the medians of the first and the second half of the
 rounds, which must agree within the target for the verdict to count as stable. Targets: start-up
 within ±5 %, peak RSS within ±2 %. Prints a line per form and a JSON object last; exits 1 when a
@@ -22,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import statistics
 import sys
@@ -44,6 +50,7 @@ from deploytui.spec.manifest import runtime_facts
 from sshd_support import Sshd
 
 TARGETS = {"startup": 0.05, "rss": 0.02}
+MAX_N = 200  # runs a side per round, at most
 # the forms that need no Python on the target, fp32 (their int8 twins run the same programs)
 FORMS = [f.key for f in registry.FORMS if not f.needs_python and not f.variant]
 
@@ -72,7 +79,13 @@ def main() -> int:
     ap.add_argument("forms", nargs="*", default=FORMS)
     ap.add_argument("--model", default="a1")
     ap.add_argument("--rounds", type=int, default=8)
-    ap.add_argument("-n", type=int, default=10, help="runs a side per round")
+    ap.add_argument("-n", type=int, default=10, help="runs a side per round, at least")
+    ap.add_argument(
+        "--round-s", type=float, default=1.0, help="a side's runs per round fill this many seconds"
+    )
+    ap.add_argument(
+        "--core", type=int, default=(os.cpu_count() or 1) - 1, help="the core the measured program runs on"
+    )
     ap.add_argument("--quick", action="store_true", help="2 rounds of 3 runs, the two smallest runtimes")
     args = ap.parse_args()
     ws = Workspace.from_env(parse(args.model))
@@ -114,14 +127,20 @@ def main() -> int:
                 folder = f"{root}/bundles/{key}"
                 ssh.send_tree(dest, local, folder, exclude=("check", "venv"))
                 there = SshLauncher(dest, "box", remote_launcher, folder)
-                argv = ["./run", "outputs.safetensors", str(defaults.REPEAT)]
+                argv = ["taskset", "-c", str(args.core), "./run", "outputs.safetensors", str(defaults.REPEAT)]
                 here = SshLauncher(dest, "box", remote_launcher, folder, via=tuple(server.shell_argv()))
+                first = medians(here.measure(argv, n=3, warmup=1, timeout_s=120))
+                if first is None:
+                    print(f"{key:<20} a run failed here", flush=True)
+                    missed = True
+                    continue
+                n = max(args.n, min(MAX_N, math.ceil(args.round_s / first[0])))
 
-                def here_side(argv: list[str] = argv, here: SshLauncher = here) -> Measurement:
-                    return here.measure(argv, n=args.n, warmup=1, timeout_s=120)
+                def here_side(argv: list[str] = argv, here: SshLauncher = here, n: int = n) -> Measurement:
+                    return here.measure(argv, n=n, warmup=1, timeout_s=120)
 
-                def there_side(argv: list[str] = argv, there: SshLauncher = there) -> Measurement:
-                    return there.measure(argv, n=args.n, warmup=1, timeout_s=120)
+                def there_side(argv: list[str] = argv, there: SshLauncher = there, n: int = n) -> Measurement:
+                    return there.measure(argv, n=n, warmup=1, timeout_s=120)
 
                 rows: dict[str, list[float]] = {"startup": [], "rss": []}
                 figures: dict[str, list[float]] = {
@@ -152,7 +171,8 @@ def main() -> int:
                 ok = all(x["within"] and x["stable"] for x in v.values())
                 missed |= not ok
                 print(
-                    f"{key:<20} start-up {statistics.median(figures['here_s']) * 1000:8.2f} ms direct, "
+                    f"{key:<20} {n:3d} runs a round, start-up "
+                    f"{statistics.median(figures['here_s']) * 1000:8.2f} ms direct, "
                     f"ssh/direct "
                     f"ratio {v['startup']['ratio']:.3f} (rounds {v['startup']['spread'][0]:.3f}–"
                     f"{v['startup']['spread'][1]:.3f}, halves {v['startup']['halves'][0]:.3f}/"
@@ -161,7 +181,7 @@ def main() -> int:
                     f"{'ok' if ok else 'MISSED'}",
                     flush=True,
                 )
-                result["forms"][key] = {**v, **figures}
+                result["forms"][key] = {**v, **figures, "runs_per_round": n}
         finally:
             server.stop()
     result["loadavg"] = {"before": list(load_before), "after": list(os.getloadavg()), "cores": os.cpu_count()}
