@@ -13,6 +13,7 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -329,7 +330,7 @@ def test_a_form_that_is_not_built_does_not_ship(tmp_path, monkeypatch):
 
 @pytest.mark.slow
 @pytest.mark.parametrize("key", ["onnxruntime", "torch-eager"])
-def test_python_bundle_runs_isolated(built_artifacts, bundles_dir, key):
+def test_python_bundle_runs_isolated(built_artifacts, bundles_dir, key, tmp_path):
     """The venv is made inside the sandbox from the wheelhouse (pip --no-index) into the cache,
     once per set of pins (`make test` on a fresh machine pays it once), then run there."""
     root = bundles_dir / "a1" / key
@@ -339,6 +340,21 @@ def test_python_bundle_runs_isolated(built_artifacts, bundles_dir, key):
     reqs = (root / "requirements.txt").read_text().split()
     assert reqs and all("==" in r for r in reqs)
     assert not any((root / "venv").iterdir())  # the venv is mounted there, never written into the bundle
+    # the pins alone make the venv: a target gets only their wheels (remote.bundles), not the
+    # whole wheelhouse, so a requirement reached through an extra (torch's cuda-toolkit[cudart]
+    # pulls nvidia-cuda-runtime) must be pinned too
+    from deploytui.scenarios.remote.bundles import _wheels_for
+
+    only = tmp_path / "only-the-pins"
+    only.mkdir()
+    for wheel in _wheels_for(reqs, shipping.wheelhouse()):
+        (only / wheel.name).symlink_to(wheel)
+    argv = [sys.executable, "-m", "pip", "install", "--dry-run", "--ignore-installed", "--no-index"]
+    res = subprocess.run(
+        [*argv, "--find-links", str(only), "-r", str(root / "requirements.txt")],
+        capture_output=True, text=True, env={**os.environ, "PIP_CONFIG_FILE": "/dev/null"}, check=False,
+    )  # fmt: skip
+    assert res.returncode == 0, res.stderr[-600:]
 
 
 def test_the_report_lists_each_bundle_and_its_verdict(tmp_path, monkeypatch):

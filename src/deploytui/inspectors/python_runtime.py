@@ -25,19 +25,22 @@ def _norm(name: str) -> str:
     return re.sub(r"[-_.]+", "-", name).lower()
 
 
-def _requirements(dist: metadata.Distribution) -> list[str]:
+def _requirements(dist: metadata.Distribution, extras: frozenset[str]) -> list[tuple[str, frozenset[str]]]:
+    """What `dist` installed with `extras` requires here: (name, its extras) for each requirement
+    whose marker holds on this machine for no extra or one of `extras` (torch's
+    `cuda-toolkit[cudart,…]` pulls nvidia-cuda-runtime only through cuda-toolkit's extras)."""
     from packaging.requirements import InvalidRequirement, Requirement
 
-    names = []
+    found = []
     for line in dist.requires or []:
         try:
             req = Requirement(line)
         except InvalidRequirement:
             continue
-        if req.marker is not None and not req.marker.evaluate({"extra": ""}):
+        if req.marker is not None and not any(req.marker.evaluate({"extra": e}) for e in ("", *extras)):
             continue
-        names.append(req.name)
-    return names
+        found.append((req.name, frozenset(req.extras)))
+    return found
 
 
 def _size(dist: metadata.Distribution) -> int:
@@ -51,23 +54,27 @@ def _size(dist: metadata.Distribution) -> int:
 
 
 def _installed(roots: tuple[str, ...]) -> list[metadata.Distribution]:
-    """Every installed distribution reachable from `roots` through its requirements."""
+    """Every installed distribution reachable from `roots` through its requirements, extras
+    included."""
     if not roots:
         raise InspectError("no distributions to start from")
     seen: dict[str, metadata.Distribution] = {}
-    todo = list(roots)
+    walked: dict[str, frozenset[str]] = {}  # the extras each distribution was walked with
+    todo: list[tuple[str, frozenset[str]]] = [(r, frozenset()) for r in roots]
     while todo:
-        name = _norm(todo.pop())
-        if name in seen:
+        raw, extras = todo.pop()
+        name = _norm(raw)
+        if name in walked and extras <= walked[name]:
             continue
-        try:
-            dist = metadata.distribution(name)
-        except metadata.PackageNotFoundError:
-            if name in map(_norm, roots):
-                raise InspectError(f"{name} is not installed in this environment") from None
-            continue
-        seen[name] = dist
-        todo.extend(_requirements(dist))
+        if name not in seen:
+            try:
+                seen[name] = metadata.distribution(name)
+            except metadata.PackageNotFoundError:
+                if name in map(_norm, roots):
+                    raise InspectError(f"{name} is not installed in this environment") from None
+                continue
+        walked[name] = walked.get(name, frozenset()) | extras
+        todo.extend(_requirements(seen[name], walked[name]))
     return list(seen.values())
 
 
