@@ -290,6 +290,9 @@ def test_missing_data_is_named_never_guessed():
     assert outcome["torch-export"] == outcome["burn-st"] == outcome["torch-eager"] == BROKEN
     assert others(answer(facts=[failed_run]))["torch-eager"] == "its last run failed: exit 1: ImportError"
     assert choose.figure_text(choose.STARTUP, never_run) == "–"
+    # on a target, the command that measures it there
+    there = others(answer(facts=[replace(never_run, target="box")]))
+    assert there["tract"] == "not measured yet: run deploytui bench --target box tract"
 
 
 def test_a_qualifying_forms_missing_figures_are_listed_apart():

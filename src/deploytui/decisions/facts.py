@@ -49,6 +49,7 @@ def read(
                 serving_refused=refused,
                 serving_built=state,
                 serving_built_why=state_why,
+                target=target or "",
             )
         )
     return facts, [*store.dropped, *shipped.dropped, *served.dropped]

@@ -20,6 +20,7 @@ class FormFacts:
     python: bool  # its runtime is a Python interpreter with packages
     files: int  # how many files ship (model files + program)
     order: int  # its place in the registry: the last tie-break
+    target: str = ""  # where its runs were measured: a target's name, "" for this machine
     built: str = NOT_BUILT  # BUILT, NOT_APPLICABLE, BUILD_FAILED or NOT_BUILT
     built_why: str = ""  # why it is not built (availability's words)
     ran: str = ""  # the stored run: "ok", "failed", or "" when none is stored

@@ -43,6 +43,11 @@ def _built(f: FormFacts) -> Reading | None:
     return Reading(missing=f.built_why or f.built, broken=True)
 
 
+def _on(f: FormFacts) -> str:
+    """The words that measure where the facts were measured: ` --target NAME`, or none here."""
+    return f" --target {f.target}" if f.target else ""
+
+
 def _ran(value: Callable[[FormFacts], Any]) -> Reader:
     """A figure of the stored run: missing while the form is not built or never ran here."""
 
@@ -50,7 +55,7 @@ def _ran(value: Callable[[FormFacts], Any]) -> Reader:
         if (why := _built(f)) is not None:
             return why
         if not f.ran:
-            return Reading(missing=f"not measured yet: run deploytui bench {f.key}")
+            return Reading(missing=f"not measured yet: run deploytui bench{_on(f)} {f.key}")
         if f.ran != "ok":
             return Reading(missing=f"its last run failed: {f.run_error}", broken=True)
         got = value(f)
@@ -89,9 +94,8 @@ def _served(index: int, what: str) -> Reader:
             return Reading(missing=f"batch {batch} refused: {f.serving_refused[batch]}", broken=True)
         if gone is not None and gone.broken:
             return gone
-        return Reading(
-            missing=f"not measured yet: {what} at batch {batch} (run deploytui bench {f.key} --batch {batch})"
-        )
+        run = f"deploytui bench{_on(f)} {f.key} --batch {batch}"
+        return Reading(missing=f"not measured yet: {what} at batch {batch} (run {run})")
 
     return read
 
