@@ -94,3 +94,23 @@ def test_cancel_kills_the_running_child():
         for p in psutil.process_iter(["cmdline"])
         if p.info["cmdline"] == ["sleep", "30"] and p.ppid() in (os.getpid(),)
     ]
+
+
+def test_a_run_that_never_reported_counts_no_figures():
+    """The connection to a target dropped during the third run: the two runs measured are kept
+    as they were, and the third, with no report, adds no time or memory (a 0 ms run would pull
+    every median down)."""
+    from deploytui.core import measure as measuring
+
+    samples = iter(
+        [
+            measuring.Sample(0.5, 100 << 20, 0),
+            measuring.Sample(0.4, 101 << 20, 0),
+            measuring.Sample(0.6, 99 << 20, 0),
+            measuring.sample_of("", "", [], 10.0, False, "ssh to box failed: connection closed"),
+        ]
+    )
+    m = measuring.measure(["./run"], n=5, warmup=1, timeout_s=10.0, once=lambda *_: next(samples))
+    s = m.summary()
+    assert s["status"] == "failed" and "connection closed" in s["error"]
+    assert s["wall_s"] == [0.4, 0.6] and s["peak_rss_bytes"] == [101 << 20, 99 << 20]

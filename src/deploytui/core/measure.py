@@ -52,6 +52,7 @@ class Sample:
     error: str = ""  # why the run did not count as a success ("" when it exited 0)
     stdout: str = ""
     stderr_tail: list[str] = field(default_factory=list)
+    measured: bool = True  # False: no launcher report came back (no time or memory to count)
 
     @property
     def ok(self) -> bool:
@@ -154,9 +155,8 @@ def sample_of(
         if not isinstance(r, dict) or "wall_ns" not in r:
             raise ValueError
     except ValueError:
-        return Sample(
-            0.0, 0, None, error="cancelled" if cancelled else failed, stdout=stdout, stderr_tail=tail
-        )
+        why = "cancelled" if cancelled else failed
+        return Sample(0.0, 0, None, error=why, stdout=stdout, stderr_tail=tail, measured=False)
     sample = Sample(
         wall_s=r["wall_ns"] / 1e9,
         peak_rss_bytes=r["maxrss_kb"] * 1024,
@@ -271,9 +271,11 @@ class Measurement:
             "cwd": self.cwd,
             "status": "ok" if self.ok else "failed",
             "error": self.error or None,
-            "wall_s": [s.wall_s for s in self.runs],
-            "peak_rss_bytes": [s.peak_rss_bytes for s in self.runs],
-            "exit_codes": [s.exit_code for s in self.runs],
+            # the runs that reported: one whose report never came (the connection dropped, the
+            # launcher did not start) has no figures, and its error says where it stopped
+            "wall_s": [s.wall_s for s in self.runs if s.measured],
+            "peak_rss_bytes": [s.peak_rss_bytes for s in self.runs if s.measured],
+            "exit_codes": [s.exit_code for s in self.runs if s.measured],
         }
 
 

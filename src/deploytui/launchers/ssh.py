@@ -260,11 +260,11 @@ def run_once(
             else [*ssh_argv(dest), remote_command(RUN_SCRIPT, *args)]
         )
     except TargetError as e:
-        return Sample(0.0, 0, None, error=str(e))
+        return Sample(0.0, 0, None, error=str(e), measured=False)
     try:
         proc, chunks, readers = spawn_read(command)
     except OSError as e:
-        return Sample(0.0, 0, None, error=f"cannot run ssh: {e}")
+        return Sample(0.0, 0, None, error=f"cannot run ssh: {e}", measured=False)
     assert proc.stdin is not None
     try:  # the go byte; our stdin then stays open while the run lasts (its closing stops the run)
         proc.stdin.write(b"g")
