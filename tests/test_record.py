@@ -336,7 +336,8 @@ def test_every_field_has_a_malformed_case():
 
 
 def test_the_good_record_is_accepted():
-    assert RunRecord.from_json(_good()).to_json() == _good()
+    good = _good()  # once: it is stamped with the time, and two calls may straddle a second
+    assert RunRecord.from_json(good).to_json() == good
 
 
 @pytest.mark.parametrize("name", RECORD_FIELDS)
