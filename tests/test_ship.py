@@ -23,6 +23,7 @@ from deploytui.core.modelref import parse
 from deploytui.families import registry
 from deploytui.launchers import sandbox
 from deploytui.scenarios.isolated import shipping
+from deploytui.scenarios.remote.bundles import wheels_for
 from deploytui.ship import store
 from deploytui.ship.bundler import ShipError, patchelf, verify
 from tui_support import a1_at
@@ -343,11 +344,9 @@ def test_python_bundle_runs_isolated(built_artifacts, bundles_dir, key, tmp_path
     # the pins alone make the venv: a target gets only their wheels (remote.bundles), not the
     # whole wheelhouse, so a requirement reached through an extra (torch's cuda-toolkit[cudart]
     # pulls nvidia-cuda-runtime) must be pinned too
-    from deploytui.scenarios.remote.bundles import _wheels_for
-
     only = tmp_path / "only-the-pins"
     only.mkdir()
-    for wheel in _wheels_for(reqs, shipping.wheelhouse()):
+    for wheel in wheels_for(reqs, shipping.wheelhouse()):
         (only / wheel.name).symlink_to(wheel)
     argv = [sys.executable, "-m", "pip", "install", "--dry-run", "--ignore-installed", "--no-index"]
     res = subprocess.run(

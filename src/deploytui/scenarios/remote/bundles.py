@@ -69,7 +69,7 @@ def _norm(name: str) -> str:
     return re.sub(r"[-_.]+", "_", name).lower()
 
 
-def _wheels_for(requirements: list[str], wheelhouse: Path) -> list[Path]:
+def wheels_for(requirements: list[str], wheelhouse: Path) -> list[Path]:
     """The wheelhouse's files (wheels, sdists) for the exact pins (name==version), names compared
     as pip does (ruamel.yaml is ruamel_yaml-…whl, antlr4-python3-runtime an sdist of that name)."""
     by_pin: dict[tuple[str, str], list[Path]] = {}
@@ -146,7 +146,7 @@ def place(
                 err = sandbox.fill_wheelhouse(manifest["requirements"], house, shipping.pip_env())
                 if err:
                     raise TargetError(err)
-            wheels = _wheels_for(manifest["requirements"], house)
+            wheels = wheels_for(manifest["requirements"], house)
             if not wheels:
                 raise TargetError(f"no wheels for {form.key} in {house}: run `make wheelhouse`")
             say(f"{form.key}: {len(wheels)} wheels to {target.name}, then its venv there (python{python})")
