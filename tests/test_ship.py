@@ -23,8 +23,7 @@ from deploytui.core.modelref import parse
 from deploytui.families import registry
 from deploytui.launchers import sandbox
 from deploytui.scenarios.isolated import shipping
-from deploytui.scenarios.remote.bundles import wheels_for
-from deploytui.ship import store
+from deploytui.ship import store, wheelhouse
 from deploytui.ship.bundler import ShipError, patchelf, verify
 from tui_support import a1_at
 from workspaces import built
@@ -331,7 +330,7 @@ def test_a_form_that_is_not_built_does_not_ship(tmp_path, monkeypatch):
 
 @pytest.mark.slow
 @pytest.mark.parametrize("key", ["onnxruntime", "torch-eager"])
-def test_python_bundle_runs_isolated(built_artifacts, bundles_dir, key, tmp_path):
+def test_python_bundle_runs_isolated(built_artifacts, bundles_dir, key):
     """The venv is made inside the sandbox from the wheelhouse (pip --no-index) into the cache,
     once per set of pins (`make test` on a fresh machine pays it once), then run there."""
     root = bundles_dir / "a1" / key
@@ -344,10 +343,8 @@ def test_python_bundle_runs_isolated(built_artifacts, bundles_dir, key, tmp_path
     # the pins alone make the venv: a target gets only their wheels (remote.bundles), not the
     # whole wheelhouse, so a requirement reached through an extra (torch's cuda-toolkit[cudart]
     # pulls nvidia-cuda-runtime) must be pinned too
-    only = tmp_path / "only-the-pins"
-    only.mkdir()
-    for wheel in wheels_for(reqs, shipping.wheelhouse()):
-        (only / wheel.name).symlink_to(wheel)
+    only = wheelhouse.pinned_set(reqs, shipping.wheelhouse())  # what the check's sandbox saw
+    assert len(list(only.glob("*.whl"))) + len(list(only.glob("*.tar.gz"))) >= len(reqs)
     argv = [sys.executable, "-m", "pip", "install", "--dry-run", "--ignore-installed", "--no-index"]
     res = subprocess.run(
         [*argv, "--find-links", str(only), "-r", str(root / "requirements.txt")],

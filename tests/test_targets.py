@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import platform
+import re
 import threading
 import time
 from collections.abc import Iterator
@@ -291,6 +292,25 @@ def test_forms_of_a1_measured_on_the_target(server, copy_ws, capsys):
     )
     code, out, err = cli(capsys, *argv[:-3], "burn-file")  # the bundle is there already: not sent again
     assert "already on box" in err and code == 0
+
+
+def test_a_venv_that_does_not_fit_is_refused_before_it_is_sent(tmp_path, copy_ws, capsys):
+    """A Python bundle's venv (onnxruntime's: numpy, onnxruntime, ~100 MiB installed) on a target
+    with 40 MiB: one line with the sizes, before any wheel goes there."""
+    s = Sshd(tmp_path / "sshd", home_bytes=40 << 20).start()
+    try:
+        art = str(copy_ws.artifacts)
+        assert cli(capsys, "target", "add", "small", "box", "--ssh-config", str(s.config), "--artifacts", art,
+                   "--accept-new")[0] == 0  # fmt: skip
+        argv = ["bench", "--model", "a1", "--artifacts", art, "--bundles", str(copy_ws.bundles), "--no-build"]
+        code, out, err = cli(capsys, *argv, "--target", "small", "-n", "1", "onnxruntime")
+        assert code == 1
+        said = r"small has [\d.]+ MiB free; onnxruntime.s venv needs [\d.]+ MiB installed"
+        assert re.search(said, out + err)
+        root = ssh.home(box(s))
+        assert ssh.run(box(s), 'ls "$1/wheels" 2>/dev/null || true', root).strip() == ""
+    finally:
+        s.stop()
 
 
 def test_a_target_of_another_architecture_says_what_is_needed(copy_ws, capsys):

@@ -137,29 +137,6 @@ def setup_venv(
     return SetupResult(child.ok, err, child.wall_s, tail)
 
 
-def fill_wheelhouse(requirements: list[str], wheelhouse: Path, pip_env: dict[str, str] | None = None) -> str:
-    """Download the exact pins (and anything they need) into the wheelhouse, outside the sandbox,
-    once per set of pins; "" or why not."""
-    import hashlib
-
-    key = hashlib.sha256("\n".join(sorted(requirements)).encode()).hexdigest()[:16]
-    stamp = wheelhouse / f".filled-{key}"
-    if stamp.exists():
-        return ""
-    wheelhouse.mkdir(parents=True, exist_ok=True)
-    env = {**os.environ, "PIP_CONFIG_FILE": "/dev/null", **(pip_env or {})}
-    # wheels where there are; a pin that has only an sdist (executorch's antlr4-python3-runtime)
-    # comes as one, and setuptools + wheel with it, so the offline install can build it
-    argv = [sys.executable, "-m", "pip", "download", "--prefer-binary", "-q", "-d", str(wheelhouse)]
-    build = ["setuptools", "wheel"]
-    child = procs.run([*argv, *requirements, *build], env=env, timeout_s=defaults.BUILD_TIMEOUT_S)
-    if not child.ok:
-        last = [ln for ln in child.stderr if ln.strip()] or [child.why]
-        return f"pip download failed: {last[-1][:300]}"
-    stamp.write_text("\n".join(requirements) + "\n")
-    return ""
-
-
 OUTPUTS = "outputs.safetensors"
 
 

@@ -31,6 +31,7 @@ from deploytui.core.record_parts import median
 from deploytui.core.workspace import Workspace
 from deploytui.families import registry
 from deploytui.ship import store
+from deploytui.ship import wheelhouse as wheels
 from deploytui.ship.bundler import Bundle, ShipError, bundle, verify
 from deploytui.ship.pysource import plain_modules
 from deploytui.ship.spec import BIN_DIR, MODEL_DIR, VENV, BundleSpec, Library
@@ -200,11 +201,15 @@ def _venv(root: Path, manifest: dict[str, Any], fact: ShipCheck, say: Any) -> Pa
     venv = venv_dir(manifest["requirements"], manifest["target_provides"]["python"])
     if not sandbox.venv_ready(venv):
         say(f"filling the wheelhouse {wheelhouse()} (pip download of the exact pins, once)")
-        err = sandbox.fill_wheelhouse(manifest["requirements"], wheelhouse(), pip_env())
+        err = wheels.fill(manifest["requirements"], wheelhouse(), pip_env())
         if err:
             raise ShipError(err)
-        say(f"making the venv inside the sandbox (pip --no-index from the wheelhouse) → {venv}")
-        setup = sandbox.setup_venv(root, wheelhouse(), venv)
+        try:  # the pins' wheels alone, as a target is sent (scenarios/remote)
+            only = wheels.pinned_set(manifest["requirements"], wheelhouse())
+        except ValueError as e:
+            raise ShipError(str(e)) from None
+        say(f"making the venv inside the sandbox (pip --no-index from the pins' wheels) → {venv}")
+        setup = sandbox.setup_venv(root, only, venv)
         fact.setup_s = round(setup.wall_s, 1)
         if not setup.ok:
             shutil.rmtree(venv, ignore_errors=True)
@@ -283,8 +288,6 @@ def facts(ws: Workspace) -> dict[str, ShipCheck]:
 def fill_wheelhouse(ws: Workspace) -> int:
     """Download every probed Python runtime's exact pins into the wheelhouse; prints what it did
     (the runtimes as the build of the workspace's model probed them)."""
-    from deploytui.launchers import sandbox
-
     manifest = load_manifest(ws)
     status = 0
     for runtime in registry.RUNTIME_DISTRIBUTIONS:
@@ -295,7 +298,7 @@ def fill_wheelhouse(ws: Workspace) -> int:
             status = 1
             continue
         t0 = time.monotonic()
-        err = sandbox.fill_wheelhouse(list(requirements(got)), wheelhouse(), pip_env())
+        err = wheels.fill(list(requirements(got)), wheelhouse(), pip_env())
         done = err or f"{len(requirements(got))} pins in {wheelhouse()}"
         print(f"{runtime}: {done} ({time.monotonic() - t0:.1f} s)")
         status = status or (1 if err else 0)

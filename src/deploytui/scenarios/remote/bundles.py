@@ -7,7 +7,6 @@ from __future__ import annotations
 import hashlib
 import json
 import platform
-import re
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -15,12 +14,14 @@ from pathlib import Path
 
 from deploytui.core import defaults
 from deploytui.core.measure import launcher_path
+from deploytui.core.units import human
 from deploytui.core.workspace import Workspace
 from deploytui.families import registry
-from deploytui.launchers import sandbox, ssh, watched
+from deploytui.launchers import ssh, watched
 from deploytui.launchers.ssh import SshLauncher, TargetError
 from deploytui.launchers.targets import Target
 from deploytui.scenarios.isolated import cross, shipping
+from deploytui.ship import wheelhouse as wheelhouses
 from deploytui.spec.forms import Form
 
 
@@ -63,29 +64,6 @@ def python_problem(target: Target, wanted: str) -> str:
         return ""
     have = ", ".join(sorted(pythons)) or "no Python 3"
     return f"the bundle needs Python {wanted}; {target.name} has {have}"
-
-
-def _norm(name: str) -> str:
-    return re.sub(r"[-_.]+", "_", name).lower()
-
-
-def wheels_for(requirements: list[str], wheelhouse: Path) -> list[Path]:
-    """The wheelhouse's files (wheels, sdists) for the exact pins (name==version), names compared
-    as pip does (ruamel.yaml is ruamel_yaml-…whl, antlr4-python3-runtime an sdist of that name)."""
-    by_pin: dict[tuple[str, str], list[Path]] = {}
-    for f in sorted(wheelhouse.iterdir()):
-        if f.name.endswith(".whl"):
-            name, version = f.name.split("-")[:2]
-        elif f.name.endswith(".tar.gz"):
-            name, _, version = f.name[: -len(".tar.gz")].rpartition("-")
-        else:
-            continue
-        by_pin.setdefault((_norm(name), version), []).append(f)
-    found = []
-    for pin in requirements:
-        name, _, version = pin.partition("==")
-        found += by_pin.get((_norm(name), version), [])
-    return found
 
 
 def batch_dir(own: Path, form: Form) -> Path:
@@ -143,13 +121,26 @@ def place(
         if ready != "ready":
             say(f"{form.key}: the wheelhouse {house} (pip download of the exact pins, once)")
             if not arch:  # an architecture's wheelhouse is filled as its bundle is made
-                err = sandbox.fill_wheelhouse(manifest["requirements"], house, shipping.pip_env())
+                err = wheelhouses.fill(manifest["requirements"], house, shipping.pip_env())
                 if err:
                     raise TargetError(err)
-            wheels = wheels_for(manifest["requirements"], house)
+            wheels = wheelhouses.pinned(manifest["requirements"], house).files
             if not wheels:
                 raise TargetError(f"no wheels for {form.key} in {house}: run `make wheelhouse`")
-            say(f"{form.key}: {len(wheels)} wheels to {target.name}, then its venv there (python{python})")
+            there = set(ssh.run(dest, 'ls -1 "$1" 2>/dev/null || true', f"{root}/wheels").split())
+            to_send = sum(w.stat().st_size for w in wheels if w.name not in there)
+            installed = wheelhouses.installed_bytes(wheels)
+            free = ssh.free_bytes(dest, remote_launcher)
+            if free is not None and free < to_send + installed:
+                raise TargetError(
+                    f"{target.name} has {human(free)} free; {form.key}'s venv needs {human(installed)} "
+                    f"installed and {human(to_send)} of wheels sent (free space there, or `deploytui "
+                    f"target clean {target.name}` removes what deploytui put there)"
+                )
+            say(
+                f"{form.key}: {len(wheels)} wheels ({human(to_send)}) to {target.name}, then its venv "
+                f"there (python{python}, {human(installed)} once installed)"
+            )
             for w in wheels:
                 ssh.send_file(dest, w, f"{root}/wheels/{w.name}")
             # what the bundle's ./setup does, into the shared venv (python -m venv refuses a path
