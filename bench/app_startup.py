@@ -8,7 +8,10 @@ DEPLOYTUI_EXIT_ON_READY is set. Samples alternate between the apps.
 
 The app holds the garbage collector off until its first frame (see `tui/_start.py`). The goal
 compares it with a bare Textual app as anyone writes one; the third app, a bare one with the
-collector off too, shows what is left once that trick is granted to both.
+collector off too, shows what is left once that trick is granted to both; the fourth, Textual
+alone with the main screen's kinds and numbers of widgets (collector off), shows how much of the
+gap is Textual's own cost of that screen and how much deploytui's (its imports, its stores read,
+its CSS).
 Prints JSON: the medians, the ratio (goal: at most GOAL, 1.15), that second ratio and the minima.
 
     .venv/bin/python bench/app_startup.py [-n 15] [--quick]
@@ -36,6 +39,35 @@ Bare().run(headless=True)
 
 BARE_GC_HELD = "import gc\ngc.disable()\n" + BARE
 
+# Textual's own cost of the main screen's widgets, without deploytui: the header lines, a list of
+# 37 one-line options (the form list: 30 forms, 7 families), the detail's title, a footer of 16 keys
+SAME_WIDGETS = """
+import gc, time
+gc.disable()
+from textual.app import App
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.screen import Screen
+from textual.widgets import Footer, OptionList, Static
+class Main(Screen):
+    BINDINGS = [Binding(k, "noop", k.upper()) for k in "abcdefghijklmnop"]
+    def compose(self):
+        for line in ("deploytui · a1 · 1x16 float32", "built 30 of 30", "targets", ""):
+            yield Static(line)
+        with Horizontal():
+            yield OptionList(*[f"● form-{i:02d}-key      12.3ms  45.6M ✓" for i in range(37)])
+            with Vertical():
+                yield Static("form-00-key\\nits runtime\\nits files")
+        yield Footer()
+class Same(App):
+    def get_default_screen(self):
+        return Main()
+    def on_ready(self):
+        print(f"READY_AT {time.monotonic_ns()}", flush=True)
+        self.exit()
+Same().run(headless=True)
+"""
+
 DEPLOYTUI = """
 from deploytui.views.tui import run_app
 from deploytui.core.workspace import Workspace
@@ -43,7 +75,7 @@ app = run_app(Workspace.from_env(), headless=True)  # the entry point: DEPLOYTUI
 print(f"READY_AT {app.ready_at_ns}", flush=True)
 """
 
-APPS = {"bare": BARE, "bare_gc_held": BARE_GC_HELD, "deploytui": DEPLOYTUI}
+APPS = {"bare": BARE, "bare_gc_held": BARE_GC_HELD, "same_widgets": SAME_WIDGETS, "deploytui": DEPLOYTUI}
 GOAL = 1.15  # deploytui ready within 1.15x a bare Textual app (issue 32)
 
 
@@ -85,6 +117,9 @@ def main() -> int:
                 "goal": GOAL,
                 "within_goal": ratio <= GOAL,
                 "ratio_vs_bare_gc_held": round(med["deploytui"] / med["bare_gc_held"], 3),
+                # how far Textual alone gets with the main screen's widgets, and deploytui's own part
+                "same_widgets_vs_bare": round(med["same_widgets"] / med["bare"], 3),
+                "ratio_vs_same_widgets": round(med["deploytui"] / med["same_widgets"], 3),
             },
             indent=1,
         )
