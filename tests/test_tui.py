@@ -273,6 +273,26 @@ def test_compare_screen_sorts(art):
     with_pilot(art, body)
 
 
+def test_compare_says_not_applicable_not_failed(art):
+    """A form that does not apply to the model is not a failed run: Compare says so, as the list does."""
+    from tui_support import record
+
+    not_applicable = record("burn-file", [], 0, status="not-applicable", error="not applicable: x")
+    results = {**FIXED_RESULTS, "burn-file": not_applicable}
+    (art / "a1" / "results.json").write_text(json.dumps({"version": 1, "forms": results}))
+
+    async def body(app, pilot):
+        await pilot.press("c")
+        await pilot.pause()
+        table = app.screen.query_one("#compare-table")
+        rows = {table.get_row_at(i)[0].raw: table.get_row_at(i) for i in range(table.row_count)}
+        verdict = table.get_column_index("verdict")
+        assert rows["burn-file"][verdict].text == "not applicable"
+        assert rows["cpp-aoti"][verdict].text == "✓ ok"
+
+    with_pilot(art, body)
+
+
 def test_palette_has_every_action(art):
     async def body(app, pilot):
         commands = list(app.get_system_commands(app.screen))

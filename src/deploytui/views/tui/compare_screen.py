@@ -14,7 +14,7 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static
 
 from deploytui.core import units
-from deploytui.core.record import RunRecord
+from deploytui.core.record import RunRecord, RunStatus
 from deploytui.core.workspace import Workspace
 from deploytui.families import registry
 from deploytui.scenarios.accuracy import score_text, variants
@@ -184,7 +184,9 @@ def row_cells(
     runtime = runtime_size(form, manifest, ws)
     ships = ", ".join(p.name for p in form.ship_paths(ws)) or "–"
     diff = rec.max_abs_diff if rec else None
-    if why and not rec:
+    if rec is not None and rec.status == RunStatus.NOT_APPLICABLE:  # not a failure: said as the list says it
+        verdict = Cell(4, "not applicable", "grey50")
+    elif why and not rec:
         verdict = Cell(4, fmt.short_reason(why), "grey50")
     else:
         mark = fmt.verdict_mark(rec)
