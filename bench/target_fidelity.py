@@ -15,12 +15,12 @@ rounds in alternating order (ABBA…: drift and the one going first hit both ali
 fresh runs a side — at least N, and as many as fill --round-s seconds by the form's start-up
 measured first (a 7 ms program gets ~140 runs a round, not 10 whose median one busy moment
 moves) — their medians and one ratio per round; the measured program is pinned to one core
-(`taskset -c CORE`, the same on both sides: the ssh client and server run beside it, not on
-it); the verdict is the median of the
-per-round ratios, with their spread, and the medians of the first and the second half of the
-rounds, which must agree within the target for the verdict to count as stable. Targets: start-up
-within ±5 %, peak RSS within ±2 %. Prints a line per form and a JSON object last; exits 1 when a
-verdict misses its target or is not stable.
+(`taskset -c CORE`, the same on both sides; the bench, the sshd it starts, the ssh clients and
+the direct side's shell keep to the other cores: they run beside it, not on it); the verdict is
+the median of the per-round ratios, with their spread, and the medians of the first and the
+second half of the rounds, which must agree within the target for the verdict to count as
+stable. Targets: start-up within ±5 %, peak RSS within ±2 %. Prints a line per form and a JSON
+object last; exits 1 when a verdict misses its target or is not stable.
 """
 
 from __future__ import annotations
@@ -98,6 +98,11 @@ def main() -> int:
                 sized.append((facts["runtime_bytes"], key))
         args.rounds, args.n, args.forms = 2, 3, [key for _, key in sorted(sized)[:2]]
         args.round_s = 0.0  # 3 runs a round, not as many as fill a second
+    # everything but the measured program (this process, the sshd it starts, the ssh clients, the
+    # direct side's shell: they inherit it) keeps off its core; `taskset -c CORE` moves the program
+    others = set(os.sched_getaffinity(0)) - {args.core}
+    if others:
+        os.sched_setaffinity(0, others)
     load_before = os.getloadavg()
     result: dict[str, Any] = {"model": args.model, "rounds": args.rounds, "n": args.n, "forms": {}}
     print(
