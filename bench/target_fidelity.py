@@ -1,8 +1,9 @@
 """The SSH path must add nothing to the figures: each form's bundle measured on an SSH target on
 127.0.0.1 (the test suite's sshd, tests/sshd_support.py: the target sees only /usr and its home)
 and, in the same run, in that target's own sandbox without the SSH hop (the same launcher and
-run script, started by a local shell as that user with a session's environment). Start-up and
-peak RSS as ratios ssh/direct. (Against this machine's own runs the target differs for its own
+run script, started by a local shell as that user with a session's environment, in a session of
+its own as an ssh login is: with the kernel's autogroup on, a session is a scheduling group).
+Start-up and peak RSS as ratios ssh/direct. (Against this machine's own runs the target differs for its own
 reasons: a1's cpp-torchscript peaks at 173 MiB as root here, 150 MiB as uid 1000, 128 MiB in
 that sandbox.)
 
