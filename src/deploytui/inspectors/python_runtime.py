@@ -6,10 +6,11 @@ The roots of each runtime are registry data (`registry.RUNTIME_DISTRIBUTIONS`).
 from __future__ import annotations
 
 import functools
-import re
 from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
+
+from packaging.utils import canonicalize_name
 
 from deploytui.inspectors import InspectError
 
@@ -19,10 +20,6 @@ class Distribution:
     name: str
     version: str
     bytes: int
-
-
-def _norm(name: str) -> str:
-    return re.sub(r"[-_.]+", "-", name).lower()
 
 
 def _requirements(dist: metadata.Distribution, extras: frozenset[str]) -> list[tuple[str, frozenset[str]]]:
@@ -63,14 +60,14 @@ def _installed(roots: tuple[str, ...]) -> list[metadata.Distribution]:
     todo: list[tuple[str, frozenset[str]]] = [(r, frozenset()) for r in roots]
     while todo:
         raw, extras = todo.pop()
-        name = _norm(raw)
+        name = canonicalize_name(raw)
         if name in walked and extras <= walked[name]:
             continue
         if name not in seen:
             try:
                 seen[name] = metadata.distribution(name)
             except metadata.PackageNotFoundError:
-                if name in map(_norm, roots):
+                if name in map(canonicalize_name, roots):
                     raise InspectError(f"{name} is not installed in this environment") from None
                 continue
         walked[name] = walked.get(name, frozenset()) | extras

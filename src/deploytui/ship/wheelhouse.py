@@ -10,12 +10,20 @@ from __future__ import annotations
 
 import hashlib
 import os
-import re
 import sys
 import tarfile
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
+
+from packaging.utils import (
+    InvalidSdistFilename,
+    InvalidWheelFilename,
+    canonicalize_name,
+    parse_sdist_filename,
+    parse_wheel_filename,
+)
+from packaging.version import InvalidVersion, Version
 
 from deploytui.core import defaults, procs
 
@@ -44,10 +52,6 @@ def fill(requirements: list[str], house: Path, pip_env: dict[str, str] | None = 
     return ""
 
 
-def _norm(name: str) -> str:
-    return re.sub(r"[-_.]+", "_", name).lower()
-
-
 @dataclass(frozen=True)
 class Pinned:
     """The wheelhouse's files for a set of pins, and the pins it has no file for."""
@@ -57,21 +61,28 @@ class Pinned:
 
 
 def pinned(requirements: list[str], house: Path) -> Pinned:
-    """The files (wheels, sdists) for the exact pins (name==version), names compared as pip does
-    (ruamel.yaml is ruamel_yaml-…whl, antlr4-python3-runtime an sdist of that name)."""
-    by_pin: dict[tuple[str, str], list[Path]] = {}
+    """The files (wheels, sdists) for the exact pins (name==version), names and versions read
+    by `packaging` as pip reads them (ruamel.yaml is ruamel_yaml-…whl, antlr4-python3-runtime an
+    sdist of that name)."""
+    by_pin: dict[tuple[str, Version], list[Path]] = {}
     for f in sorted(house.iterdir()) if house.is_dir() else []:
-        if f.name.endswith(".whl"):
-            name, version = f.name.split("-")[:2]
-        elif f.name.endswith(".tar.gz"):
-            name, _, version = f.name[: -len(".tar.gz")].rpartition("-")
-        else:
+        try:
+            if f.name.endswith(".whl"):
+                name, version = parse_wheel_filename(f.name)[:2]
+            elif f.name.endswith(".tar.gz"):
+                name, version = parse_sdist_filename(f.name)
+            else:
+                continue
+        except (InvalidWheelFilename, InvalidSdistFilename):
             continue
-        by_pin.setdefault((_norm(name), version), []).append(f)
+        by_pin.setdefault((name, version), []).append(f)
     files, missing = [], []
     for pin in requirements:
-        name, _, version = pin.partition("==")
-        got = by_pin.get((_norm(name), version), [])
+        pin_name, _, pin_version = pin.partition("==")
+        try:
+            got = by_pin.get((canonicalize_name(pin_name), Version(pin_version)), [])
+        except InvalidVersion:
+            got = []
         files += got
         if not got:
             missing.append(pin)
