@@ -2,7 +2,8 @@
 p50 against torch.utils.benchmark.Timer on the same module and input, our ONNX Runtime p50
 against a plain Python loop over session.run on the same .onnx and input. One thread each.
 
-usage: .venv/bin/python bench/serve_fidelity.py [--model REF] [--rounds R] [--repeat K] [--quick]
+usage: .venv/bin/python bench/serve_fidelity.py [--model REF] [--rounds R] [--max-rounds M] [--repeat K]
+       [--quick]
 (the model built first: `deploytui build --model convnet`)
 
 Made to hold on a loaded machine, as hyperfine and pyperf would: ours and the anchor take turns
@@ -12,7 +13,8 @@ K forwards each timed alone, their median; the anchor: W warm-up forwards, then 
 timed alone by the anchor, their median) and one ratio; the verdict is the median of the
 per-round ratios, printed with their spread (min–max), the medians of the first and the second
 half of the rounds (the verdict is stable when they agree within the target: a verdict that
-flips between two runs is no verdict) and the load average. Each side is pinned to a core of
+flips between two runs is no verdict; while they do not, four rounds more at a time, up to
+--max-rounds: bench/support/rounds.py) and the load average. Each side is pinned to a core of
 its own (ours: the runner process; the anchor: this one). Each forward is
 timed alone on both sides: a median of single forwards leaves out the ones the scheduler
 preempted, where the mean of a block of forwards (Timer's blocked_autorange) grows with the
@@ -36,6 +38,7 @@ from deploytui.core.modelref import parse
 from deploytui.core.workspace import Workspace
 from deploytui.families import registry
 from deploytui.scenarios.startup import bench
+from support.rounds import Verdict, a_first, more_rounds, verdict
 
 TARGET = 0.05
 # warm-up forwards before each side's timed ones, every round. More than a serving cell's
@@ -133,40 +136,23 @@ def pinned(core: int, side: Callable[[], float]) -> Callable[[], float]:
     return run
 
 
-def rounds(
-    key: str, anchor: Callable[[], float], n: int, repeat: int, ws: Workspace
-) -> tuple[list[float], list[float]]:
-    """n rounds of ours and the anchor, the order alternating (ours first in rounds 0, 3, 4, 7…:
-    ABBA), each side pinned to its own core, each side's figure per round."""
-    mine_side = pinned(1, lambda: ours(key, repeat, ws))
-    anchor_side = pinned(0, anchor)
-    mine, theirs = [], []
-    for r in range(n):
-        if r % 4 in (0, 3):
-            mine.append(mine_side())
-            theirs.append(anchor_side())
-        else:
-            theirs.append(anchor_side())
-            mine.append(mine_side())
-    return mine, theirs
-
-
-def halves(ratios: list[float]) -> tuple[float, float]:
-    """The median ratio of the first and of the second half of the rounds: a verdict holds from
-    run to run when both agree with it."""
-    half = len(ratios) // 2
-    return statistics.median(ratios[:half]), statistics.median(ratios[half:])
+def sides(
+    key: str, anchor: Callable[[], float], repeat: int, ws: Workspace
+) -> tuple[Callable[[], float], ...]:
+    """Ours and the anchor, each pinned to its own core."""
+    return pinned(1, lambda: ours(key, repeat, ws)), pinned(0, anchor)
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--model", default=None, help="default convnet (a1 with --quick: built by every build)")
-    ap.add_argument("--rounds", type=int, default=8)
+    ap.add_argument("--rounds", type=int, default=8, help="rounds at least")
+    ap.add_argument("--max-rounds", type=int, default=24, help="at most, while not stable")
     ap.add_argument("--repeat", type=int, default=200)
     ap.add_argument("--quick", action="store_true", help="4 rounds of 50 forwards")
     args = ap.parse_args()
     if args.quick:
-        args.rounds, args.repeat = 4, 50
+        args.rounds, args.max_rounds, args.repeat = 4, 4, 50
     args.model = args.model or ("a1" if args.quick else "convnet")
     ws = Workspace.from_env(parse(args.model))  # DEPLOYTUI_ARTIFACTS or the default folder
     load_before = os.getloadavg()
@@ -178,29 +164,33 @@ def main() -> int:
     )
     missed = False
     for (key, anchor_name), make in zip(registry.FIDELITY, (torch_anchor, ort_anchor), strict=True):
-        mine, theirs = rounds(key, make(args.repeat, ws), args.rounds, args.repeat, ws)
-        ratios = [a / b for a, b in zip(mine, theirs, strict=True)]
-        ratio = statistics.median(ratios)
-        first, second = halves(ratios)
-        stable = abs(first - second) <= TARGET
-        ok = abs(ratio - 1) <= TARGET and stable
-        missed |= not ok
+        mine_side, anchor_side = sides(key, make(args.repeat, ws), args.repeat, ws)
+        mine: list[float] = []
+        theirs: list[float] = []
+        v: Verdict | None = None
+        while step := more_rounds(len(mine), args.rounds, args.max_rounds, [v] if v else []):
+            for _ in range(step):
+                if a_first(len(mine)):
+                    mine.append(mine_side())
+                    theirs.append(anchor_side())
+                else:
+                    theirs.append(anchor_side())
+                    mine.append(mine_side())
+            v = verdict([a / b for a, b in zip(mine, theirs, strict=True)], TARGET)
+        assert v is not None
+        missed |= not (v.within and v.stable)
         print(
             f"{key:<12} ours p50 {statistics.median(mine):.4f} ms  {anchor_name} "
-            f"{statistics.median(theirs):.4f} ms  ratio {ratio:.3f} (rounds {min(ratios):.3f}–"
-            f"{max(ratios):.3f}; halves {first:.3f}/{second:.3f}: {'stable' if stable else 'NOT stable'}; "
-            f"{'within' if abs(ratio - 1) <= TARGET else 'outside'} ±{TARGET:.0%})",
+            f"{statistics.median(theirs):.4f} ms  {v.line()}, {v.rounds} rounds: "
+            f"{'stable' if v.stable else 'NOT stable'}; {'within' if v.within else 'outside'} ±{TARGET:.0%}",
             flush=True,
         )
         result[key] = {
             "ours_p50_ms": mine,
             "anchor": anchor_name,
             "anchor_ms": theirs,
-            "round_ratios": ratios,
-            "ratio": ratio,
-            "spread": [min(ratios), max(ratios)],
-            "halves": [first, second],
-            "stable": stable,
+            "round_ratios": [a / b for a, b in zip(mine, theirs, strict=True)],
+            **v.as_dict(),
         }
     result["loadavg"] = {"before": list(load_before), "after": list(os.getloadavg()), "cores": os.cpu_count()}
     print(json.dumps(result, indent=1))

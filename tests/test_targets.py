@@ -313,6 +313,35 @@ def test_a_venv_that_does_not_fit_is_refused_before_it_is_sent(tmp_path, copy_ws
         s.stop()
 
 
+def test_a_wheelhouse_missing_a_pin_is_said_before_anything_is_sent(tmp_path, copy_ws, capsys, monkeypatch):
+    """A Python bundle's pins with no file in the wheelhouse (a download that stopped short): one
+    line naming them and `make wheelhouse`, not pip failing on the target after the sending."""
+    from deploytui.scenarios.isolated import shipping
+    from deploytui.ship import wheelhouse as wheelhouses
+
+    real = shipping.wheelhouse()
+    house = tmp_path / "house"
+    house.mkdir()
+    for f in real.glob("numpy-*.whl"):  # one of onnxruntime's pins is there, the others are not
+        (house / f.name).hardlink_to(f)
+    monkeypatch.setattr(shipping, "wheelhouse", lambda: house)
+    monkeypatch.setattr(wheelhouses, "fill", lambda *_: "")  # the download "stopped short"
+    s = Sshd(tmp_path / "sshd").start()
+    try:
+        art = str(copy_ws.artifacts)
+        assert cli(capsys, "target", "add", "box", "box", "--ssh-config", str(s.config), "--artifacts", art,
+                   "--accept-new")[0] == 0  # fmt: skip
+        argv = ["bench", "--model", "a1", "--artifacts", art, "--bundles", str(copy_ws.bundles), "--no-build"]
+        code, out, err = cli(capsys, *argv, "--target", "box", "-n", "1", "onnxruntime")
+        assert code == 1
+        line = next(ln for ln in (out + err).splitlines() if "has no file for" in ln)
+        assert "onnxruntime==" in line and "numpy==" not in line and "`make wheelhouse`" in line, line
+        root = ssh.home(box(s))
+        assert ssh.run(box(s), 'ls "$1/wheels" 2>/dev/null || true', root).strip() == ""
+    finally:
+        s.stop()
+
+
 def test_a_target_of_another_architecture_says_what_is_needed(copy_ws, capsys):
     art = copy_ws.artifacts
     facts = {"pi": {"arch": "aarch64"}, "sifive": {"arch": "riscv64"}}

@@ -293,6 +293,21 @@ def test_compare_says_not_applicable_not_failed(art):
     with_pilot(art, body)
 
 
+def test_the_list_and_the_detail_say_not_applicable_not_failed():
+    """The same record in the form list and in the detail's last-run line: "n/a –", never "!"."""
+    from deploytui.core.record import RunRecord
+    from deploytui.families import registry
+    from deploytui.views.tui import fmt
+    from deploytui.views.tui.widgets import form_list
+    from tui_support import record
+
+    rec = RunRecord.from_json(record("burn-file", [], 0, status="not-applicable", error="not applicable: x"))
+    assert fmt.verdict_mark(rec) == fmt.DASH
+    for compact in (False, True):
+        line = form_list.row(registry.get("burn-file"), "", rec, compact=compact).plain
+        assert line.rstrip().endswith("n/a –") and "not run" not in line and "!" not in line, line
+
+
 def test_palette_has_every_action(art):
     async def body(app, pilot):
         commands = list(app.get_system_commands(app.screen))

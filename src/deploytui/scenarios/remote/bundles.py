@@ -124,9 +124,14 @@ def place(
                 err = wheelhouses.fill(manifest["requirements"], house, shipping.pip_env())
                 if err:
                     raise TargetError(err)
-            wheels = wheelhouses.pinned(manifest["requirements"], house).files
-            if not wheels:
-                raise TargetError(f"no wheels for {form.key} in {house}: run `make wheelhouse`")
+            pinned = wheelhouses.pinned(manifest["requirements"], house)
+            if pinned.missing or not pinned.files:  # said here, not by pip there after the sending
+                raise TargetError(
+                    f"{house} has no file for {len(pinned.missing)} of {form.key}'s pins "
+                    f"({', '.join(pinned.missing[:5])}{', …' if len(pinned.missing) > 5 else ''}): "
+                    "run `make wheelhouse`"
+                )
+            wheels = pinned.files
             there = set(ssh.run(dest, 'ls -1 "$1" 2>/dev/null || true', f"{root}/wheels").split())
             to_send = sum(w.stat().st_size for w in wheels if w.name not in there)
             installed = wheelhouses.installed_bytes(wheels)

@@ -9,7 +9,7 @@ from deploytui.core.record_parts import median
 if TYPE_CHECKING:
     from deploytui.core.record import RunRecord
 
-CHECK, CROSS, BANG = "✓", "✗", "!"
+CHECK, CROSS, BANG, DASH = "✓", "✗", "!", "–"
 __all__ = ["median"]  # the record's one median, for the screens
 
 
@@ -24,9 +24,12 @@ def ok_runs(rec: RunRecord | None) -> TypeGuard[RunRecord]:
 
 def verdict_mark(rec: RunRecord | None) -> str:
     """✓ within tolerance (a variant: within its accuracy budget), ✗ beyond it, ! failed run,
-    blank when never run."""
+    – not applicable (the form does not apply to this model or data: no failure), blank when
+    never run."""
     if rec is None:
         return " "
+    if rec.status == "not-applicable":
+        return DASH
     if rec.status != "ok":
         return BANG
     if rec.accuracy is not None:

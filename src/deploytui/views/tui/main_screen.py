@@ -261,7 +261,8 @@ class MainScreen(Screen):
                 t.append(f"  (stage {stage} failed" + (f"; full log: {log})" if log else ")"), style="yellow")
         rec = s.store.forms.get(key)
         if rec and rec.error:
-            t.append(f"\n{fmt.verdict_mark(rec)} last run: {rec.error}", style="red")
+            mark = fmt.verdict_mark(rec)  # "–": the form does not apply, no failure
+            t.append(f"\n{mark} last run: {rec.error}", style="grey50" if mark == fmt.DASH else "red")
         if form.note:
             t.append(f"\n{form.note}", style="italic dim")
         title = self._detail_title

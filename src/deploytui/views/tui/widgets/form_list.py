@@ -87,6 +87,9 @@ def row(
     elif rec and rec.status == RunStatus.FAILED:
         t.append(f"{'failed':>{width - 2}} ", style="red")
         t.append(fmt.BANG, style="bold red")
+    elif rec and rec.status == RunStatus.NOT_APPLICABLE:
+        t.append(f"{'n/a':>{width - 2}} ", style="grey50")
+        t.append(fmt.DASH, style="grey50")
     elif not built:
         t.append(f"{cut(fmt.short_reason(why), width).strip():>{width}}", style="grey50 italic")
     else:
