@@ -11,7 +11,8 @@ turns in alternating order (ABBA…); each round gives one ratio, deploytui's me
 bare app's; the verdict is the median of those ratios, with their spread and the medians of the
 first and the second half of the rounds. It counts as settled when both halves fall on the same
 side of the goal as the whole; while they do not, four rounds more at a time, up to
---max-rounds (single samples moved the ratio by ±0.1 from run to run).
+--max-rounds (single samples moved the ratio by ±0.1 from run to run). Every sample runs on one
+core (--core, the last by default): on this project's VMs the cores differ in speed.
 
 The app holds the garbage collector off until its first frame (see `tui/_start.py`). The goal
 compares it with a bare Textual app as anyone writes one; the third app, a bare one with the
@@ -22,7 +23,7 @@ its CSS).
 Prints JSON: the medians, the ratio (goal: at most GOAL, 1.15) with its rounds, the other ratios and
 the minima; exits 1 when the goal is missed or the verdict is not settled.
 
-    .venv/bin/python bench/app_startup.py [--rounds R] [--max-rounds M] [-k K] [--quick]
+    .venv/bin/python bench/app_startup.py [--rounds R] [--max-rounds M] [-k K] [--core C] [--quick]
 """
 
 from __future__ import annotations
@@ -107,8 +108,12 @@ def main() -> int:
     ap.add_argument("--rounds", type=int, default=8, help="rounds at least")
     ap.add_argument("--max-rounds", type=int, default=24, help="at most, while not settled")
     ap.add_argument("-k", type=int, default=3, help="samples of each app a round")
+    ap.add_argument(
+        "--core", type=int, default=max(os.sched_getaffinity(0)), help="the core every sample runs on"
+    )
     ap.add_argument("--quick", action="store_true", help="2 rounds of 1 sample (the test suite's)")
     args = ap.parse_args()
+    os.sched_setaffinity(0, {args.core})  # the apps inherit it: cores differ (serve_fidelity.py)
     if args.quick:
         args.rounds, args.max_rounds, args.k = 2, 2, 1
     env = {**os.environ, "DEPLOYTUI_EXIT_ON_READY": "1"}

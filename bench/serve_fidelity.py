@@ -3,7 +3,7 @@ p50 against torch.utils.benchmark.Timer on the same module and input, our ONNX R
 against a plain Python loop over session.run on the same .onnx and input. One thread each.
 
 usage: .venv/bin/python bench/serve_fidelity.py [--model REF] [--rounds R] [--max-rounds M] [--repeat K]
-       [--quick]
+       [--core C] [--quick]
 (the model built first: `deploytui build --model convnet`)
 
 Made to hold on a loaded machine, as hyperfine and pyperf would: ours and the anchor take turns
@@ -14,8 +14,11 @@ timed alone by the anchor, their median) and one ratio; the verdict is the media
 per-round ratios, printed with their spread (min–max), the medians of the first and the second
 half of the rounds (the verdict is stable when they agree within the target: a verdict that
 flips between two runs is no verdict; while they do not, four rounds more at a time, up to
---max-rounds: bench/support/rounds.py) and the load average. Each side is pinned to a core of
-its own (ours: the runner process; the anchor: this one). Each forward is
+--max-rounds: bench/support/rounds.py) and the load average. Both sides run on one core, the
+same one (--core, the last by default; ours: the runner process, the anchor: this one), by turns:
+cores differ — on this project's VMs core 0 takes every virtio interrupt and ran a plain Python
+loop 1.3-1.7x slower than core 1, so ours on core 1 against the anchor on core 0 read 14 % fast
+(convnet, 0.86 and 0.88). Each forward is
 timed alone on both sides: a median of single forwards leaves out the ones the scheduler
 preempted, where the mean of a block of forwards (Timer's blocked_autorange) grows with the
 load — at a load of 7 on 2 cores, convnet's blocked figure read 4x its single-forward median.
@@ -119,28 +122,25 @@ def ort_anchor(repeat: int, ws: Workspace) -> Callable[[], float]:
 
 
 def pinned(core: int, side: Callable[[], float]) -> Callable[[], float]:
-    """`side` run with this process (and so the runner it spawns) on one core: ours on one, the
-    anchor on the other, so neither shares its core with the other side's leftovers or with the
-    scheduler's moves between cores. Unpinned on a single core."""
-    cores = sorted(os.sched_getaffinity(0))
+    """`side` run with this process (and so the runner it spawns) on `core` alone, away from the
+    scheduler's moves between cores."""
+    cores = set(os.sched_getaffinity(0))
 
     def run() -> float:
-        if len(cores) < 2:
-            return side()
-        os.sched_setaffinity(0, {cores[core % len(cores)]})
+        os.sched_setaffinity(0, {core})
         try:
             return side()
         finally:
-            os.sched_setaffinity(0, set(cores))
+            os.sched_setaffinity(0, cores)
 
     return run
 
 
 def sides(
-    key: str, anchor: Callable[[], float], repeat: int, ws: Workspace
+    key: str, anchor: Callable[[], float], repeat: int, ws: Workspace, core: int
 ) -> tuple[Callable[[], float], ...]:
-    """Ours and the anchor, each pinned to its own core."""
-    return pinned(1, lambda: ours(key, repeat, ws)), pinned(0, anchor)
+    """Ours and the anchor, both on `core`."""
+    return pinned(core, lambda: ours(key, repeat, ws)), pinned(core, anchor)
 
 
 def main() -> int:
@@ -149,6 +149,9 @@ def main() -> int:
     ap.add_argument("--rounds", type=int, default=8, help="rounds at least")
     ap.add_argument("--max-rounds", type=int, default=24, help="at most, while not stable")
     ap.add_argument("--repeat", type=int, default=200)
+    ap.add_argument(
+        "--core", type=int, default=max(os.sched_getaffinity(0)), help="the core both sides run on"
+    )
     ap.add_argument("--quick", action="store_true", help="4 rounds of 50 forwards")
     args = ap.parse_args()
     if args.quick:
@@ -164,7 +167,7 @@ def main() -> int:
     )
     missed = False
     for (key, anchor_name), make in zip(registry.FIDELITY, (torch_anchor, ort_anchor), strict=True):
-        mine_side, anchor_side = sides(key, make(args.repeat, ws), args.repeat, ws)
+        mine_side, anchor_side = sides(key, make(args.repeat, ws), args.repeat, ws, args.core)
         mine: list[float] = []
         theirs: list[float] = []
         v: Verdict | None = None

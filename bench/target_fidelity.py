@@ -130,9 +130,11 @@ def main() -> int:
                 # both sides alike (openvino-native read 4-10 % slower over ssh without it)
                 direct = (*server.shell_argv(), "setsid", "-w")
                 here = SshLauncher(dest, "box", remote_launcher, folder, via=direct)
-                first = medians(here.measure(argv, n=3, warmup=1, timeout_s=120))
+                probe = here.measure(argv, n=3, warmup=1, timeout_s=120)
+                first = medians(probe)
                 if first is None:
-                    print(f"{key:<20} a run failed here", flush=True)
+                    why = next((s.error for s in probe.runs if not s.ok), "") or "no run"
+                    print(f"{key:<20} a run failed here: {why.splitlines()[-1][:160]}", flush=True)
                     missed = True
                     continue
                 n = max(args.n, min(MAX_N, math.ceil(args.round_s / first[0])))
