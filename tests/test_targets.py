@@ -294,23 +294,28 @@ def test_forms_of_a1_measured_on_the_target(server, copy_ws, capsys):
     assert "already on box" in err and code == 0
 
 
+def onnxruntime_on_a_new_target(tmp_path, ws, capsys, home_bytes: int | None = None) -> tuple[int, str, str]:
+    """a1's onnxruntime (a Python bundle: its venv made there) benched on a target of its own,
+    "box": the exit code, what the CLI said, and the wheels that reached the target."""
+    s = Sshd(tmp_path / "sshd", home_bytes=home_bytes).start()
+    try:
+        art = str(ws.artifacts)
+        assert cli(capsys, "target", "add", "box", "box", "--ssh-config", str(s.config), "--artifacts", art,
+                   "--accept-new")[0] == 0  # fmt: skip
+        argv = ["bench", "--model", "a1", "--artifacts", art, "--bundles", str(ws.bundles), "--no-build"]
+        code, out, err = cli(capsys, *argv, "--target", "box", "-n", "1", "onnxruntime")
+        root = ssh.home(box(s))
+        return code, out + err, ssh.run(box(s), 'ls "$1/wheels" 2>/dev/null || true', root).strip()
+    finally:
+        s.stop()
+
+
 def test_a_venv_that_does_not_fit_is_refused_before_it_is_sent(tmp_path, copy_ws, capsys):
     """A Python bundle's venv (onnxruntime's: numpy, onnxruntime, ~100 MiB installed) on a target
     with 40 MiB: one line with the sizes, before any wheel goes there."""
-    s = Sshd(tmp_path / "sshd", home_bytes=40 << 20).start()
-    try:
-        art = str(copy_ws.artifacts)
-        assert cli(capsys, "target", "add", "small", "box", "--ssh-config", str(s.config), "--artifacts", art,
-                   "--accept-new")[0] == 0  # fmt: skip
-        argv = ["bench", "--model", "a1", "--artifacts", art, "--bundles", str(copy_ws.bundles), "--no-build"]
-        code, out, err = cli(capsys, *argv, "--target", "small", "-n", "1", "onnxruntime")
-        assert code == 1
-        said = r"small has [\d.]+ MiB free; onnxruntime.s venv needs [\d.]+ MiB installed"
-        assert re.search(said, out + err)
-        root = ssh.home(box(s))
-        assert ssh.run(box(s), 'ls "$1/wheels" 2>/dev/null || true', root).strip() == ""
-    finally:
-        s.stop()
+    code, said, sent = onnxruntime_on_a_new_target(tmp_path, copy_ws, capsys, home_bytes=40 << 20)
+    assert code == 1 and sent == ""
+    assert re.search(r"box has [\d.]+ MiB free; onnxruntime.s venv needs [\d.]+ MiB installed", said), said
 
 
 def test_a_wheelhouse_missing_a_pin_is_said_before_anything_is_sent(tmp_path, copy_ws, capsys, monkeypatch):
@@ -326,20 +331,10 @@ def test_a_wheelhouse_missing_a_pin_is_said_before_anything_is_sent(tmp_path, co
         (house / f.name).hardlink_to(f)
     monkeypatch.setattr(shipping, "wheelhouse", lambda: house)
     monkeypatch.setattr(wheelhouses, "fill", lambda *_: "")  # the download "stopped short"
-    s = Sshd(tmp_path / "sshd").start()
-    try:
-        art = str(copy_ws.artifacts)
-        assert cli(capsys, "target", "add", "box", "box", "--ssh-config", str(s.config), "--artifacts", art,
-                   "--accept-new")[0] == 0  # fmt: skip
-        argv = ["bench", "--model", "a1", "--artifacts", art, "--bundles", str(copy_ws.bundles), "--no-build"]
-        code, out, err = cli(capsys, *argv, "--target", "box", "-n", "1", "onnxruntime")
-        assert code == 1
-        line = next(ln for ln in (out + err).splitlines() if "has no file for" in ln)
-        assert "onnxruntime==" in line and "numpy==" not in line and "`make wheelhouse`" in line, line
-        root = ssh.home(box(s))
-        assert ssh.run(box(s), 'ls "$1/wheels" 2>/dev/null || true', root).strip() == ""
-    finally:
-        s.stop()
+    code, said, sent = onnxruntime_on_a_new_target(tmp_path, copy_ws, capsys)
+    assert code == 1 and sent == ""
+    line = next(ln for ln in said.splitlines() if "has no file for" in ln)
+    assert "onnxruntime==" in line and "numpy==" not in line and "`make wheelhouse`" in line, line
 
 
 def test_a_target_of_another_architecture_says_what_is_needed(copy_ws, capsys):
