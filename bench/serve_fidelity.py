@@ -6,22 +6,21 @@ usage: .venv/bin/python bench/serve_fidelity.py [--model REF] [--rounds R] [--ma
        [--core C] [--quick]
 (the model built first: `deploytui build --model convnet`)
 
-Made to hold on a loaded machine, as hyperfine and pyperf would: ours and the anchor take turns
-for R rounds, in alternating order (ABBA…: drift and the one going first hit both alike), each
-round giving both one figure (ours: one fresh runner process, bench.bench_form, W = 200 warm-up then
-K forwards each timed alone, their median; the anchor: W warm-up forwards, then K forwards each
-timed alone by the anchor, their median) and one ratio; the verdict is the median of the
-per-round ratios, printed with their spread (min–max), the medians of the first and the second
-half of the rounds (the verdict is stable when they agree within the target: a verdict that
-flips between two runs is no verdict; while they do not, four rounds more at a time, up to
---max-rounds: bench/support/rounds.py) and the load average. Both sides run on one core, the
-same one (--core, the last by default; ours: the runner process, the anchor: this one), by turns:
-cores differ — on this project's VMs core 0 takes every virtio interrupt and ran a plain Python
-loop 1.3-1.7x slower than core 1, so ours on core 1 against the anchor on core 0 read 14 % fast
-(convnet, 0.86 and 0.88). Each forward is
-timed alone on both sides: a median of single forwards leaves out the ones the scheduler
-preempted, where the mean of a block of forwards (Timer's blocked_autorange) grows with the
-load — at a load of 7 on 2 cores, convnet's blocked figure read 4x its single-forward median.
+Made to hold on a loaded machine, as hyperfine and pyperf would: ours and the anchor take turns for
+R rounds, in alternating order (ABBA…: drift and the one going first hit both alike), each round
+giving both one figure (ours: one fresh runner process, bench.bench_form, W = 200 warm-up then K
+forwards each timed alone, their median; the anchor: a fresh process of this script too, W warm-up
+forwards, then K forwards each timed alone by the anchor, their median) and one ratio; the verdict
+is the median of the per-round ratios, printed with their spread (min–max), the medians of the first
+and the second half of the rounds (the verdict is stable when they agree within the target: a
+verdict that flips between two runs is no verdict; while they do not, four rounds more at a time, up
+to --max-rounds: bench/support/rounds.py) and the load average. Both sides run on one core, the same
+one (--core, the last by default), by turns: cores differ — on this project's VMs core 0 takes every
+virtio interrupt and ran a plain Python loop 1.3-1.7x slower than core 1, so ours on core 1 against
+the anchor on core 0 read 14 % fast (convnet, 0.86 and 0.88). Each forward is timed alone on both
+sides: a median of single forwards leaves out the ones the scheduler preempted, where the mean of a
+block of forwards (Timer's blocked_autorange) grows with the load — at a load of 7 on 2 cores,
+convnet's blocked figure read 4x its single-forward median.
 Prints the ratios and a JSON object last; target: within ±5 %. Needs the model built.
 """
 
@@ -31,6 +30,7 @@ import argparse
 import json
 import os
 import statistics
+import subprocess
 import sys
 import time
 import timeit
@@ -46,8 +46,8 @@ from support.rounds import Verdict, a_first, more_rounds, verdict
 TARGET = 0.05
 # warm-up forwards before each side's timed ones, every round. More than a serving cell's
 # (defaults.SERVE_WARMUP): a fresh process's first ~100 forwards of a µs-scale model run slower
-# (a1 on ONNX Runtime: 4.7 µs over the first 50, 4.0 after 200; convnet 2-7 % over the first 50)
-# while the anchor's process stays warm between rounds; both warm, the timing is what is compared.
+# (a1 on ONNX Runtime: 4.7 µs over the first 50, 4.0 after 200; convnet 2-7 % over the first 50);
+# both warm, the timing is what is compared.
 WARMUP = 200
 
 
@@ -136,11 +136,31 @@ def pinned(core: int, side: Callable[[], float]) -> Callable[[], float]:
     return run
 
 
-def sides(
-    key: str, anchor: Callable[[], float], repeat: int, ws: Workspace, core: int
-) -> tuple[Callable[[], float], ...]:
-    """Ours and the anchor, both on `core`."""
-    return pinned(core, lambda: ours(key, repeat, ws)), pinned(core, anchor)
+def fresh(anchor: str, model: str, repeat: int) -> Callable[[], float]:
+    """The anchor's figure from a process of its own each round, as ours is: an anchor kept in
+    one process for the whole run kept that process's luck (where its allocations and code
+    landed) in every round, and torch-eager's verdict moved between runs of the bench (0.903,
+    1.003, 0.909; each run's halves agreeing)."""
+
+    def run() -> float:
+        argv = [sys.executable, __file__, "--model", model, "--repeat", str(repeat), "--anchor", anchor]
+        out = subprocess.run(argv, capture_output=True, text=True, timeout=600, check=False)
+        if out.returncode != 0:
+            sys.exit(f"the {anchor} anchor failed: {out.stderr[-1500:]}")
+        return float(out.stdout.split()[-1])
+
+    return run
+
+
+def sides(key: str, anchor: str, args: argparse.Namespace, ws: Workspace) -> tuple[Callable[[], float], ...]:
+    """Ours and the anchor, both on `args.core`, each a fresh process every round."""
+    return pinned(args.core, lambda: ours(key, args.repeat, ws)), pinned(
+        args.core, fresh(anchor, args.model, args.repeat)
+    )
+
+
+# the anchors, in registry.FIDELITY's order
+ANCHORS = {"torch": torch_anchor, "onnxruntime": ort_anchor}
 
 
 def main() -> int:
@@ -153,7 +173,11 @@ def main() -> int:
         "--core", type=int, default=max(os.sched_getaffinity(0)), help="the core both sides run on"
     )
     ap.add_argument("--quick", action="store_true", help="4 rounds of 50 forwards")
+    ap.add_argument("--anchor", choices=sorted(ANCHORS), help=argparse.SUPPRESS)  # one round's anchor
     args = ap.parse_args()
+    if args.anchor:
+        print(ANCHORS[args.anchor](args.repeat, Workspace.from_env(parse(args.model)))())
+        return 0
     if args.quick:
         args.rounds, args.max_rounds, args.repeat = 4, 4, 50
     args.model = args.model or ("a1" if args.quick else "convnet")
@@ -166,8 +190,8 @@ def main() -> int:
         flush=True,
     )
     missed = False
-    for (key, anchor_name), make in zip(registry.FIDELITY, (torch_anchor, ort_anchor), strict=True):
-        mine_side, anchor_side = sides(key, make(args.repeat, ws), args.repeat, ws, args.core)
+    for (key, anchor_name), anchor in zip(registry.FIDELITY, ANCHORS, strict=True):
+        mine_side, anchor_side = sides(key, anchor, args, ws)
         mine: list[float] = []
         theirs: list[float] = []
         v: Verdict | None = None
