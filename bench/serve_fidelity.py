@@ -73,23 +73,25 @@ def torch_anchor(repeat: int, ws: Workspace) -> Callable[[], float]:
     module = load_weights(load(ws.model).module, str(ws.model_dir / f"{ws.slug}.safetensors"))
     call, kwargs = split_inputs(read_inputs(str(ws.inputs_path)))
     torch.set_num_threads(1)
-    # in inference mode, as the runner's forwards: entered in the Timer's own setup and kept
-    # referenced there (`torch.inference_mode().__enter__()` alone drops the guard at once, so the
-    # statement ran with autograd on: 0.75x on a1, 0.87x on convnet before this). The clock is
-    # timeit's, as torch's docs ask for CPU-only code: Timer's default one asks
-    # torch.accelerator.is_available() at every reading, ~1.3 µs inside each measurement on this
-    # CUDA build of torch (a1's 11.5 µs forward read 13.0)
+    # in inference mode, as the runner's forwards: one block around all the timed forwards, as the
+    # runner has it. Entered in the Timer's setup instead, it was entered again before every
+    # timed forward (timeit(1) runs the setup each time), and a forward right after entering
+    # inference mode runs slower: convnet's read 5 % over a plain loop's in one process, 1 % with
+    # the block outside (`torch.inference_mode().__enter__()` as a statement drops the guard at
+    # once: autograd on, 0.75x on a1). The clock is timeit's, as torch's docs ask for CPU-only
+    # code: Timer's default one asks torch.accelerator.is_available() at every reading, ~1.3 µs
+    # inside each measurement on this CUDA build of torch (a1's 11.5 µs forward read 13.0)
     timer = Timer(
         "m(*call, **kwargs)",
-        setup="_mode = torch.inference_mode()\n_mode.__enter__()",
         timer=timeit.default_timer,
-        globals={"m": module, "call": call, "kwargs": kwargs, "torch": torch},
+        globals={"m": module, "call": call, "kwargs": kwargs},
         num_threads=1,
     )
 
     def measure() -> float:
-        timer.timeit(WARMUP)
-        return statistics.median(float(timer.timeit(1).median) * 1000 for _ in range(repeat))
+        with torch.inference_mode():
+            timer.timeit(WARMUP)
+            return statistics.median(float(timer.timeit(1).median) * 1000 for _ in range(repeat))
 
     return measure
 
