@@ -37,7 +37,7 @@ import sys
 import time
 from dataclasses import replace
 
-from support.rounds import Verdict, a_first, more_rounds, verdict
+from support.rounds import Verdict, run, verdict
 
 BARE = """
 import time
@@ -120,22 +120,23 @@ def main() -> int:
     for code in APPS.values():  # warm the page cache
         once(code, env)
     samples: dict[str, list[float]] = {name: [] for name in APPS}
-    ratios: list[float] = []
-    v: Verdict | None = None
-    while step := more_rounds(len(ratios), args.rounds, args.max_rounds, [v] if v else []):
-        for _ in range(step):
-            names = list(APPS) if a_first(len(ratios)) else list(APPS)[::-1]
-            got: dict[str, list[float]] = {name: [] for name in APPS}
-            for _ in range(args.k):
-                for name in names:
-                    got[name].append(once(APPS[name], env))
-            for name, s in got.items():
-                samples[name].extend(s)
-            ratios.append(statistics.median(got["deploytui"]) / statistics.median(got["bare"]))
+
+    def one_round(in_order: bool) -> dict[str, float]:
+        got: dict[str, list[float]] = {name: [] for name in APPS}
+        for _ in range(args.k):
+            for name in list(APPS) if in_order else list(APPS)[::-1]:
+                got[name].append(once(APPS[name], env))
+        for name, s in got.items():
+            samples[name].extend(s)
+        return {"ready": statistics.median(got["deploytui"]) / statistics.median(got["bare"])}
+
+    def settled(_measure: str, ratios: list[float]) -> Verdict:
+        """Both halves on the goal's side the whole is on (`stable` is what the rounds read)."""
         whole = verdict(ratios, target=0.0)
-        # settled: both halves on the goal's side the whole is on (stable is what more_rounds reads)
-        v = replace(whole, stable=len({r <= GOAL for r in (whole.ratio, *whole.halves)}) == 1)
-    assert v is not None
+        return replace(whole, stable=len({r <= GOAL for r in (whole.ratio, *whole.halves)}) == 1)
+
+    verdicts, round_ratios = run(one_round, args.rounds, args.max_rounds, settled)
+    v = verdicts["ready"]
     med = {name: statistics.median(s) for name, s in samples.items()}
     print(
         f"deploytui ready {med['deploytui'] * 1e3:.1f} ms, bare Textual {med['bare'] * 1e3:.1f} ms: "
@@ -151,7 +152,7 @@ def main() -> int:
                 "ready_ms_median": {name: round(m * 1e3, 1) for name, m in med.items()},
                 "ready_ms_min": {name: round(min(s) * 1e3, 1) for name, s in samples.items()},
                 "ratio": round(v.ratio, 3),
-                "round_ratios": [round(r, 3) for r in ratios],
+                "round_ratios": [round(r, 3) for r in round_ratios["ready"]],
                 "spread": [round(x, 3) for x in v.spread],
                 "halves": [round(x, 3) for x in v.halves],
                 "settled": v.stable,

@@ -41,7 +41,7 @@ from deploytui.core.modelref import parse
 from deploytui.core.workspace import Workspace
 from deploytui.families import registry
 from deploytui.scenarios.startup import bench
-from support.rounds import Verdict, a_first, more_rounds, verdict
+from support.rounds import run, verdict
 
 TARGET = 0.05
 # warm-up forwards before each side's timed ones, every round. More than a serving cell's
@@ -196,17 +196,20 @@ def main() -> int:
         mine_side, anchor_side = sides(key, anchor, args, ws)
         mine: list[float] = []
         theirs: list[float] = []
-        v: Verdict | None = None
-        while step := more_rounds(len(mine), args.rounds, args.max_rounds, [v] if v else []):
-            for _ in range(step):
-                if a_first(len(mine)):
-                    mine.append(mine_side())
-                    theirs.append(anchor_side())
-                else:
-                    theirs.append(anchor_side())
-                    mine.append(mine_side())
-            v = verdict([a / b for a, b in zip(mine, theirs, strict=True)], TARGET)
-        assert v is not None
+
+        def one_round(
+            mine_first: bool,
+            pair: tuple[Callable[[], float], ...] = (mine_side, anchor_side),
+            mine: list[float] = mine,
+            theirs: list[float] = theirs,
+        ) -> dict[str, float]:
+            got = {f: f() for f in (pair if mine_first else pair[::-1])}
+            mine.append(got[pair[0]])
+            theirs.append(got[pair[1]])
+            return {"p50": mine[-1] / theirs[-1]}
+
+        verdicts, ratios = run(one_round, args.rounds, args.max_rounds, lambda _m, rs: verdict(rs, TARGET))
+        v = verdicts["p50"]
         missed |= not (v.within and v.stable)
         print(
             f"{key:<12} ours p50 {statistics.median(mine):.4f} ms  {anchor_name} "
@@ -218,7 +221,7 @@ def main() -> int:
             "ours_p50_ms": mine,
             "anchor": anchor_name,
             "anchor_ms": theirs,
-            "round_ratios": [a / b for a, b in zip(mine, theirs, strict=True)],
+            "round_ratios": ratios["p50"],
             **v.as_dict(),
         }
     result["loadavg"] = {"before": list(load_before), "after": list(os.getloadavg()), "cores": os.cpu_count()}

@@ -35,6 +35,7 @@ import os
 import statistics
 import sys
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -51,7 +52,7 @@ from deploytui.scenarios.isolated import shipping
 from deploytui.spec.manifest import load as load_manifest
 from deploytui.spec.manifest import runtime_facts
 from sshd_support import Sshd
-from support.rounds import Verdict, a_first, more_rounds, verdict
+from support.rounds import RoundFailed, run, verdict
 
 TARGETS = {"startup": 0.05, "rss": 0.02}
 MAX_N = 200  # runs a side per round, at most
@@ -145,34 +146,30 @@ def main() -> int:
                 def there_side(argv: list[str] = argv, there: SshLauncher = there, n: int = n) -> Measurement:
                     return there.measure(argv, n=n, warmup=1, timeout_s=120)
 
-                rows: dict[str, list[float]] = {"startup": [], "rss": []}
                 figures: dict[str, list[float]] = {
                     "here_s": [],
                     "there_s": [],
                     "here_rss": [],
                     "there_rss": [],
                 }
-                failed = ""
-                v: dict[str, Verdict] = {}
-                while step := more_rounds(len(rows["rss"]), args.rounds, args.max_rounds, list(v.values())):
-                    for _ in range(step):
-                        pair = (here_side, there_side)
-                        got = {f: medians(f()) for f in (pair if a_first(len(rows["rss"])) else pair[::-1])}
-                        h, t = got[here_side], got[there_side]
-                        if h is None or t is None:
-                            failed = "a run failed " + ("here" if h is None else "there")
-                            break
-                        rows["startup"].append(t[0] / h[0])
-                        rows["rss"].append(t[1] / h[1])
-                        figures["here_s"].append(h[0])
-                        figures["there_s"].append(t[0])
-                        figures["here_rss"].append(h[1])
-                        figures["there_rss"].append(t[1])
-                    if failed:
-                        break
-                    v = {m: verdict(rows[m], TARGETS[m]) for m in rows}
-                if failed:
-                    print(f"{key:<20} {failed}", flush=True)
+
+                def one_round(
+                    here_first: bool,
+                    pair: tuple[Callable[[], Measurement], ...] = (here_side, there_side),
+                    figures: dict[str, list[float]] = figures,
+                ) -> dict[str, float]:
+                    got = {f: medians(f()) for f in (pair if here_first else pair[::-1])}
+                    h, t = got[pair[0]], got[pair[1]]
+                    if h is None or t is None:
+                        raise RoundFailed("a run failed " + ("here" if h is None else "there"))
+                    for name, value in zip(figures, (h[0], t[0], h[1], t[1]), strict=True):
+                        figures[name].append(value)
+                    return {"startup": t[0] / h[0], "rss": t[1] / h[1]}
+
+                try:
+                    v, _ = run(one_round, args.rounds, args.max_rounds, lambda m, rs: verdict(rs, TARGETS[m]))
+                except RoundFailed as e:
+                    print(f"{key:<20} {e}", flush=True)
                     missed = True
                     continue
                 ok = all(x.within and x.stable for x in v.values())

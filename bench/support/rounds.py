@@ -2,17 +2,19 @@
 alternating order (ABBA…: drift and the one going first hit both alike), one ratio per round; the
 verdict is the median ratio with its spread and the medians of the first and the second half of
 the rounds. A verdict that flips between two runs is no verdict: it counts as stable when the
-halves agree within the target. Noisy rounds need more of them, so `more_rounds` says when to add
-rounds (four at a time, keeping the order balanced) up to a limit, as pyperf adds runs."""
+halves agree within the target. Noisy rounds need more of them, so `run` adds rounds (four at a
+time, keeping the order balanced) while a verdict is not stable, up to a limit, as pyperf adds
+runs."""
 
 from __future__ import annotations
 
 import statistics
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from typing import Any
 
 
-def a_first(r: int) -> bool:
+def _a_first(r: int) -> bool:
     """Whether side A goes first in round r: A B, B A, B A, A B, … (ABBA)."""
     return r % 4 in (0, 3)
 
@@ -51,7 +53,7 @@ def verdict(ratios: list[float], target: float) -> Verdict:
     )
 
 
-def more_rounds(done: int, least: int, most: int, verdicts: list[Verdict]) -> int:
+def _more_rounds(done: int, least: int, most: int, verdicts: list[Verdict]) -> int:
     """How many rounds to run next: up to `least` first; then four more while a verdict is not
     stable and `most` allows; 0 when done."""
     if done < least:
@@ -59,3 +61,29 @@ def more_rounds(done: int, least: int, most: int, verdicts: list[Verdict]) -> in
     if all(v.stable for v in verdicts) or done + 4 > most:
         return 0
     return 4
+
+
+class RoundFailed(Exception):
+    """A round that gave no figures (a run failed): the rounds stop, and this says why."""
+
+
+def run(
+    one_round: Callable[[bool], dict[str, float]],
+    least: int,
+    most: int,
+    judge: Callable[[str, list[float]], Verdict],
+) -> tuple[dict[str, Verdict], dict[str, list[float]]]:
+    """Rounds until done: `one_round(a_first)` runs one, side A first or not (ABBA), and gives
+    each measure's ratio; `judge(measure, ratios)` its verdict. At least `least` rounds, then four
+    more at a time while a verdict is not stable, up to `most`. The verdicts and every round's
+    ratios; RoundFailed from a round stops them."""
+    ratios: dict[str, list[float]] = {}
+    verdicts: dict[str, Verdict] = {}
+    done = 0
+    while step := _more_rounds(done, least, most, list(verdicts.values())):
+        for _ in range(step):
+            for measure, r in one_round(_a_first(done)).items():
+                ratios.setdefault(measure, []).append(r)
+            done += 1
+        verdicts = {m: judge(m, rs) for m, rs in ratios.items()}
+    return verdicts, ratios

@@ -214,7 +214,7 @@ def facts(dest: Destination, *, accept_new: bool = False) -> dict[str, object]:
 # ms, $4 folder, $5.. argv. The go byte is sent once `READY` has come back: the run starts after the
 # connection's own start-up (key exchange, session, the first packets) is over, not during it —
 # the libtorch programs started 5-6 % slower over ssh when the byte went with the connection.
-READY = b"@@ready\n"  # RUN_SCRIPT's line before it waits for the go byte
+READY = "@@ready"  # RUN_SCRIPT's line before it waits for the go byte
 RUN_SCRIPT = r"""
 R="$HOME/$1"; L="$2"; T="$3"; D="$4"; shift 4
 command -v flock >/dev/null 2>&1 || { echo "no flock on the target (util-linux)" >&2; exit 96; }
@@ -225,20 +225,20 @@ exec 5<&0
 cd "$D" || exit 93
 "$L" 3 4 "$T" "$@" 3>&1 4<"$f/go" >"$f/out" 2>"$f/err" 9>&- 5<&- &
 l=$!
-printf '@@ready\n'; head -c 1 <&5 >"$f/go"
+printf 'READY\n'; head -c 1 <&5 >"$f/go"
 ( cat <&5 >/dev/null 2>&1; kill -TERM "$l" 2>/dev/null ) >/dev/null 2>&1 9>&- &
 w=$!
 wait "$l"
 kill "$w" 2>/dev/null
 printf '\n@@stdout\n'; cat "$f/out"; printf '\n@@stderr\n'; tail -n 40 "$f/err"
 rm -rf "$f"
-"""
+""".replace("READY", READY)
 
 
 def _sample(out: str, err: str, code: int, dest: Destination, timeout_s: float, cancelled: bool) -> Sample:
     head, _, rest = out.partition("\n@@stdout\n")
     stdout, _, stderr = rest.partition("\n@@stderr\n")
-    lines = [ln for ln in head.splitlines() if ln.strip() and ln != READY.decode().strip()]
+    lines = [ln for ln in head.splitlines() if ln.strip() and ln != READY]
     tail = [ln for ln in stderr.splitlines() if ln.strip()][-measuring.STDERR_TAIL_LINES :]
     result = lines[-1] if lines else ""
     return measuring.sample_of(result, stdout, tail, timeout_s, cancelled, explain(err, code, dest))
@@ -447,7 +447,7 @@ def spawn_read(
     def read(stream: IO[bytes], into: list[bytes], ready: threading.Event | None) -> None:
         for chunk in iter(lambda: stream.read1(65536), b""):  # type: ignore[attr-defined]
             into.append(chunk)
-            if ready is not None and not ready.is_set() and READY in b"".join(into):
+            if ready is not None and not ready.is_set() and READY.encode() in b"".join(into):
                 ready.set()
         if ready is not None:
             ready.set()

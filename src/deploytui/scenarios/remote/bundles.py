@@ -125,7 +125,7 @@ def place(
                 if err:
                     raise TargetError(err)
             pinned = wheelhouses.pinned(manifest["requirements"], house)
-            if pinned.missing or not pinned.files:  # said here, not by pip there after the sending
+            if pinned.missing:  # said here, not by pip there after the sending
                 raise TargetError(
                     f"{house} has no file for {len(pinned.missing)} of {form.key}'s pins "
                     f"({', '.join(pinned.missing[:5])}{', …' if len(pinned.missing) > 5 else ''}): "

@@ -14,7 +14,7 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static
 
 from deploytui.core import units
-from deploytui.core.record import RunRecord, RunStatus
+from deploytui.core.record import RunRecord
 from deploytui.core.workspace import Workspace
 from deploytui.families import registry
 from deploytui.scenarios.accuracy import score_text, variants
@@ -184,16 +184,16 @@ def row_cells(
     runtime = runtime_size(form, manifest, ws)
     ships = ", ".join(p.name for p in form.ship_paths(ws)) or "–"
     diff = rec.max_abs_diff if rec else None
-    if rec is not None and rec.status == RunStatus.NOT_APPLICABLE:  # not a failure: said as the list says it
-        verdict = Cell(4, "not applicable", "grey50")
-    elif why and not rec:
+    if why and not rec:
         verdict = Cell(4, fmt.short_reason(why), "grey50")
     else:
-        mark = fmt.verdict_mark(rec)
+        mark = fmt.verdict_mark(rec)  # "–" does not apply: not a failure, said as the list says it
         verdict = Cell(
-            {fmt.CHECK: 0, fmt.CROSS: 1}.get(mark, 3 if not rec else 2),
-            {fmt.CHECK: "✓ ok", fmt.CROSS: "✗ differs", fmt.BANG: "! failed"}.get(mark, "not run"),
-            "green" if mark == fmt.CHECK else "red" if mark.strip() else "grey50",
+            {fmt.CHECK: 0, fmt.CROSS: 1, fmt.DASH: 4}.get(mark, 3 if not rec else 2),
+            {fmt.CHECK: "✓ ok", fmt.CROSS: "✗ differs", fmt.BANG: "! failed", fmt.DASH: "not applicable"}.get(
+                mark, "not run"
+            ),
+            "green" if mark == fmt.CHECK else "red" if mark in (fmt.CROSS, fmt.BANG) else "grey50",
         )
     extra = accuracy_cells(form, rec, parent, manifest, ws)
     cells = {
