@@ -16,9 +16,12 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from deploytui.core.dataref import DataRef
 from deploytui.core.modelref import ModelRef, parse
+
+if TYPE_CHECKING:
+    from deploytui.core.dataref import DataRef
 
 PACKAGE = Path(__file__).resolve().parents[1]  # src/deploytui/
 CHECKOUT = PACKAGE.parents[1]  # the source checkout when run from one (src/deploytui/ in it)

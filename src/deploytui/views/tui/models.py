@@ -9,11 +9,14 @@ that failed).
 
 from __future__ import annotations
 
-from deploytui.core.dataref import DataRef, DataRefError
-from deploytui.core.dataref import parse as parse_data
+from typing import TYPE_CHECKING
+
 from deploytui.core.modelref import ModelRef, ModelRefError, parse
 from deploytui.views.tui.jobs import JobLaneApp
 from deploytui.views.tui.session import BUILD, OPEN, RUN, Job, model_label
+
+if TYPE_CHECKING:
+    from deploytui.core.dataref import DataRef
 
 DATA_FLAG = " --data "  # typed after the model in the picker: `REF --data SPEC`
 
@@ -33,6 +36,9 @@ class ModelsApp(JobLaneApp):
         (a subprocess, in the lane) and then with its build in the background."""
         if not text:
             return
+        from deploytui.core.dataref import DataRefError
+        from deploytui.core.dataref import parse as parse_data
+
         text, _, data_text = text.partition(DATA_FLAG)
         try:
             ref = parse(text)

@@ -27,7 +27,6 @@ from deploytui.core.modelref import ZOO, ModelRef, inputs_text
 from deploytui.core.workspace import Workspace
 from deploytui.families import registry
 from deploytui.scenarios.startup import results
-from deploytui.scenarios.sweep import store as sweep_store
 from deploytui.spec import forms, manifest
 
 if TYPE_CHECKING:
@@ -382,6 +381,9 @@ class Session:
     def sweep_points(self) -> list[Point]:
         """The sweep's points, smallest first (sweep.json read once, again after each sweep record)."""
         if self._sweep is None:
+            # imported here: the Scale screen's, not the first frame's
+            from deploytui.scenarios.sweep import store as sweep_store
+
             self._sweep = sweep_store.load(self.ws.sweep_path)
         return self._sweep.ordered()
 
