@@ -18,7 +18,9 @@ The app holds the garbage collector off until its first frame (see `tui/_start.p
 compares it with a bare Textual app as anyone writes one; the third app, a bare one with the
 collector off too, shows what is left once that trick is granted to both; the fourth, Textual
 alone with the main screen's kinds and numbers of widgets (collector off), shows how much of the
-gap is Textual's own cost of that screen and how much deploytui's (its imports, its stores read,
+gap is Textual's own cost of that screen and how much deploytui's; the fifth, that same app after
+importing every deploytui module the app had imported by its first frame (read from a first run),
+splits deploytui's part into its imports and the rest of its first frame (its stores read, its rows,
 its CSS).
 Prints JSON: the medians, the ratio (goal: at most GOAL, 1.15) with its rounds, the other ratios and
 the minima; exits 1 when the goal is missed or the verdict is not settled.
@@ -56,6 +58,7 @@ BARE_GC_HELD = "import gc\ngc.disable()\n" + BARE
 SAME_WIDGETS = """
 import gc, time
 gc.disable()
+{imports}
 from textual.app import App
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
@@ -85,14 +88,19 @@ from deploytui.views.tui import run_app
 from deploytui.core.workspace import Workspace
 app = run_app(Workspace.from_env(), headless=True)  # the entry point: DEPLOYTUI_ARTIFACTS or the default
 print(f"READY_AT {app.ready_at_ns}", flush=True)
+import sys
+print("MODULES", *sorted(m for m in sys.modules if m.startswith("deploytui")), flush=True)
 """
-
-APPS = {"bare": BARE, "bare_gc_held": BARE_GC_HELD, "same_widgets": SAME_WIDGETS, "deploytui": DEPLOYTUI}
 GOAL = 1.15  # deploytui ready within 1.15x a bare Textual app (issue 32)
 
 
 def once(code: str, env: dict) -> float:
     """Seconds from spawn to on_ready."""
+    return spawn(code, env)[0]
+
+
+def spawn(code: str, env: dict) -> tuple[float, str]:
+    """Seconds from spawn to on_ready, and what the app printed."""
     t0 = time.monotonic_ns()
     out = subprocess.run(
         [sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120, check=False
@@ -100,7 +108,22 @@ def once(code: str, env: dict) -> float:
     if out.returncode != 0:
         raise SystemExit(f"failed: {out.stderr[-1500:]}")
     fields = next(ln.split() for ln in out.stdout.splitlines() if ln.startswith("READY_AT "))
-    return (int(fields[1]) - t0) / 1e9
+    return (int(fields[1]) - t0) / 1e9, out.stdout
+
+
+def apps(env: dict) -> tuple[dict[str, str], int]:
+    """The apps, the one of deploytui's imports made of the modules a first run of the app had
+    imported by its first frame (and how many those are)."""
+    printed = spawn(DEPLOYTUI, env)[1]
+    modules = next(ln.split()[1:] for ln in printed.splitlines() if ln.startswith("MODULES "))
+    imports = "\n".join(f"import {m}" for m in modules)
+    return {
+        "bare": BARE,
+        "bare_gc_held": BARE_GC_HELD,
+        "same_widgets": SAME_WIDGETS.replace("{imports}", ""),
+        "imports_same_widgets": SAME_WIDGETS.replace("{imports}", imports),
+        "deploytui": DEPLOYTUI,
+    }, len(modules)
 
 
 def main() -> int:
@@ -117,15 +140,16 @@ def main() -> int:
     if args.quick:
         args.rounds, args.max_rounds, args.k = 2, 2, 1
     env = {**os.environ, "DEPLOYTUI_EXIT_ON_READY": "1"}
-    for code in APPS.values():  # warm the page cache
+    codes, n_modules = apps(env)
+    for code in codes.values():  # warm the page cache
         once(code, env)
-    samples: dict[str, list[float]] = {name: [] for name in APPS}
+    samples: dict[str, list[float]] = {name: [] for name in codes}
 
     def one_round(in_order: bool) -> dict[str, float]:
-        got: dict[str, list[float]] = {name: [] for name in APPS}
+        got: dict[str, list[float]] = {name: [] for name in codes}
         for _ in range(args.k):
-            for name in list(APPS) if in_order else list(APPS)[::-1]:
-                got[name].append(once(APPS[name], env))
+            for name in list(codes) if in_order else list(codes)[::-1]:
+                got[name].append(once(codes[name], env))
         for name, s in got.items():
             samples[name].extend(s)
         return {"ready": statistics.median(got["deploytui"]) / statistics.median(got["bare"])}
@@ -162,6 +186,10 @@ def main() -> int:
                 # how far Textual alone gets with the main screen's widgets, and deploytui's own part
                 "same_widgets_vs_bare": round(med["same_widgets"] / med["bare"], 3),
                 "ratio_vs_same_widgets": round(med["deploytui"] / med["same_widgets"], 3),
+                # deploytui's part split: its imports (the modules it had by its first frame), the rest
+                "modules_imported": n_modules,
+                "imports_ms": round((med["imports_same_widgets"] - med["same_widgets"]) * 1e3, 1),
+                "first_frame_rest_ms": round((med["deploytui"] - med["imports_same_widgets"]) * 1e3, 1),
             },
             indent=1,
         )
