@@ -82,6 +82,8 @@ def test_bench_script_runs_in_quick_mode(script, artifacts_copy, tmp_path):
         assert data["torch-eager"]["ratio"] > 0 and data["onnxruntime"]["ratio"] > 0, data
     elif script == "app_startup.py":
         assert data["ready_ms_median"]["deploytui"] > 0 and data["ratio"] > 0
+        # the split of deploytui's part: the modules the app had by its first frame, imported alone
+        assert data["modules_imported"] > 20 and "imports_ms" in data and "first_frame_rest_ms" in data, data
     elif script == "data_results.py":  # issue 31: every form's top-1 on held-out digits, a CI
         scores = data["forms"]
         eager = scores["torch-eager"]
