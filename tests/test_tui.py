@@ -427,7 +427,12 @@ print("BAD", bad)
     assert "BAD []" in out.stdout, out.stdout
 
 
-def test_run_app_holds_the_collector_until_the_first_frame(art):
+# what the first frame never needs (the Scale screen's sweep store, a --data spec's parser, file
+# hashes): imported when asked, not before the app is ready
+LATER_IMPORTS = ("deploytui.scenarios.sweep.store", "deploytui.core.dataref", "hashlib")
+
+
+def test_run_app_holds_the_collector_and_the_later_imports_until_the_first_frame(art):
     code = """
 import gc, sys
 from deploytui.core.modelref import parse
@@ -441,9 +446,10 @@ def spy():
 _start.release_gc = spy
 app = run_app(Workspace.at(parse("a1"), sys.argv[1]), headless=True)
 print("RESULT", app.return_code, app.ready_ms is not None, seen, gc.isenabled(), gc.get_freeze_count() > 0)
+print("LATER", sorted(m for m in sys.argv[2:] if m in sys.modules))
 """
     out = subprocess.run(
-        [sys.executable, "-c", code, str(art)],
+        [sys.executable, "-c", code, str(art), *LATER_IMPORTS],
         check=False,
         capture_output=True,
         text=True,
@@ -452,6 +458,7 @@ print("RESULT", app.return_code, app.ready_ms is not None, seen, gc.isenabled(),
     )
     assert out.returncode == 0, out.stderr[-2000:]
     assert "RESULT 0 True [False] True True" in out.stdout, out.stdout
+    assert "LATER []" in out.stdout, out.stdout
 
 
 def test_full_collections_run_on_the_apps_timer_not_in_a_keys_turn():
