@@ -329,10 +329,9 @@ def render(after: dict, before: dict | None) -> str:
         + " after "
         "(each phase's own in the JSON). Before: " + (_what(before) + "." if before else "–"),
         "\n".join(rows),
-        "Before, `make test` ran each target in turn (cargo compiled inside `build`, once per "
-        "program's features, and again in `test-rust`); after, each line of its recipe runs its "
-        "targets at once (`make -j2`). `check` is `make check` afterwards on the warm venv, not "
-        "part of `make test`.",
+        "Each phase is one line of `make test`'s recipe, its targets run at once (`make -j2`); a "
+        "phase named in one column only was added or renamed between the two. `check` is `make "
+        "check` afterwards on the warm venv, not part of `make test`.",
     ]
     if after.get("shared_caches"):
         parts.append(
