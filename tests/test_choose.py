@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 import math
 import re
+import subprocess
+import sys
 from dataclasses import replace
 
 import pytest
@@ -532,6 +534,30 @@ def test_cli_choose(tmp_path, monkeypatch, capsys):
 
     assert cli.main(["choose", "--model", "a1", "--max-ship", "lots"]) == 2
     assert "error: --max-ship: size 'lots' not understood" in capsys.readouterr().err
+
+
+def test_only_choose_imports_its_rules(capsys):
+    """choose's options (one per rule) are added when choose is used: no other command, nor the
+    app through the console script, imports decisions.choose to build its parser."""
+    code = (
+        "import sys\n"
+        "from deploytui.views.cli.main import build_parser\n"
+        "p = build_parser()\n"
+        "p.parse_args(['measure', '--', 'true'])\n"
+        "print('OTHER', 'deploytui.decisions.choose' in sys.modules)\n"
+        "a = p.parse_args(['choose', '--max-startup', '10ms', '--rank-by', 'rss'])\n"
+        "print('CHOOSE', 'deploytui.decisions.choose' in sys.modules, a.given, a.rank_by)\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=False
+    )
+    assert "OTHER False" in out.stdout, out.stdout + out.stderr[-2000:]
+    assert "CHOOSE True [('max-startup', '10ms')] rss" in out.stdout, out.stdout
+    from deploytui.views.cli import main as cli
+
+    with pytest.raises(SystemExit):
+        cli.main(["choose", "--help"])
+    assert "--max-startup TIME" in capsys.readouterr().out  # its help lists the rules
 
 
 def test_a_damaged_store_is_said_and_read_as_far_as_it_goes(tmp_path, monkeypatch, capsys):

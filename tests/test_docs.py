@@ -22,6 +22,7 @@ import pytest
 from deploytui.core import paths
 from deploytui.families import registry
 from deploytui.views.cli import main as cli
+from deploytui.views.cli.common import CommandParser
 
 ROOT = paths.ROOT
 README_LIMIT = 12_500  # bytes: "at most ~12 KB"
@@ -109,6 +110,8 @@ def commands() -> dict[str, frozenset[str]]:
     parser = cli.build_parser()
 
     def options(p: argparse.ArgumentParser) -> frozenset[str]:
+        if isinstance(p, CommandParser):
+            p.complete()  # the options it adds when used (choose's rules)
         own = {o[2:] for a in p._actions for o in a.option_strings if o.startswith("--")}
         for action in p._actions:
             if isinstance(action, argparse._SubParsersAction):

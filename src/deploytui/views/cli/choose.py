@@ -52,17 +52,22 @@ class _Given(argparse.Action):
 
 
 def choose_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    from deploytui.decisions import choose
-
-    ch = sub.add_parser(
+    """`choose` and its options, added when it is used: one per rule of decisions.choose, whose
+    import (~13 ms) no other command pays (`CommandParser`)."""
+    sub.add_parser(
         "choose",
         help="the forms that meet your constraints, ranked, and why each other one does not",
         description="From what is stored for the model on this machine (runs, build sizes, runtime "
         "probes, ship checks): the forms that meet every constraint, ranked by the figure of the "
         "first constraint given (or --rank-by; start-up by default), and every other form with the "
         "first constraint it breaks. Exits 1 when no form qualifies.",
-    )
-    ch.set_defaults(given=[])
+        options=_choose_options,
+    ).set_defaults(func=cmd_choose, given=[])
+
+
+def _choose_options(ch: argparse.ArgumentParser) -> None:
+    from deploytui.decisions import choose
+
     for rule in choose.RULES:
         flag = f"--{rule.key}"
         if rule.example:
@@ -83,4 +88,3 @@ def choose_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type
     ch.add_argument("--model", default=argparse.SUPPRESS, metavar="REF", help=MODEL_HELP)
     place_opts(ch, argparse.SUPPRESS)
     data_opt(ch, argparse.SUPPRESS)
-    ch.set_defaults(func=cmd_choose)

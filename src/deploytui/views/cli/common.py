@@ -5,11 +5,35 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 if TYPE_CHECKING:
     from deploytui.core.record import RunRecord
+
+
+class CommandParser(argparse.ArgumentParser):
+    """A command's parser (`add_subparsers(parser_class=CommandParser)`). `options`, when given,
+    adds the options that need a costly import, once, when the command is parsed or its help
+    asked: every other command, and the app, go without that import."""
+
+    def __init__(
+        self, *args: Any, options: Callable[[argparse.ArgumentParser], None] | None = None, **kw: Any
+    ):
+        super().__init__(*args, **kw)
+        self._options = options
+
+    def complete(self) -> None:
+        """Add the deferred options now (once); what reads the parser's options calls it."""
+        if self._options is not None:
+            options, self._options = self._options, None
+            options(self)
+
+    def parse_known_args(self, args: Any = None, namespace: Any = None) -> Any:
+        self.complete()
+        return super().parse_known_args(args, namespace)
+
 
 MODEL_HELP = (
     "the model: a zoo name (a1, mlp:hidden=512,depth=4, convnet, tinylm), "

@@ -14,7 +14,7 @@ from deploytui.views.cli import target
 from deploytui.views.cli.bench import cmd_bench
 from deploytui.views.cli.build import cmd_build
 from deploytui.views.cli.choose import choose_parser
-from deploytui.views.cli.common import MODEL_HELP, data_opt, place_opts, shape_opts
+from deploytui.views.cli.common import MODEL_HELP, CommandParser, data_opt, place_opts, shape_opts
 from deploytui.views.cli.inspect_form import cmd_inspect
 from deploytui.views.cli.measure import cmd_measure
 from deploytui.views.cli.models import cmd_models
@@ -52,7 +52,7 @@ def build_parser() -> argparse.ArgumentParser:
     data_opt(p, None)
     shape_opts(p, None)
     place_opts(p, None)
-    sub = p.add_subparsers(dest="command")
+    sub = p.add_subparsers(dest="command", parser_class=CommandParser)
 
     def model_opt(q: argparse.ArgumentParser) -> None:
         q.add_argument("--model", default=argparse.SUPPRESS, metavar="REF", help=MODEL_HELP)
