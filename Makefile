@@ -32,7 +32,7 @@ CHECK_TESTS := -m "not build and not slow"
 PYTEST_WORKERS ?= 2
 PYTEST := $(VENV)/bin/pytest -n $(PYTEST_WORKERS) --dist loadgroup --no-loadscope-reorder
 
-.PHONY: run test check setup compile build rust-deps wheelhouse sshd arm64 arm64-if-possible lint-python \
+.PHONY: run test check setup compile build rust-deps wheelhouse sshd arm64 arm64-if-possible apt-parts lint-python \
 	test-rust test-python test-quick clean
 
 setup: $(STAMP)
@@ -113,14 +113,21 @@ test-quick: setup sshd
 
 check: lint-python test-quick
 
-# Three lines, each `make -j2`: what waits on different things runs at once. pip (network,
-# disk) and then the Python export steps (one core each) beside cargo compiling the Rust
-# dependencies (the build's cargo steps wait for its lock); clippy and cargo test beside the
-# wheelhouse download and the emulated arm64 root; then pytest. bench/fresh_setup.py runs these same lines.
+# Three lines: what waits on different things runs at once. First cargo compiling the Rust
+# dependencies (the build's cargo steps wait for its lock) beside pip (network, disk) and then
+# the Python export steps (one core each), and beside them what apt provides (the test sshd,
+# the emulated arm64 root: network, and qemu's dpkg), which needs nothing from the others; then
+# clippy and cargo test beside the wheelhouse download; then pytest. bench/fresh_setup.py runs
+# these same lines.
 test:
-	@$(MAKE) --no-print-directory -j2 rust-deps lint-python build sshd
-	@$(MAKE) --no-print-directory -j2 test-rust wheelhouse arm64-if-possible
+	@$(MAKE) --no-print-directory -j3 rust-deps apt-parts lint-python build
+	@$(MAKE) --no-print-directory -j2 test-rust wheelhouse
 	@$(MAKE) --no-print-directory test-python
+
+# the test sshd and the arm64 root one after the other: both call apt (its locks, its lists)
+apt-parts:
+	@$(MAKE) --no-print-directory sshd
+	@$(MAKE) --no-print-directory arm64-if-possible
 
 clean:
 	find artifacts -mindepth 1 -maxdepth 1 ! -name README.md -exec rm -rf {} +

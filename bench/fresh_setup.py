@@ -3,7 +3,7 @@
 A new clone of HEAD in a scratch folder, with empty caches: `CACHE`/`DEPLOYTUI_CACHE` (pip's
 downloads, the wheelhouse, inductor, the ship venvs), `CARGO_HOME` (cargo's registry) and
 `CARGO_TARGET_DIR` all under it; rustup's toolchains are kept. Then the phases of `make test`:
-each line of its recipe (`make -j2 rust-deps lint-python build`, …), read from the Makefile and
+each line of its recipe (`make -j3 rust-deps apt-parts lint-python build`, …), read from the Makefile and
 run as it runs it, timed from spawn to exit (pytest's 15 slowest tests are kept), then `make
 check` on the now warm venv (the quick loop). Inside a phase, the tools' own clocks split it:
 pip's progress line, cargo's `Finished … in`, each build step's time, pytest's total.
@@ -329,7 +329,7 @@ def render(after: dict, before: dict | None) -> str:
         + " after "
         "(each phase's own in the JSON). Before: " + (_what(before) + "." if before else "–"),
         "\n".join(rows),
-        "Each phase is one line of `make test`'s recipe, its targets run at once (`make -j2`); a "
+        "Each phase is one line of `make test`'s recipe, its targets run at once (`make -jN`); a "
         "phase named in one column only was added or renamed between the two. `check` is `make "
         "check` afterwards on the warm venv, not part of `make test`.",
     ]
