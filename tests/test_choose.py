@@ -13,9 +13,12 @@ from dataclasses import replace
 import pytest
 
 from deploytui.core import units
+from deploytui.core.modelref import parse
+from deploytui.core.workspace import Workspace
 from deploytui.decisions import choose
 from deploytui.decisions.choose import BROKEN, MET, UNKNOWN, FormFacts
 from deploytui.families import registry
+from deploytui.spec import manifest
 
 MIB = 1 << 20
 
@@ -254,7 +257,7 @@ def test_accuracy_default_tolerance_and_max_diff():
     assert others(answer(("max-diff", "1e-4"), facts=[BURN, off]))["tract"] == "max|diff| 0.003 > 0.0001"
 
 
-def test_missing_data_is_named_never_guessed():
+def test_missing_data_is_named_never_guessed(tmp_path):
     never_run = replace(
         TRACT, ran="", startup_s=None, peak_rss_bytes=None, within_tol=None, max_abs_diff=None
     )
@@ -295,6 +298,18 @@ def test_missing_data_is_named_never_guessed():
     # on a target, the command that measures it there
     there = others(answer(facts=[replace(never_run, target="box")]))
     assert there["tract"] == "not measured yet: run deploytui bench --target box tract"
+    # for another model than the default, the command names it (it would measure a1 otherwise)
+    ws = Workspace.at(parse("torchvision:shufflenet_v2_x0_5,input_shape=1x3x64x64"), tmp_path)
+    other = others(answer(facts=[replace(never_run, model=ws.model_option(), target="box")]))
+    assert other["tract"] == (
+        "not measured yet: run deploytui bench --model torchvision:shufflenet_v2_x0_5,input_shape=1x3x64x64"
+        " --target box tract"
+    )
+    assert ws.command("ship", "tract", "--check") == (
+        "deploytui ship --model torchvision:shufflenet_v2_x0_5,input_shape=1x3x64x64 tract --check"
+    )
+    assert Workspace.at(None, tmp_path).command("build") == "deploytui build"
+    assert "run `deploytui build --model" in manifest.availability(registry.get("tract"), ws)
 
 
 def test_a_qualifying_forms_missing_figures_are_listed_apart():

@@ -225,6 +225,19 @@ def test_the_checker_catches_a_renamed_crate_program_file_and_option(tmp_path):
     assert {f.split(":")[0] for f in found} >= {"`store-deploy`", "`infer-file`", "`deploytui bench --fast`"}
 
 
+def test_every_command_that_takes_a_model_takes_its_shape_and_places_too():
+    """A model given after the command (`choose --model torchvision:X --input-shape ...`) takes the
+    same options as before it: `choose` once refused --input-shape there."""
+    with_model = {name for name, opts in commands().items() if name and "model" in opts}
+    assert {"build", "bench", "choose", "ship", "report", "inspect"} <= with_model
+    for name in with_model:
+        assert {"input-shape", "seq-len", "artifacts", "bundles"} <= commands()[name], name
+    args = cli.build_parser().parse_args(
+        ["choose", "--model", "torchvision:resnet18", "--input-shape", "1x3x64x64", "--max-startup", "1s"]
+    )
+    assert (args.model, args.input_shape) == ("torchvision:resnet18", "1x3x64x64")
+
+
 def test_the_readme_fits():
     assert len((ROOT / "README.md").read_bytes()) <= README_LIMIT
 

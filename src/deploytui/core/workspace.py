@@ -13,11 +13,13 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import shlex
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from deploytui.core.modelref import DEFAULT as DEFAULT_MODEL
 from deploytui.core.modelref import ModelRef, parse
 
 if TYPE_CHECKING:
@@ -87,6 +89,15 @@ class Workspace:
     def with_data(self, data: DataRef | None) -> Workspace:
         """The same model and folders, judged and calibrated on `data` (None: drawn samples)."""
         return dataclasses.replace(self, data=data)
+
+    def model_option(self) -> str:
+        """`--model REF` for a hint's command, "" for the default model: the command then acts on
+        the model the hint is about."""
+        return "" if self.model.text == DEFAULT_MODEL else f"--model {shlex.quote(self.model.text)}"
+
+    def command(self, *words: str) -> str:
+        """`deploytui WORDS` as a hint for this model (its `model_option` after the command)."""
+        return " ".join(w for w in ("deploytui", *words[:1], self.model_option(), *words[1:]) if w)
 
     @property
     def slug(self) -> str:

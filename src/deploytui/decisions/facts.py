@@ -73,6 +73,7 @@ def _facts(
     facts = FormFacts(
         key=form.key,
         title=form.title,
+        model=ws.model_option(),
         runtime=form.runtime,
         python=form.needs_python,
         files=len(form.ship_files(ws)),

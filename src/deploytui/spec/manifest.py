@@ -228,12 +228,12 @@ def availability(form: Form, ws: Workspace, manifest: Manifest | None = None) ->
     for step in form.steps:
         rec = manifest.steps.get(step)
         if not rec:
-            return f"not built (step {step} never ran): run `deploytui build`"
+            return f"not built (step {step} never ran): run `{ws.command('build')}`"
         if not rec.ok:
             return f"{rec.status}: step {step}: {rec.reason or 'no reason recorded'}"
     missing = [p.name for p in form.ship_paths(ws) if not p.exists()]
     if missing:
-        return f"missing artifact(s): {', '.join(missing)} (run `deploytui build`)"
+        return f"missing artifact(s): {', '.join(missing)} (run `{ws.command('build')}`)"
     return ""
 
 

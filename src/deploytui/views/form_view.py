@@ -194,12 +194,12 @@ def safetensors_table(path: Path) -> Section:
     return Section("Artifact", title, "table", columns=["tensor", "dtype", "shape", "bytes"], rows=rows)
 
 
-def build_notes(form: Form, manifest: Manifest) -> Section:
+def build_notes(form: Form, manifest: Manifest, ws: Workspace) -> Section:
     rows = []
     for step in form.steps:
         rec = manifest.steps.get(step)
         if not rec:
-            rows.append([step, "never ran", "run `deploytui build`"])
+            rows.append([step, "never ran", f"run `{ws.command('build')}`"])
             continue
         rows.append([step, str(rec.status), rec.reason or f"{rec.wall_s:.1f} s"])
         for w in rec.facts.get("warnings", []):
@@ -304,7 +304,7 @@ def sections(form: Form, manifest: Manifest, ws: Workspace) -> list[Section]:
         i = Placed(entry, ws)
         tab, kind, title, build = BUILDERS[entry.kind]
         found[tab] += _many(tab, title(i), kind, functools.partial(build, i))
-    found["Artifact"].append(_guard("Artifact", "Build", "table", lambda: build_notes(form, manifest)))
+    found["Artifact"].append(_guard("Artifact", "Build", "table", lambda: build_notes(form, manifest, ws)))
     return [s for tab in TABS for s in found[tab]]
 
 

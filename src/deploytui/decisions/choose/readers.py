@@ -39,13 +39,15 @@ def _built(f: FormFacts) -> Reading | None:
     if f.built == BUILT:
         return None
     if f.built == NOT_BUILT:
-        return Reading(missing=f.built_why or "not built yet: run deploytui build")
+        return Reading(missing=f.built_why or f"not built yet: run {_cmd(f, 'build')}")
     return Reading(missing=f.built_why or f.built, broken=True)
 
 
-def _on(f: FormFacts) -> str:
-    """The words that measure where the facts were measured: ` --target NAME`, or none here."""
-    return f" --target {f.target}" if f.target else ""
+def _cmd(f: FormFacts, command: str, *words: str) -> str:
+    """`deploytui COMMAND` for the facts' model (`--model REF` but for the default model) and where
+    they were measured (`--target NAME`, none here), then `words`."""
+    target = f"--target {f.target}" if f.target and command == "bench" else ""
+    return " ".join(w for w in ("deploytui", command, f.model, target, *words) if w)
 
 
 def _ran(value: Callable[[FormFacts], Any]) -> Reader:
@@ -55,7 +57,7 @@ def _ran(value: Callable[[FormFacts], Any]) -> Reader:
         if (why := _built(f)) is not None:
             return why
         if not f.ran:
-            return Reading(missing=f"not measured yet: run deploytui bench{_on(f)} {f.key}")
+            return Reading(missing=f"not measured yet: run {_cmd(f, 'bench', f.key)}")
         if f.ran != "ok":
             return Reading(missing=f"its last run failed: {f.run_error}", broken=True)
         got = value(f)
@@ -67,15 +69,15 @@ def _ran(value: Callable[[FormFacts], Any]) -> Reader:
 def _ship(f: FormFacts, _limit: Any) -> Reading:
     """Model files + program + runtime (the build's sizes and its runtime probe)."""
     if f.built == NOT_APPLICABLE or f.files_bytes is None:
-        return _built(f) or Reading(missing="not built yet: run deploytui build")
+        return _built(f) or Reading(missing=f"not built yet: run {_cmd(f, 'build')}")
     if f.runtime_bytes is None:
-        return Reading(missing=f.runtime_missing or "runtime not probed yet: run deploytui build")
+        return Reading(missing=f.runtime_missing or f"runtime not probed yet: run {_cmd(f, 'build')}")
     return Reading(f.files_bytes + f.runtime_bytes)
 
 
 def _isolated(f: FormFacts, _limit: Any) -> Reading:
     if f.isolated is None:
-        return _built(f) or Reading(missing=f"not checked yet: run deploytui ship {f.key} --check")
+        return _built(f) or Reading(missing=f"not checked yet: run {_cmd(f, 'ship', f.key, '--check')}")
     return Reading(f.isolated)
 
 
@@ -94,7 +96,7 @@ def _served(index: int, what: str) -> Reader:
             return Reading(missing=f"batch {batch} refused: {f.serving_refused[batch]}", broken=True)
         if gone is not None and gone.broken:
             return gone
-        run = f"deploytui bench{_on(f)} {f.key} --batch {batch}"
+        run = _cmd(f, "bench", f.key, "--batch", str(batch))
         return Reading(missing=f"not measured yet: {what} at batch {batch} (run {run})")
 
     return read
@@ -134,7 +136,7 @@ def _accuracy_drop(f: FormFacts) -> float | None:
 def _drop(f: FormFacts, limit: Any) -> Reading:
     if f.task_missing and f.ran:
         return Reading(
-            missing=f"no top-1 on {f.task_data} stored: run deploytui bench {f.key} --data {f.task_data}"
+            missing=f"no top-1 on {f.task_data} stored: run {_cmd(f, 'bench', f.key, '--data', f.task_data)}"
         )
     got = _ran(_accuracy_drop)(f, limit)
     if got.missing.startswith("not stored by its run"):
@@ -143,7 +145,7 @@ def _drop(f: FormFacts, limit: Any) -> Reading:
                 missing="outside the model's tolerance: its accuracy was not evaluated", broken=True
             )
         if f.cosine is None:
-            return Reading(missing=f"no accuracy stored by its run: run deploytui bench {f.key}")
+            return Reading(missing=f"no accuracy stored by its run: run {_cmd(f, 'bench', f.key)}")
         return Reading(
             missing=f"no class-score output: top-1 agreement does not apply (cosine {f.cosine:.4g})"
         )

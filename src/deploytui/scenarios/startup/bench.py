@@ -97,7 +97,7 @@ def bench_form(
                 manifest = load(ws)
             why = availability(form, ws, manifest)
             if not why and not ws.reference_path.is_file():
-                why = f"no eager reference ({ws.reference_path.name}): run `deploytui build`"
+                why = f"no eager reference ({ws.reference_path.name}): run `{ws.command('build')}`"
             rec = (
                 not_run(form, why, manifest, ws)
                 if why

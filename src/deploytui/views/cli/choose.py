@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from deploytui.views.cli.common import MODEL_HELP, data_opt, place_opts
+from deploytui.views.cli.common import data_opt, model_opts
 
 
 def cmd_choose(args: argparse.Namespace) -> int:
@@ -85,6 +85,5 @@ def _choose_options(ch: argparse.ArgumentParser) -> None:
     ch.add_argument(
         "--target", metavar="NAME", default=None, help="answer for a target's stored runs (bench --target)"
     )
-    ch.add_argument("--model", default=argparse.SUPPRESS, metavar="REF", help=MODEL_HELP)
-    place_opts(ch, argparse.SUPPRESS)
+    model_opts(ch)
     data_opt(ch, argparse.SUPPRESS)

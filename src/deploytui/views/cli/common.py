@@ -71,6 +71,14 @@ def shape_opts(q: argparse.ArgumentParser, default: Any) -> None:
     )
 
 
+def model_opts(q: argparse.ArgumentParser) -> None:
+    """A command's --model with its --input-shape/--seq-len and --artifacts/--bundles: the same
+    options as before the command, given after it (SUPPRESS: the top level's value stands)."""
+    q.add_argument("--model", default=argparse.SUPPRESS, metavar="REF", help=MODEL_HELP)
+    shape_opts(q, argparse.SUPPRESS)
+    place_opts(q, argparse.SUPPRESS)
+
+
 def place_opts(q: argparse.ArgumentParser, default: Any) -> None:
     """--artifacts and --bundles: where the models' files and their bundles go (read into the
     Workspace once, in `main`)."""

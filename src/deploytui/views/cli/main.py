@@ -14,7 +14,7 @@ from deploytui.views.cli import target
 from deploytui.views.cli.bench import cmd_bench
 from deploytui.views.cli.build import cmd_build
 from deploytui.views.cli.choose import choose_parser
-from deploytui.views.cli.common import MODEL_HELP, CommandParser, data_opt, place_opts, shape_opts
+from deploytui.views.cli.common import MODEL_HELP, CommandParser, data_opt, model_opts, place_opts, shape_opts
 from deploytui.views.cli.inspect_form import cmd_inspect
 from deploytui.views.cli.measure import cmd_measure
 from deploytui.views.cli.models import cmd_models
@@ -54,11 +54,6 @@ def build_parser() -> argparse.ArgumentParser:
     place_opts(p, None)
     sub = p.add_subparsers(dest="command", parser_class=CommandParser)
 
-    def model_opt(q: argparse.ArgumentParser) -> None:
-        q.add_argument("--model", default=argparse.SUPPRESS, metavar="REF", help=MODEL_HELP)
-        shape_opts(q, argparse.SUPPRESS)
-        place_opts(q, argparse.SUPPRESS)
-
     b = sub.add_parser("build", help="build every artifact (incremental)")
     b.add_argument(
         "--only",
@@ -73,7 +68,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="build for another architecture (aarch64) from the native build: its wheels, "
         "its cross-compiled programs",
     )
-    model_opt(b)
+    model_opts(b)
     data_opt(b, argparse.SUPPRESS)
     b.set_defaults(func=cmd_build)
 
@@ -131,7 +126,7 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="NAME[,NAME]",
         help="measure on these targets (deploytui target add), each in turn, the targets at once",
     )
-    model_opt(be)
+    model_opts(be)
     data_opt(be, argparse.SUPPRESS)
     be.set_defaults(func=cmd_bench)
 
@@ -145,7 +140,7 @@ def build_parser() -> argparse.ArgumentParser:
     ins = sub.add_parser("inspect", help="what a form ships and what is inside its artifacts")
     ins.add_argument("form", choices=list(BY_KEY), metavar="FORM", help=", ".join(BY_KEY))
     ins.add_argument("--full", action="store_true", help="print long code sections whole")
-    model_opt(ins)
+    model_opts(ins)
     ins.set_defaults(func=cmd_inspect)
 
     sh = sub.add_parser("ship", help="a self-contained bundle of a form; --check runs it isolated (bwrap)")
@@ -164,7 +159,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="bundle for another architecture (aarch64); --check runs it in the emulated arm64 root",
     )
     counts(sh, defaults.SHIP_RUNS)
-    model_opt(sh)
+    model_opts(sh)
     sh.set_defaults(func=cmd_ship)
 
     choose_parser(sub)
@@ -181,7 +176,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="write the results of every model built here, their matrix and the sweep as Markdown "
         "files into DIR (docs/results)",
     )
-    model_opt(rep)
+    model_opts(rep)
     rep.set_defaults(func=cmd_report)
 
     sw = sub.add_parser(
