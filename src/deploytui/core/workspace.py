@@ -46,6 +46,12 @@ def data_dir() -> Path:
     return Path(os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share") / "deploytui"
 
 
+def hint(model_option: str, command: str, *words: str) -> str:
+    """A hint's command line, `deploytui COMMAND MODEL_OPTION WORDS` (empty words left out): for
+    `Workspace.command`, and for facts kept without their workspace (choose's FormFacts.model)."""
+    return " ".join(w for w in ("deploytui", command, model_option, *words) if w)
+
+
 @dataclass(frozen=True)
 class Workspace:
     artifacts: Path  # the artifacts root (absolute)
@@ -95,9 +101,9 @@ class Workspace:
         the model the hint is about."""
         return "" if self.model.text == DEFAULT_MODEL else f"--model {shlex.quote(self.model.text)}"
 
-    def command(self, *words: str) -> str:
-        """`deploytui WORDS` as a hint for this model (its `model_option` after the command)."""
-        return " ".join(w for w in ("deploytui", *words[:1], self.model_option(), *words[1:]) if w)
+    def command(self, command: str, *words: str) -> str:
+        """`deploytui COMMAND [--model REF] WORDS` as a hint for this model."""
+        return hint(self.model_option(), command, *words)
 
     @property
     def slug(self) -> str:

@@ -9,6 +9,7 @@ from dataclasses import dataclass, replace
 from typing import Any, NamedTuple
 
 from deploytui.core import units
+from deploytui.core.workspace import hint
 from deploytui.decisions.choose.formfacts import BUILT, NOT_APPLICABLE, NOT_BUILT, FormFacts
 
 # ---- figures: one reader each --------------------------------------------------------------
@@ -46,8 +47,7 @@ def _built(f: FormFacts) -> Reading | None:
 def _cmd(f: FormFacts, command: str, *words: str) -> str:
     """`deploytui COMMAND` for the facts' model (`--model REF` but for the default model) and where
     they were measured (`--target NAME`, none here), then `words`."""
-    target = f"--target {f.target}" if f.target and command == "bench" else ""
-    return " ".join(w for w in ("deploytui", command, f.model, target, *words) if w)
+    return hint(f.model, command, f"--target {f.target}" if f.target and command == "bench" else "", *words)
 
 
 def _ran(value: Callable[[FormFacts], Any]) -> Reader:
