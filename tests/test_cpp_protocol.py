@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from cpp_support import A1_CASES, built_loaders, private_tmp_env, run_program
-from deploytui.core import paths
+from deploytui.core import paths, runenv
 from deploytui.models import a1
 from deploytui.runners.protocol import LINE_KEYS
 
@@ -88,13 +88,9 @@ def art(built_artifacts) -> Path:
 @pytest.fixture(scope="module")
 def models(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("models")
-    tmp = out / "tmp"
-    tmp.mkdir()
-    env = {
-        **os.environ,
-        "TMPDIR": str(tmp),
-        "TORCHINDUCTOR_CACHE_DIR": str(paths.cache_dir() / "inductor"),
-    }
+    # the build's TMPDIR and inductor cache: AOTInductor's precompiled headers (two of ~150 MB,
+    # kept under TMPDIR) are the ones the build made, not made again for this module
+    env = {**runenv.runner_env()}
     script = out / "make_models.py"  # a file, not -c: torch.jit.script reads the source
     script.write_text(MAKE_MODELS)
     proc = subprocess.run(
