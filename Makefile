@@ -16,14 +16,13 @@ STAMP := $(VENV)/.installed
 CARGO_TARGET_DIR ?= $(CACHE)/cargo-target
 export CARGO_TARGET_DIR
 # One cargo configuration for the build steps, clippy and the tests: release, and each command
-# selects one group of packages in the group's target dir (rust/Cargo.toml's workspace metadata;
-# cargo unifies features within what a command selects), so each group's dependencies are
-# compiled once for all three.
+# selects one group of packages (rust/Cargo.toml's workspace metadata; cargo unifies features
+# within what a command selects), so each group's dependencies are compiled once for all three.
 CARGO_FLAGS := --locked --release
 # cargo runs its own jobs: make's jobserver (make -j2 in `make test`) is not passed to it
 CARGO := MAKEFLAGS= cargo
 GROUPS := $(PYTHON) tools/cargo_groups.py
-RUST_LOGS := artifacts/shared/logs
+RUST_LOG := artifacts/shared/logs/rust-deps.log
 CHECK_TESTS := -m "not build and not slow"
 # pytest runs on two workers (pytest-xdist): most tests wait on one child process at a time,
 # so one worker left a core idle. Each file stays on one worker, except the cases marked
@@ -50,15 +49,17 @@ compile: setup
 	@$(VENV)/bin/python -m compileall -q src
 
 # no cargo: nothing to do (the burn, tract and ort-run forms are then unavailable, with that reason).
-# tools/cargo_groups.py compiles each cargo group's dependencies in its target dir (rust/Cargo.toml),
-# the target dirs at once; it also compiles burn-onnx's code generator (burn-onnx-gen's build
-# dependency), whose build script then stops for want of a1.onnx, which the build exports later:
-# expected.
+# The second loop compiles burn-onnx's code generator (burn-onnx-gen's build dependency); its
+# build script then stops for want of a1.onnx, which the build exports later: expected.
 rust-deps:
-	@mkdir -p $(RUST_LOGS)
+	@mkdir -p $(dir $(RUST_LOG))
 	@if command -v cargo >/dev/null; then \
-	  echo "cargo: compiling the Rust dependencies in the background (logs: $(RUST_LOGS)/rust-deps-*.log)"; \
-	  $(GROUPS) compile $(RUST_LOGS) $(CARGO_FLAGS) || echo "cargo: deploytui build will say why"; \
+	  echo "cargo: compiling the Rust dependencies in the background (log: $(RUST_LOG))"; \
+	  ($(GROUPS) early | while read -r sel; do (cd rust && $(CARGO) build $(CARGO_FLAGS) $$sel) || exit 1; done \
+	    && $(GROUPS) generated | while read -r sel; do (cd rust && $(CARGO) build $(CARGO_FLAGS) $$sel) \
+	         || echo "(expected: no ONNX file yet)"; done) > $(RUST_LOG) 2>&1 \
+	    && echo "cargo: dependencies compiled ($$(grep -c Compiling $(RUST_LOG)) crates)" \
+	    || echo "cargo: the early build failed (see $(RUST_LOG)); deploytui build will say why"; \
 	fi
 
 build: compile
@@ -95,8 +96,7 @@ run: compile
 # cover the libraries, programs, tests and examples that `cargo test` compiles.
 CLIPPY := RUSTC_WORKSPACE_WRAPPER=clippy-driver CLIPPY_ARGS=-D__CLIPPY_HACKERY__warnings__CLIPPY_HACKERY__
 test-rust: build
-	$(GROUPS) select | while read -r dir sel; do \
-	  (cd rust && CARGO_TARGET_DIR=$(CARGO_TARGET_DIR)/$$dir $(CLIPPY) $(CARGO) test $(CARGO_FLAGS) $$sel) || exit 1; done
+	$(GROUPS) select | while read -r sel; do (cd rust && $(CLIPPY) $(CARGO) test $(CARGO_FLAGS) $$sel) || exit 1; done
 
 lint-python: setup
 	$(VENV)/bin/ruff check src tests bench tools

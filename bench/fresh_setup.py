@@ -139,7 +139,7 @@ def run_phases(clone: Path, env: dict[str, str], logs: Path, lines: str | None) 
             "log": str(log),
         }
         text = log.read_text(errors="replace")
-        phase["inside"] = splits(text)
+        phase["inside"] = splits(text, clone)
         if "test-python" in args:
             phase["slowest"] = slowest(text)
             phase["summary"] = last_line(text)
@@ -152,25 +152,25 @@ def run_phases(clone: Path, env: dict[str, str], logs: Path, lines: str | None) 
 
 STEP = re.compile(r"^\[\d+/\d+\] (\S+):")
 STEP_END = re.compile(r"^\s+(?:(\S+): )?(?:ok|failed|up-to-date)\b.*?\(([\d.]+) s\)")
-CARGO_DIR = re.compile(r"^cargo: (\w+) in (\d+):(\d\d)", re.M)  # make rust-deps: a target dir's
-CARGO_DEPS = re.compile(r"^cargo: dependencies done in (\d+):(\d\d)", re.M)  # and all of them
 CARGO_DONE = re.compile(r"Finished `\w+` profile .* in (?:(\d+)m )?([\d.]+)s")
 PIP_DONE = re.compile(r"^pip: done .* (\d+):(\d\d)$")
 PYTEST_DONE = re.compile(r" in ([\d.]+)s")
 FAMILIES = (("torch exports", "export-"), ("C++", "cpp-"), ("probes", "probe-"))
 
 
-def splits(text: str) -> dict[str, float]:
+def splits(text: str, clone: Path) -> dict[str, float]:
     """What the tools' own clocks say inside one phase: pip's time, cargo's, the build steps'
     per family, pytest's."""
     found: dict[str, float] = {}
     for line in text.splitlines():
         if m := PIP_DONE.match(line):
             found["pip"] = int(m[1]) * 60 + int(m[2])
-    if m := CARGO_DEPS.search(text):
-        found["cargo: rust-deps"] = int(m[1]) * 60 + int(m[2])
-    for m in CARGO_DIR.finditer(text):
-        found[f"cargo: {m[1]}"] = int(m[2]) * 60 + int(m[3])
+    deps = clone / "artifacts" / "shared" / "logs" / "rust-deps.log"
+    if "rust-deps" in text and deps.is_file():  # one cargo command per group, one after the other
+        done = [
+            int(m[1] or 0) * 60 + float(m[2]) for m in CARGO_DONE.finditer(deps.read_text(errors="replace"))
+        ]
+        found["cargo: rust-deps"] = round(sum(done), 1)
     step = ""  # the last step started: the end of a build from before steps ran side by side
     for line in text.splitlines():
         if m := STEP.match(line):
@@ -279,7 +279,7 @@ def import_phases(path: Path, label: str) -> dict[str, object]:
         log = Path(f"{prefix}.{m[1]}.log")
         if log.is_file():
             text = log.read_text(errors="replace")
-            phase["inside"] = splits(text)
+            phase["inside"] = splits(text, Path("/nonexistent"))
             if m[1] == "test-python":
                 phase["slowest"] = slowest(text)
                 phase["summary"] = last_line(text)

@@ -86,8 +86,6 @@ def universe() -> frozenset[str]:
         names |= set(data.get("features", {}))
     lock = tomllib.loads((ROOT / "rust" / "Cargo.lock").read_text())
     names |= {p["name"] for p in lock["package"]}
-    workspace = tomllib.loads((ROOT / "rust" / "Cargo.toml").read_text())["workspace"]
-    names |= set(workspace["metadata"]["deploytui"])  # its keys: groups, target-dirs, generated
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
     for req in [
         *project["dependencies"],

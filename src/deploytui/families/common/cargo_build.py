@@ -42,12 +42,11 @@ class Cargo:
         env: dict[str, str] | None = None,
     ) -> dict[str, Any]:
         """cargo build --release --locked of the named binaries, selecting the packages of their
-        group (rust/Cargo.toml, `[workspace.metadata.deploytui] groups`) in the group's target
-        dir, as clippy and the tests do, so every build of a group unifies the same features and
-        its dependencies compile once; returns {"bins": {name: path}, "out_dirs": {pkg: dir}}."""
+        group (rust/Cargo.toml, `[workspace.metadata.deploytui] groups`) as clippy and the tests
+        do, so every build of a group unifies the same features and its dependencies compile
+        once; returns {"bins": {name: path}, "out_dirs": {pkg: dir}}."""
         argv = ["cargo", "build", "--release", "--locked", "--message-format=json-render-diagnostics"]
-        group = group_of(self.rust, bins[0])
-        for package in group:
+        for package in group_of(self.rust, bins[0]):
             argv += ["-p", package]
         for b in bins:
             argv += ["--bin", b]
@@ -55,8 +54,7 @@ class Cargo:
             argv += ["--features", ",".join(features)]
         # the same build-script inputs for every build of one model, so that switching steps
         # does not rerun build scripts: the workspace's build scripts read the model's .bpk and .onnx
-        target = self.target / target_dir(self.rust, group)
-        full_env = {**os.environ, "CARGO_TARGET_DIR": str(target), **(env or {})}
+        full_env = {**os.environ, "CARGO_TARGET_DIR": str(self.target), **(env or {})}
         full_env.pop("DEPLOYTUI_BPK", None)
         full_env.pop("DEPLOYTUI_ONNX", None)
         if self.stem is not None:
@@ -104,23 +102,11 @@ class Cargo:
 Recipe = Callable[[Cargo, Path, Path | None], dict[str, Any]]
 
 
-def _metadata(rust: Path) -> dict[str, Any]:
-    data = tomllib.loads((rust / "Cargo.toml").read_text())
-    found: dict[str, Any] = data["workspace"]["metadata"]["deploytui"]
-    return found
-
-
 def groups(rust: Path) -> list[list[str]]:
     """The cargo packages built together (rust/Cargo.toml's workspace metadata)."""
-    found: list[list[str]] = _metadata(rust)["groups"]
+    data = tomllib.loads((rust / "Cargo.toml").read_text())
+    found: list[list[str]] = data["workspace"]["metadata"]["deploytui"]["groups"]
     return found
-
-
-def target_dir(rust: Path, group: list[str]) -> str:
-    """The folder under the cargo target dir that `group` builds in (the metadata's
-    `target-dirs`: groups that share a compile of their dependencies share one)."""
-    meta = _metadata(rust)
-    return str(meta["target-dirs"][meta["groups"].index(group)])
 
 
 def group_of(rust: Path, program: str) -> list[str]:
