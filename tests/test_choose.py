@@ -300,7 +300,7 @@ def test_missing_data_is_named_never_guessed(tmp_path):
     assert there["tract"] == "not measured yet: run deploytui bench --target box tract"
     # for another model than the default, the command names it (it would measure a1 otherwise)
     ws = Workspace.at(parse("torchvision:shufflenet_v2_x0_5,input_shape=1x3x64x64"), tmp_path)
-    other = others(answer(facts=[replace(never_run, model=ws.model_option(), target="box")]))
+    other = others(answer(facts=[replace(never_run, model=ws.hint_options(), target="box")]))
     assert other["tract"] == (
         "not measured yet: run deploytui bench --model torchvision:shufflenet_v2_x0_5,input_shape=1x3x64x64"
         " --target box tract"
@@ -310,6 +310,34 @@ def test_missing_data_is_named_never_guessed(tmp_path):
     )
     assert Workspace.at(None, tmp_path).command("build") == "deploytui build"
     assert "run `deploytui build --model" in manifest.availability(registry.get("tract"), ws)
+
+
+def test_hints_repeat_the_folders_the_command_line_gave(tmp_path, monkeypatch, capsys):
+    """`--artifacts DIR` on the command line: every hint the command prints names DIR (the command
+    it names would look in the default folder otherwise), and parses as the command it says;
+    the folder from DEPLOYTUI_ARTIFACTS is left to the environment, as the next command reads it."""
+    import shlex
+
+    from deploytui.views.cli.main import build_parser, main
+
+    art = tmp_path / "my art"
+    assert main(["inspect", "onnxruntime", "--artifacts", str(art)]) == 1  # nothing built: a1.onnx missing
+    out = capsys.readouterr().out
+    flag = f"--artifacts {shlex.quote(str(art))}"
+    hints = re.findall(r"`(deploytui [^`]+)`", out)
+    assert f"not probed yet: run `deploytui build {flag}`" in out
+    assert f"`deploytui ship {flag} onnxruntime --check`" in out
+    assert hints and all(flag in h for h in hints), hints
+    for h in hints:
+        args = build_parser().parse_args(shlex.split(h)[1:])
+        assert args.artifacts == art, h
+    ws = Workspace.at(parse("tinylm"), art).with_folder_flags(artifacts=True, bundles=False)
+    assert ws.command("bench", "tract") == f"deploytui bench --model tinylm {flag} tract"
+    assert ws.for_model(parse("convnet")).hint_options() == f"--model convnet {flag}"
+    assert ws == Workspace.at(parse("tinylm"), art)  # the same folders, however they were named
+    monkeypatch.setenv("DEPLOYTUI_ARTIFACTS", str(art))
+    assert main(["inspect", "onnxruntime"]) == 1
+    assert "not probed yet: run `deploytui build`" in capsys.readouterr().out
 
 
 def test_a_qualifying_forms_missing_figures_are_listed_apart():

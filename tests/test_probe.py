@@ -99,10 +99,10 @@ def test_without_a_probe_the_report_and_the_tab_say_so(tmp_path, monkeypatch):
     ws = a1_at(make_artifacts(tmp_path, results={"burn-embed": record("burn-embed", [3.0], 3.0)}))
     store, m = results.load(ws.results_path), manifest.load(ws)
     (section,) = [s for s in form_view.sections(registry.get("onnxruntime"), m, ws) if s.title == "Runtime"]
-    assert section.error == manifest.NOT_PROBED  # in place, in the Artifact tab
+    assert section.error == manifest.not_probed(ws)  # in place, in the Artifact tab
     _forbid_running(monkeypatch)
     (row,) = report.rows(ws, store, m)
-    assert row["runtime_bytes"] is None and row["runtime_note"] == manifest.NOT_PROBED
+    assert row["runtime_bytes"] is None and row["runtime_note"] == manifest.not_probed(ws)
     assert "not probed yet: run `deploytui build`" in report.markdown(ws, store, m)
     m.steps["probe-burn-embed"] = manifest.StepRecord(
         manifest.StepStatus.OK, facts={"runtime_bytes": 1, "libraries": ["x"]}

@@ -62,7 +62,7 @@ def test_a1s_report_sets_every_page_figure_beside_ours(tmp_path, monkeypatch):
     assert (
         failed.startswith("not measured yet (last run failed: exit 101") and "bench cpp-torchscript" in failed
     )
-    assert rows[("torch-eager", "runtime: Python + torch")]["ours"] == manifest.NOT_PROBED
+    assert rows[("torch-eager", "runtime: Python + torch")]["ours"] == manifest.not_probed(ws)
     reloc = rows[("burn-onnx-file", "Model::default() without its build-dir .bpk")]["ours"]
     assert "no stored run, its .bpk in place" in reloc and "/…/a1.bpk" in reloc and "/srv" not in reloc
     data = json.loads(report.as_json(ws, store, m))

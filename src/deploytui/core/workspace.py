@@ -46,10 +46,10 @@ def data_dir() -> Path:
     return Path(os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share") / "deploytui"
 
 
-def hint(model_option: str, command: str, *words: str) -> str:
-    """A hint's command line, `deploytui COMMAND MODEL_OPTION WORDS` (empty words left out): for
+def hint(options: str, command: str, *words: str) -> str:
+    """A hint's command line, `deploytui COMMAND OPTIONS WORDS` (empty words left out): for
     `Workspace.command`, and for facts kept without their workspace (choose's FormFacts.model)."""
-    return " ".join(w for w in ("deploytui", command, model_option, *words) if w)
+    return " ".join(w for w in ("deploytui", command, options, *words) if w)
 
 
 @dataclass(frozen=True)
@@ -58,6 +58,9 @@ class Workspace:
     model: ModelRef
     bundles: Path  # the bundles root (absolute): <slug>/<form>/
     data: DataRef | None = None  # the user's samples (`--data`): the build's evaluation and calibration sets
+    # `--artifacts DIR --bundles DIR` as far as the command line gave them (`with_folder_flags`):
+    # a hint repeats them, so the command it names finds these folders
+    folder_flags: str = dataclasses.field(default="", compare=False)
 
     @classmethod
     def at(
@@ -96,14 +99,23 @@ class Workspace:
         """The same model and folders, judged and calibrated on `data` (None: drawn samples)."""
         return dataclasses.replace(self, data=data)
 
-    def model_option(self) -> str:
-        """`--model REF` for a hint's command, "" for the default model: the command then acts on
-        the model the hint is about."""
-        return "" if self.model.text == DEFAULT_MODEL else f"--model {shlex.quote(self.model.text)}"
+    def with_folder_flags(self, artifacts: bool, bundles: bool) -> Workspace:
+        """The same, its hints naming the folders the command line gave (`--artifacts`,
+        `--bundles`: absolute, so the hint works from any folder); not those from the
+        environment, which the next command finds there too."""
+        given = (("--artifacts", self.artifacts, artifacts), ("--bundles", self.bundles, bundles))
+        flags = " ".join(f"{flag} {shlex.quote(str(path))}" for flag, path, on in given if on)
+        return dataclasses.replace(self, folder_flags=flags)
+
+    def hint_options(self) -> str:
+        """The options a hint's command needs to act on this model in these folders: `--model
+        REF` (none for the default model) and the folder flags the command line gave."""
+        model = "" if self.model.text == DEFAULT_MODEL else f"--model {shlex.quote(self.model.text)}"
+        return " ".join(w for w in (model, self.folder_flags) if w)
 
     def command(self, command: str, *words: str) -> str:
-        """`deploytui COMMAND [--model REF] WORDS` as a hint for this model."""
-        return hint(self.model_option(), command, *words)
+        """`deploytui COMMAND [--model REF] [--artifacts DIR] WORDS` as a hint for this model."""
+        return hint(self.hint_options(), command, *words)
 
     @property
     def slug(self) -> str:

@@ -73,7 +73,7 @@ def _facts(
     facts = FormFacts(
         key=form.key,
         title=form.title,
-        model=ws.model_option(),
+        model=ws.hint_options(),
         runtime=form.runtime,
         python=form.needs_python,
         files=len(form.ship_files(ws)),

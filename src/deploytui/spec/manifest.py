@@ -281,7 +281,10 @@ _STAGE_OF = {
     StepStatus.FAILED: StageStatus.FAILED,
 }
 
-NOT_PROBED = "not probed yet: run `deploytui build`"
+
+def not_probed(ws: Workspace) -> str:
+    """Why a form has no runtime facts when its probe step never ran, with the command that runs it."""
+    return f"not probed yet: run `{ws.command('build')}`"
 
 
 def runtime_facts(
@@ -293,20 +296,20 @@ def runtime_facts(
     manifest = manifest if manifest is not None else load(ws)
     rec = manifest.steps.get(form.probe_step)
     if not rec:
-        return None, NOT_PROBED
+        return None, not_probed(ws)
     if not rec.ok:
         why = rec.reason or "no reason recorded"
-        return None, f"not probed: step {form.probe_step} {rec.status}: {why} (run `deploytui build`)"
+        return None, f"not probed: step {form.probe_step} {rec.status}: {why} (run `{ws.command('build')}`)"
     facts = rec.facts
     if not _well_formed(facts):
-        return None, f"{NOT_PROBED} (step {form.probe_step} stored no readable runtime facts)"
+        return None, f"{not_probed(ws)} (step {form.probe_step} stored no readable runtime facts)"
     files = facts.get("files") or {}
     for rel in form.ship_files(ws):
         path = ws.artifacts / rel
         if rel in files and not path.exists():
-            return None, f"stale: {rel} is gone since it was probed (run `deploytui build`)"
+            return None, f"stale: {rel} is gone since it was probed (run `{ws.command('build')}`)"
         if rel in files and not unchanged(path, files[rel]):
-            return None, f"stale: {rel} changed since it was probed (run `deploytui build`)"
+            return None, f"stale: {rel} changed since it was probed (run `{ws.command('build')}`)"
     return facts, ""
 
 

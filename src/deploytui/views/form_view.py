@@ -128,7 +128,8 @@ def bundle(form: Form, ws: Workspace) -> Section:
             "Artifact",
             "Bundle",
             "text",
-            text=f"no bundle yet: `deploytui ship {form.key} --check` (or i in the app) makes and checks one",
+            text=f"no bundle yet: `{ws.command('ship', form.key, '--check')}` (or i in the app) makes and "
+            "checks one",
         )
     except ValueError as e:
         raise InspectError(f"{root / 'manifest.json'} is damaged: {e}") from None
@@ -162,9 +163,10 @@ def architectures(form: Form, manifest: Manifest, ws: Workspace) -> Section:
         ]
         for s in arch_state.every(form, ws, manifest)
     ]
+    build = ws.command("build", "--arch", "aarch64")
     return Section(
         "Artifact",
-        "Architectures: this machine's build beside aarch64's (`deploytui build --arch aarch64`)",
+        f"Architectures: this machine's build beside aarch64's (`{build}`)",
         "table",
         columns=["architecture", "build", "bundle .tar.gz", "state"],
         rows=rows,

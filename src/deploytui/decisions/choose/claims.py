@@ -18,6 +18,7 @@ from deploytui.decisions.choose.readers import (
     Figure,
     Reading,
     _isolated_text,
+    _runtime_missing,
     _sig,
 )
 from deploytui.spec.a1_page import Claim
@@ -38,7 +39,7 @@ def _two(fig: Figure, op: Callable[[float, float], float]) -> Callable[[FormFact
 
 
 def _runtime(a: FormFacts, _b: FormFacts) -> Reading:
-    return Reading(a.runtime_bytes, a.runtime_missing or "runtime not probed yet: run deploytui build")
+    return Reading(a.runtime_bytes, _runtime_missing(a))
 
 
 # what a claim measures (a1_page.Claim.measure) -> its reading from the claim's forms (a, b) and

@@ -21,7 +21,7 @@ class FormFacts:
     files: int  # how many files ship (model files + program)
     order: int  # its place in the registry: the last tie-break
     target: str = ""  # where its runs were measured: a target's name, "" for this machine
-    model: str = ""  # `--model REF` for a hint's command ("" for the default model: Workspace.model_option)
+    model: str = ""  # `--model REF` etc. for a hint's command ("" for the default: Workspace.hint_options)
     built: str = NOT_BUILT  # BUILT, NOT_APPLICABLE, BUILD_FAILED or NOT_BUILT
     built_why: str = ""  # why it is not built (availability's words)
     ran: str = ""  # the stored run: "ok", "failed", or "" when none is stored

@@ -71,8 +71,13 @@ def _ship(f: FormFacts, _limit: Any) -> Reading:
     if f.built == NOT_APPLICABLE or f.files_bytes is None:
         return _built(f) or Reading(missing=f"not built yet: run {_cmd(f, 'build')}")
     if f.runtime_bytes is None:
-        return Reading(missing=f.runtime_missing or f"runtime not probed yet: run {_cmd(f, 'build')}")
+        return Reading(missing=_runtime_missing(f))
     return Reading(f.files_bytes + f.runtime_bytes)
+
+
+def _runtime_missing(f: FormFacts) -> str:
+    """Why the facts hold no runtime size: the probe's own words, else that it never ran."""
+    return f.runtime_missing or f"runtime not probed yet: run {_cmd(f, 'build')}"
 
 
 def _isolated(f: FormFacts, _limit: Any) -> Reading:

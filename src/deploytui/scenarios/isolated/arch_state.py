@@ -113,7 +113,7 @@ def other(form: Form, arch: str, ws: Workspace, stored: Stored | None = None) ->
     return ArchState(
         arch,
         built=made is not None or (form.key in kept.built and not failed),
-        why=failed or ("" if made is not None else f"not built: `deploytui build --arch {arch}`"),
+        why=failed or ("" if made is not None else f"not built: `{ws.command('build', '--arch', arch)}`"),
         unpacked_bytes=sizes["unpacked_bytes"],
         compressed_bytes=sizes["compressed_bytes"],
         proved=check.passed if check else None,
