@@ -115,12 +115,14 @@ def test_w_measures_every_cell_in_the_background_and_the_table_follows(art, monk
     async def body(app, pilot):
         from textual.widgets import DataTable
 
-        from deploytui.views.tui.serve_screen import ServeScreen
+        from deploytui.views.tui.serve_screen import SIZES, ServeScreen
 
         await pilot.press("v")
         await until(pilot, lambda: isinstance(app.screen, ServeScreen))
         screen = app.screen
-        assert "no serving cells" in text_of(screen, "#serve-status")
+        status = text_of(screen, "#serve-status")
+        assert "no serving cells" in status
+        assert f"`{app.session.ws.command('bench', '--batch', SIZES[0], '--threads', SIZES[1])}`" in status
         await pilot.press("w")
         assert app.job == "serve"
 

@@ -26,17 +26,16 @@ from deploytui.views.tui.widgets.chart import PlotextChart
 
 if TYPE_CHECKING:
     from deploytui.core.record import RunRecord
+    from deploytui.core.workspace import Workspace
     from deploytui.scenarios.serving.serve import ServeEvent
 
 SIZES = ",".join(map(str, defaults.SERVE_BATCHES)), ",".join(map(str, defaults.SERVE_THREADS))
 
 
-def how(model: str, target: str | None) -> str:
+def how(ws: Workspace, target: str | None) -> str:
     """How to measure the cells: the key, or the command that does the same."""
-    on = f" --target {target}" if target else ""
-    return (
-        f"w measures them (or `deploytui bench --model {model}{on} --batch {SIZES[0]} --threads {SIZES[1]}`)"
-    )
+    on = ("--target", target) if target else ()
+    return f"w measures them (or `{ws.command('bench', *on, '--batch', SIZES[0], '--threads', SIZES[1])}`)"
 
 
 class ServeScreen(Screen):
@@ -138,7 +137,7 @@ class ServeScreen(Screen):
             f"sorted by {self.sort_by}: t changes it"
         )
         if not self.cells:
-            status = f"no serving cells for {ref.text}{where} yet: {how(ref.text, target)}"
+            status = f"no serving cells for {ref.text}{where} yet: {how(self.host.session.ws, target)}"
         if self.dropped:
             status += "\n" + "\n".join(f"warning: {d}" for d in self.dropped)
         if self.host.session.lane.find("serve") and not self.progress:
