@@ -331,7 +331,7 @@ def test_hints_repeat_the_folders_the_command_line_gave(tmp_path, monkeypatch, c
     for h in hints:
         args = build_parser().parse_args(shlex.split(h)[1:])
         assert args.artifacts == art, h
-    ws = Workspace.at(parse("tinylm"), art).with_folder_flags(artifacts=True, bundles=False)
+    ws = Workspace.from_env(parse("tinylm"), art, environ={})
     assert ws.command("bench", "tract") == f"deploytui bench --model tinylm {flag} tract"
     assert ws.for_model(parse("convnet")).hint_options() == f"--model convnet {flag}"
     assert ws == Workspace.at(parse("tinylm"), art)  # the same folders, however they were named

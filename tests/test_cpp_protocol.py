@@ -90,7 +90,7 @@ def models(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("models")
     # the build's TMPDIR and inductor cache: AOTInductor's precompiled headers (two of ~150 MB,
     # kept under TMPDIR) are the ones the build made, not made again for this module
-    env = {**runenv.runner_env()}
+    env = runenv.runner_env()
     script = out / "make_models.py"  # a file, not -c: torch.jit.script reads the source
     script.write_text(MAKE_MODELS)
     proc = subprocess.run(

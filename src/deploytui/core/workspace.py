@@ -58,9 +58,9 @@ class Workspace:
     model: ModelRef
     bundles: Path  # the bundles root (absolute): <slug>/<form>/
     data: DataRef | None = None  # the user's samples (`--data`): the build's evaluation and calibration sets
-    # `--artifacts DIR --bundles DIR` as far as the command line gave them (`with_folder_flags`):
-    # a hint repeats them, so the command it names finds these folders
-    folder_flags: str = dataclasses.field(default="", compare=False)
+    # the folders named on the command line (`from_env`: "artifacts", "bundles"): a hint names
+    # them too, so the command it gives finds these folders
+    named: frozenset[str] = dataclasses.field(default=frozenset(), compare=False)
 
     @classmethod
     def at(
@@ -87,9 +87,11 @@ class Workspace:
         environ: Mapping[str, str] = os.environ,
     ) -> Workspace:
         """`at`, the folders not given taken from DEPLOYTUI_ARTIFACTS / DEPLOYTUI_BUNDLES: read
-        here only, at an entry point (the CLI, a bench script), never by library code."""
-        artifacts = artifacts or environ.get(ARTIFACTS_ENV) or None
-        return cls.at(model, artifacts, bundles or environ.get(BUNDLES_ENV) or None)
+        here only, at an entry point (the CLI, a bench script), never by library code. The
+        folders given are `named`; those from the environment are left to it."""
+        named = frozenset(k for k, v in (("artifacts", artifacts), ("bundles", bundles)) if v)
+        ws = cls.at(model, artifacts or environ.get(ARTIFACTS_ENV), bundles or environ.get(BUNDLES_ENV))
+        return dataclasses.replace(ws, named=named)
 
     def for_model(self, model: ModelRef) -> Workspace:
         """The same folders, another model (its data, `--data`, is this model's only: dropped)."""
@@ -99,19 +101,14 @@ class Workspace:
         """The same model and folders, judged and calibrated on `data` (None: drawn samples)."""
         return dataclasses.replace(self, data=data)
 
-    def with_folder_flags(self, artifacts: bool, bundles: bool) -> Workspace:
-        """The same, its hints naming the folders the command line gave (`--artifacts`,
-        `--bundles`: absolute, so the hint works from any folder); not those from the
-        environment, which the next command finds there too."""
-        given = (("--artifacts", self.artifacts, artifacts), ("--bundles", self.bundles, bundles))
-        flags = " ".join(f"{flag} {shlex.quote(str(path))}" for flag, path, on in given if on)
-        return dataclasses.replace(self, folder_flags=flags)
-
     def hint_options(self) -> str:
         """The options a hint's command needs to act on this model in these folders: `--model
-        REF` (none for the default model) and the folder flags the command line gave."""
-        model = "" if self.model.text == DEFAULT_MODEL else f"--model {shlex.quote(self.model.text)}"
-        return " ".join(w for w in (model, self.folder_flags) if w)
+        REF` (none for the default model), `--artifacts DIR`/`--bundles DIR` for the folders
+        named on the command line (absolute: the hint works from any folder)."""
+        words = [] if self.model.text == DEFAULT_MODEL else ["--model", self.model.text]
+        for name, path in (("artifacts", self.artifacts), ("bundles", self.bundles)):
+            words += [f"--{name}", str(path)] if name in self.named else []
+        return shlex.join(words)
 
     def command(self, command: str, *words: str) -> str:
         """`deploytui COMMAND [--model REF] [--artifacts DIR] WORDS` as a hint for this model."""

@@ -297,9 +297,10 @@ def runtime_facts(
     rec = manifest.steps.get(form.probe_step)
     if not rec:
         return None, not_probed(ws)
+    build = ws.command("build")
     if not rec.ok:
         why = rec.reason or "no reason recorded"
-        return None, f"not probed: step {form.probe_step} {rec.status}: {why} (run `{ws.command('build')}`)"
+        return None, f"not probed: step {form.probe_step} {rec.status}: {why} (run `{build}`)"
     facts = rec.facts
     if not _well_formed(facts):
         return None, f"{not_probed(ws)} (step {form.probe_step} stored no readable runtime facts)"
@@ -307,9 +308,9 @@ def runtime_facts(
     for rel in form.ship_files(ws):
         path = ws.artifacts / rel
         if rel in files and not path.exists():
-            return None, f"stale: {rel} is gone since it was probed (run `{ws.command('build')}`)"
+            return None, f"stale: {rel} is gone since it was probed (run `{build}`)"
         if rel in files and not unchanged(path, files[rel]):
-            return None, f"stale: {rel} changed since it was probed (run `{ws.command('build')}`)"
+            return None, f"stale: {rel} changed since it was probed (run `{build}`)"
     return facts, ""
 
 

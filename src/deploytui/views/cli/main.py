@@ -249,11 +249,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"error: --data: {why}", file=sys.stderr)
             return 2
     # the one place the process reads where its files go; everything below is handed `args.ws`
-    args.ws = (
-        Workspace.from_env(ref, args.artifacts, args.bundles)
-        .with_data(data)
-        .with_folder_flags(bool(args.artifacts), bool(args.bundles))
-    )
+    args.ws = Workspace.from_env(ref, args.artifacts, args.bundles).with_data(data)
     if args.command is None:
         if not (sys.stdin.isatty() and sys.stdout.isatty()):
             print(
