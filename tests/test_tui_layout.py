@@ -202,3 +202,34 @@ def test_chart_ticks_and_bars_never_run_together():
         assert all(len(line) <= width for line in lines)
         _ticks, shown = plot.thin(list(range(30)), [f"1e{i}" for i in range(30)], width)
         assert sum(len(s) + 1 for s in shown) <= width
+
+
+def test_a_table_of_reasons_wraps_them_whole_in_the_pane_and_a_table_of_data_scrolls():
+    from textual.app import App
+
+    from deploytui.views.form_view import Section
+    from deploytui.views.tui.widgets.sections_view import SectionsView
+
+    hint = "not built: `deploytui build --model torchvision:mnasnet0_5 --artifacts /tmp/tv --arch aarch64`"
+    prose = Section("Artifact", "Architectures", "table", columns=["architecture", "state"],
+                    rows=[["x86_64 (this machine)", "✓ runs there"], ["aarch64", hint]])  # fmt: skip
+    data = Section("Artifact", "ONNX graph", "table", columns=["op", "count"], rows=[["Conv", "52"]])
+
+    class Holder(App):
+        def compose(self):
+            yield SectionsView("Artifact", id="view")
+
+    async def go(width: int) -> None:
+        app = Holder()
+        async with app.run_test(size=(width, 30)) as pilot:
+            app.query_one("#view").show("tract", [prose, data])
+            await pilot.pause()
+            lines = [line.rstrip() for line in screen_lines(app)]
+            assert all(len(line) <= width for line in lines)
+            # the hint whole, wrapped (a long word folded) within the width, not past its edge
+            assert "".join(hint.split()) in "".join("".join(lines).split()), (width, lines)
+            assert any("x86_64 (this machine)" in line for line in lines)  # short columns keep their width
+            assert len(app.query("DataTable")) == 1  # the table of data stays a DataTable
+
+    for width in (40, 80, 200):  # 40: the detail pane's width at 80 columns
+        asyncio.run(go(width))

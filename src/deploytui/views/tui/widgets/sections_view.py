@@ -9,6 +9,8 @@ from __future__ import annotations
 import functools
 from collections import OrderedDict
 
+from rich import box
+from rich.table import Table as RichTable
 from rich.text import Text
 from textual.containers import Vertical, VerticalScroll
 from textual.widget import Widget
@@ -120,16 +122,36 @@ def _section_widget(s):
         if kind == "code":
             return _code_area(s.text or "", s.language)
         if kind == "table":
-            table: DataTable[str] = DataTable(show_cursor=False, zebra_stripes=True, classes="section-table")
-            table.add_columns(*[str(c) for c in s.columns])
-            for r in s.rows:
-                table.add_row(*[str(c) for c in r])
-            return table
+            return _table(s)
         if kind == "tree":
             return _tree(s)
         return Static(Text(s.text or ""), classes="section-text")
     except Exception as e:  # a view model we cannot draw is a message, not a crash
         return Static(Text(f"⚠ could not show {s.title}: {type(e).__name__}: {e}"), classes="error")
+
+
+# A cell longer than this is prose (a reason, a command to run), not a figure or a name
+PROSE = 40
+
+
+def _table(s) -> Widget:
+    """A table section: a DataTable (scrolls, one line per row) for data; a few rows that hold
+    prose (`PROSE`) are a Rich table in a Static instead, whose columns fit the pane and whose
+    long cells wrap, so a reason or a command is read whole at any width."""
+    columns, rows = [str(c) for c in s.columns], [[str(c) for c in r] for r in s.rows]
+    if len(rows) <= 30 and any(len(c) > PROSE for r in rows for c in r):
+        grid = RichTable(box=box.SIMPLE_HEAD, header_style="bold", pad_edge=False, expand=False)
+        for i, c in enumerate(columns):  # the short columns keep their width, the prose wraps
+            widest = max([len(c), *(len(r[i]) for r in rows if i < len(r))])
+            grid.add_column(c, overflow="fold", no_wrap=widest <= PROSE)  # (min_width crops the prose)
+        for r in rows:
+            grid.add_row(*[Text(c) for c in r])
+        return Static(grid, classes="section-prose")
+    table: DataTable[str] = DataTable(show_cursor=False, zebra_stripes=True, classes="section-table")
+    table.add_columns(*columns)
+    for r in rows:
+        table.add_row(*r)
+    return table
 
 
 def _code_area(text: str, language: str | None):
