@@ -1,9 +1,9 @@
 # deploytui: `make run` sets up and opens the app, which builds what is not built yet in the
 # background (per-form progress on screen); `make test` sets up, builds and tests everything;
 # `make check` is the quick loop (lint, types, and the tests that need no build).
-# Everything installs into .venv; caches (pip downloads, cargo target dir, inductor) live in
-# ~/.cache/deploytui so a fresh clone reuses them. PIP_CONFIG_FILE=/dev/null makes pip ignore
-# system pip configs (some machines cap torch<=2.14.1 there) without touching them.
+# Everything installs into .venv; caches (uv's and pip's downloads, cargo target dir, inductor)
+# live in ~/.cache/deploytui so a fresh clone reuses them. PIP_CONFIG_FILE=/dev/null makes pip
+# ignore system pip configs (some machines cap torch<=2.14.1 there) without touching them.
 # docs/setup-time.md says where a fresh machine's time goes (bench/fresh_setup.py measures it).
 
 PYTHON ?= python3.11
@@ -12,6 +12,9 @@ VENV := .venv
 CACHE ?= $(or $(DEPLOYTUI_CACHE),$(HOME)/.cache/deploytui)
 export DEPLOYTUI_CACHE := $(CACHE)
 PIP_ENV := PIP_CONFIG_FILE=/dev/null PIP_CACHE_DIR=$(CACHE)/pip
+UV := uv==0.13.9
+# uv reads no pip config; its own (uv.toml, UV_*) is ignored too, so every machine installs alike
+UV_ENV := UV_CACHE_DIR=$(CACHE)/uv UV_NO_CONFIG=1
 STAMP := $(VENV)/.installed
 CARGO_TARGET_DIR ?= $(CACHE)/cargo-target
 export CARGO_TARGET_DIR
@@ -37,10 +40,15 @@ PYTEST := $(VENV)/bin/pytest -n $(PYTEST_WORKERS) --dist loadgroup --no-loadscop
 
 setup: $(STAMP)
 
-# pip's whole output goes to .venv/pip.log; the terminal gets one progress line
+# uv installs the venv (pip puts uv itself in it): it resolves as pip does (the same 148
+# distributions), downloads side by side and unpacks into its cache once, then links the files
+# into each venv (a fresh machine: 37 CPU-seconds against pip's 130, docs/setup-time.md). Its
+# whole output goes to .venv/install.log; the terminal gets one progress line.
 $(STAMP): pyproject.toml
 	@test -x $(VENV)/bin/python || $(PYTHON) -m venv $(VENV)
-	@$(PIP_ENV) $(PYTHON) tools/pip_progress.py $(VENV)/pip.log -- $(VENV)/bin/pip install -e '.[test]'
+	@test -x $(VENV)/bin/uv || $(PIP_ENV) $(VENV)/bin/pip install -q $(UV)
+	@$(UV_ENV) $(PYTHON) tools/install_progress.py $(VENV)/install.log -- \
+	  $(VENV)/bin/uv pip install --python $(VENV)/bin/python -e '.[test]'
 	@touch $@
 
 # compileall: the editable install leaves our modules without .pyc files, and where

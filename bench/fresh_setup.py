@@ -6,7 +6,7 @@ downloads, the wheelhouse, inductor, the ship venvs), `CARGO_HOME` (cargo's regi
 each line of its recipe (`make -j3 rust-deps apt-parts lint-python build`, …), read from the Makefile and
 run as it runs it, timed from spawn to exit (pytest's 15 slowest tests are kept), then `make
 check` on the now warm venv (the quick loop). Inside a phase, the tools' own clocks split it:
-pip's progress line, cargo's `Finished … in`, each build step's time, pytest's total.
+the install's progress line, cargo's `Finished … in`, each build step's time, pytest's total.
 
 `--run` measures `make run` instead, on its own fresh clone and caches: the time to the app's
 first frame and to each form its background build finishes (the app writes them to
@@ -153,18 +153,18 @@ def run_phases(clone: Path, env: dict[str, str], logs: Path, lines: str | None) 
 STEP = re.compile(r"^\[\d+/\d+\] (\S+):")
 STEP_END = re.compile(r"^\s+(?:(\S+): )?(?:ok|failed|up-to-date)\b.*?\(([\d.]+) s\)")
 CARGO_DONE = re.compile(r"Finished `\w+` profile .* in (?:(\d+)m )?([\d.]+)s")
-PIP_DONE = re.compile(r"^pip: done .* (\d+):(\d\d)$")
+INSTALL_DONE = re.compile(r"^(pip|install): done .* (\d+):(\d\d)$")  # pip's line before uv
 PYTEST_DONE = re.compile(r" in ([\d.]+)s")
 FAMILIES = (("torch exports", "export-"), ("C++", "cpp-"), ("probes", "probe-"))
 
 
 def splits(text: str, clone: Path) -> dict[str, float]:
-    """What the tools' own clocks say inside one phase: pip's time, cargo's, the build steps'
+    """What the tools' own clocks say inside one phase: the install's time, cargo's, the build steps'
     per family, pytest's."""
     found: dict[str, float] = {}
     for line in text.splitlines():
-        if m := PIP_DONE.match(line):
-            found["pip"] = int(m[1]) * 60 + int(m[2])
+        if m := INSTALL_DONE.match(line):
+            found[m[1]] = int(m[2]) * 60 + int(m[3])
     deps = clone / "artifacts" / "shared" / "logs" / "rust-deps.log"
     if "rust-deps" in text and deps.is_file():  # one cargo command per group, one after the other
         done = [

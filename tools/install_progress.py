@@ -1,13 +1,13 @@
-"""Runs pip with its whole output going to a log file, and shows one progress line instead.
+"""Runs uv's installer with its whole output going to a log file, and shows one progress line.
 
-    python3 tools/pip_progress.py LOG -- pip install -e '.[test]'
+    python3 tools/install_progress.py LOG -- uv pip install -e '.[test]'
 
-The line says what pip is at (resolving, downloading, installing), how many distributions it
-has collected and downloaded, how many bytes the downloads announced, the one it is on and the
-time so far. On a terminal it is redrawn in place (every second, so the clock moves while pip
-unpacks torch in silence); elsewhere (CI logs) a line is printed when a phase starts and then at
-most every 15 s. On failure the log's last 40 lines are printed and pip's exit status returned.
-Standard library only: it runs before the venv has anything in it.
+The line says what uv is at (resolving, downloading, installing), how many distributions it
+resolved, how many it downloaded of those it announced and how many bytes they announced, the
+one it is on and the time so far. On a terminal it is redrawn in place (every second, so the
+clock moves during the long downloads); elsewhere (CI logs) a line is printed when a phase
+starts and then at most every 15 s. On failure the log's last 40 lines are printed and uv's exit
+status returned. Standard library only: it runs before the venv has anything in it.
 """
 
 from __future__ import annotations
@@ -21,47 +21,43 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-COLLECTING = re.compile(r"^Collecting (\S+)")
-DOWNLOADING = re.compile(r"^\s*Downloading (\S+?)(?:-\d[^ ]*)? \(([\d.]+) (kB|MB|GB|B)\)")
-CACHED = re.compile(r"^\s*Using cached (\S+?)(?:-\d[^ ]*)? ")
-INSTALLING = re.compile(r"^Installing collected packages: (.*)$")
-BUILDING = re.compile(r"^(?:Building|Preparing|Getting requirements)")
-DONE = re.compile(r"^Successfully installed ")
-UNITS = {"B": 1, "kB": 1e3, "MB": 1e6, "GB": 1e9}
+RESOLVED = re.compile(r"^Resolved (\d+) packages?")
+DOWNLOADING = re.compile(r"^Downloading (\S+) \(([\d.]+)(B|KiB|MiB|GiB)\)")
+DOWNLOADED = re.compile(r"^\s*Downloaded (\S+)")
+BUILDING = re.compile(r"^\s*(?:Building|Built) ")
+PREPARED = re.compile(r"^Prepared (\d+) packages?")
+DONE = re.compile(r"^(?:Installed \d+ packages?|Audited \d+ packages?)")
+UNITS = {"B": 1, "KiB": 2**10, "MiB": 2**20, "GiB": 2**30}
 QUIET_S = 15.0
 
 
 @dataclass
 class Progress:
-    phase: str = "starting"
-    collected: int = 0
+    phase: str = "resolving"
+    resolved: int = 0
+    announced: int = 0
     downloaded: int = 0
-    cached: int = 0
     announced_bytes: float = 0.0
     current: str = ""
-    installing: int = 0
     started: float = field(default_factory=time.monotonic)
 
-    seen: set[str] = field(default_factory=set)
+    seen: set[str] = field(default_factory=lambda: {"resolving"})
 
     def feed(self, line: str) -> bool:
-        """Takes one line of pip's output; True when it entered a phase for the first time (pip
-        goes back and forth between resolving and downloading)."""
-        if m := COLLECTING.match(line):
-            self.phase, self.current = "resolving", m.group(1)
-            self.collected += 1
+        """Takes one line of uv's output; True when it entered a phase for the first time."""
+        if m := RESOLVED.match(line):
+            self.phase, self.resolved = "downloading", int(m.group(1))
         elif m := DOWNLOADING.match(line):
             self.phase, self.current = "downloading", f"{m.group(1)} ({m.group(2)} {m.group(3)})"
-            self.downloaded += 1
+            self.announced += 1
             self.announced_bytes += float(m.group(2)) * UNITS[m.group(3)]
-        elif m := CACHED.match(line):
-            self.cached += 1
-            self.current = m.group(1) + " (cached)"
-        elif m := INSTALLING.match(line):
-            self.phase, self.current = "installing", ""
-            self.installing = len([p for p in m.group(1).split(",") if p.strip()])
+        elif m := DOWNLOADED.match(line):
+            self.downloaded += 1
+            self.current = m.group(1) + " downloaded"
         elif BUILDING.match(line):
-            self.phase = "preparing"
+            self.current = line.strip()
+        elif PREPARED.match(line):
+            self.phase, self.current = "installing", ""
         elif DONE.match(line):
             self.phase, self.current = "done", ""
         new = self.phase not in self.seen
@@ -70,13 +66,13 @@ class Progress:
 
     def line(self) -> str:
         elapsed = int(time.monotonic() - self.started)
-        parts = [f"pip: {self.phase}", f"{self.collected} collected"]
-        if self.downloaded or self.cached:
+        parts = [f"install: {self.phase}"]
+        if self.resolved:
+            parts.append(f"{self.resolved} resolved")
+        if self.announced:
             gb = self.announced_bytes / 1e9
-            parts.append(f"{self.downloaded} downloaded ({gb:.2f} GB), {self.cached} cached")
-        if self.phase == "installing":
-            parts.append(f"unpacking {self.installing} distributions")
-        elif self.current:
+            parts.append(f"{self.downloaded}/{self.announced} downloaded ({gb:.2f} GB)")
+        if self.current:
             parts.append(self.current)
         parts.append(f"{elapsed // 60}:{elapsed % 60:02d}")
         return " · ".join(parts)
@@ -143,13 +139,13 @@ def run(log: Path, argv: list[str]) -> int:
     if rc != 0:
         tail = log.read_text(encoding="utf-8", errors="replace").splitlines()[-40:]
         print("\n".join(tail), file=sys.stderr)
-        print(f"error: pip failed (exit {rc}); its whole output is in {log}", file=sys.stderr)
+        print(f"error: the install failed (exit {rc}); its whole output is in {log}", file=sys.stderr)
     return rc
 
 
 def main(argv: list[str]) -> int:
     if len(argv) < 3 or argv[1] != "--":
-        print("usage: pip_progress.py LOG -- COMMAND...", file=sys.stderr)
+        print("usage: install_progress.py LOG -- COMMAND...", file=sys.stderr)
         return 2
     return run(Path(argv[0]), argv[2:])
 
