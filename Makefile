@@ -42,13 +42,15 @@ setup: $(STAMP)
 
 # uv installs the venv (pip puts uv itself in it): it resolves as pip does (the same 148
 # distributions), downloads side by side and unpacks into its cache once, then links the files
-# into each venv (a fresh machine: 37 CPU-seconds against pip's 130, docs/setup-time.md). Its
-# whole output goes to .venv/install.log; the terminal gets one progress line.
+# into each venv; it compiles every module's .pyc, as pip does, since where
+# PYTHONDONTWRITEBYTECODE is set no import would ever write one (each process that imports
+# torch then compiled it again: pytest took 22 min instead of 15). docs/setup-time.md has the
+# figures. Its whole output goes to .venv/install.log; the terminal gets one progress line.
 $(STAMP): pyproject.toml
 	@test -x $(VENV)/bin/python || $(PYTHON) -m venv $(VENV)
 	@test -x $(VENV)/bin/uv || $(PIP_ENV) $(VENV)/bin/pip install -q $(UV)
 	@$(UV_ENV) $(PYTHON) tools/install_progress.py $(VENV)/install.log -- \
-	  $(VENV)/bin/uv pip install --python $(VENV)/bin/python -e '.[test]'
+	  $(VENV)/bin/uv pip install --compile-bytecode --python $(VENV)/bin/python -e '.[test]'
 	@touch $@
 
 # compileall: the editable install leaves our modules without .pyc files, and where
