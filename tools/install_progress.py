@@ -2,7 +2,7 @@
 
     python3 tools/install_progress.py LOG -- uv pip install -e '.[test]'
 
-The line says what uv is at (resolving, downloading, installing), how many distributions it
+The line says what uv is at (resolving, downloading, installing, compiling), how many distributions it
 resolved, how many it downloaded of those it announced and how many bytes they announced, the
 one it is on and the time so far. On a terminal it is redrawn in place (every second, so the
 clock moves during the long downloads); elsewhere (CI logs) a line is printed when a phase
@@ -26,7 +26,8 @@ DOWNLOADING = re.compile(r"^Downloading (\S+) \(([\d.]+)(B|KiB|MiB|GiB)\)")
 DOWNLOADED = re.compile(r"^\s*Downloaded (\S+)")
 BUILDING = re.compile(r"^\s*(?:Building|Built) ")
 PREPARED = re.compile(r"^Prepared (\d+) packages?")
-DONE = re.compile(r"^(?:Installed \d+ packages?|Audited \d+ packages?)")
+INSTALLED = re.compile(r"^Installed \d+ packages?")
+DONE = re.compile(r"^(?:Bytecode compiled \d+ files?|Audited \d+ packages?)")
 UNITS = {"B": 1, "KiB": 2**10, "MiB": 2**20, "GiB": 2**30}
 QUIET_S = 15.0
 
@@ -58,6 +59,8 @@ class Progress:
             self.current = line.strip()
         elif PREPARED.match(line):
             self.phase, self.current = "installing", ""
+        elif INSTALLED.match(line):
+            self.phase, self.current = "compiling", ".pyc of every module"
         elif DONE.match(line):
             self.phase, self.current = "done", ""
         new = self.phase not in self.seen
