@@ -211,9 +211,15 @@ def test_a_table_of_reasons_wraps_them_whole_in_the_pane_and_a_table_of_data_scr
     from deploytui.views.tui.widgets.sections_view import SectionsView
 
     hint = "not built: `deploytui build --model torchvision:mnasnet0_5 --artifacts /tmp/tv --arch aarch64`"
-    prose = Section("Artifact", "Architectures", "table", columns=["architecture", "state"],
+    title = "Architectures: this machine's build beside aarch64's (`deploytui build --arch aarch64 -x`)"
+    prose = Section("Artifact", title, "table", columns=["architecture", "state"],
                     rows=[["x86_64 (this machine)", "✓ runs there"], ["aarch64", hint]])  # fmt: skip
     data = Section("Artifact", "ONNX graph", "table", columns=["op", "count"], rows=[["Conv", "52"]])
+    # What ships: short columns wider together than the pane at 80 columns (a record a row there)
+    ships_rows = [["a1/a1.safetensors", "540 B", "e888349de391", "as built"],
+                  ["load script (deploytui.families.pytorch.torch_runner)", "(source)", "", ""]]  # fmt: skip
+    ships = Section("Artifact", "What ships", "table", rows=ships_rows,
+                    columns=["file", "size", "sha256", "against the build"])  # fmt: skip
 
     class Holder(App):
         def compose(self):
@@ -221,15 +227,26 @@ def test_a_table_of_reasons_wraps_them_whole_in_the_pane_and_a_table_of_data_scr
 
     async def go(width: int) -> None:
         app = Holder()
-        async with app.run_test(size=(width, 30)) as pilot:
-            app.query_one("#view").show("tract", [prose, data])
+        async with app.run_test(size=(width, 60)) as pilot:  # tall enough for all of it
+            app.query_one("#view").show("tract", [prose, data, ships])
             await pilot.pause()
             lines = [line.rstrip() for line in screen_lines(app)]
+            flat = "".join("".join(lines).split())
             assert all(len(line) <= width for line in lines)
             # the hint whole, wrapped (a long word folded) within the width, not past its edge
-            assert "".join(hint.split()) in "".join("".join(lines).split()), (width, lines)
+            assert "".join(hint.split()) in flat and "".join(title.split()) in flat, (width, lines)
             assert any("x86_64 (this machine)" in line for line in lines)  # short columns keep their width
             assert len(app.query("DataTable")) == 1  # the table of data stays a DataTable
+            for cell in (c for r in ships_rows for c in r if c):  # every cell whole, in a table or a record
+                assert _in_order("".join(cell.split()), flat), (width, cell, lines)
+            if width == 40:  # a record a row: `column: value`, each value whole
+                assert "file:loadscript(deploytui.families.pytorch.torch_runner)" in flat, lines
 
     for width in (40, 80, 200):  # 40: the detail pane's width at 80 columns
         asyncio.run(go(width))
+
+
+def _in_order(text: str, screen: str) -> bool:
+    """`text`'s characters appear in `screen` in order (a cell wrapped beside other columns)."""
+    rest = iter(screen)
+    return all(ch in rest for ch in text)

@@ -33,7 +33,7 @@ class SectionsView(VerticalScroll):
     DEFAULT_CSS = """
     SectionsView { height: 1fr; }
     SectionsView > .page { height: auto; }
-    .section-title { margin-top: 1; color: $accent; }
+    .section-title { margin-top: 1; color: $accent; width: 1fr; }
     TextArea.code { height: 24; }
     DataTable.section-table { height: auto; max-height: 30; }
     """
@@ -132,21 +132,51 @@ def _section_widget(s):
 
 # A cell longer than this is prose (a reason, a command to run), not a figure or a name
 PROSE = 40
+# the least width a prose column is given before the table turns into records
+PROSE_MIN = 16
+
+
+class ProseTable:
+    """A few rows holding prose, laid out at the width they are drawn at: a table whose short
+    columns keep their width and whose prose wraps (a long word folds), or, where the short
+    columns alone leave the prose under PROSE_MIN, one record per row (`column: value`, wrapped).
+    Either way every cell is read whole and nothing runs past the pane's edge."""
+
+    def __init__(self, columns: list[str], rows: list[list[str]]) -> None:
+        self.columns, self.rows = columns, [[*r, *[""] * len(columns)][: len(columns)] for r in rows]
+        self.widths = [max([len(c), *(len(r[i]) for r in self.rows)]) for i, c in enumerate(columns)]
+
+    def fits(self, width: int) -> bool:
+        short = [w for w in self.widths if w <= PROSE]
+        prose = len(self.widths) - len(short)
+        return sum(short) + prose * PROSE_MIN + 2 * (len(self.widths) - 1) <= width
+
+    def __rich_console__(self, console, options):
+        if self.fits(options.max_width):
+            grid = RichTable(box=box.SIMPLE_HEAD, header_style="bold", pad_edge=False, expand=False)
+            for c, w in zip(self.columns, self.widths, strict=True):  # (min_width crops the prose)
+                grid.add_column(c, overflow="fold", no_wrap=w <= PROSE)
+            for r in self.rows:
+                grid.add_row(*[Text(c) for c in r])
+            yield grid
+            return
+        for n, r in enumerate(self.rows):
+            if n:
+                yield Text("")
+            for c, v in zip(self.columns, r, strict=True):
+                if v:
+                    line = Text(f"{c}: ", style="bold")
+                    line.append(v)
+                    line.overflow = "fold"
+                    yield line
 
 
 def _table(s) -> Widget:
     """A table section: a DataTable (scrolls, one line per row) for data; a few rows that hold
-    prose (`PROSE`) are a Rich table in a Static instead, whose columns fit the pane and whose
-    long cells wrap, so a reason or a command is read whole at any width."""
+    prose (a cell over `PROSE`) are a ProseTable in a Static instead, laid out for the pane's width."""
     columns, rows = [str(c) for c in s.columns], [[str(c) for c in r] for r in s.rows]
     if len(rows) <= 30 and any(len(c) > PROSE for r in rows for c in r):
-        grid = RichTable(box=box.SIMPLE_HEAD, header_style="bold", pad_edge=False, expand=False)
-        for i, c in enumerate(columns):  # the short columns keep their width, the prose wraps
-            widest = max([len(c), *(len(r[i]) for r in rows if i < len(r))])
-            grid.add_column(c, overflow="fold", no_wrap=widest <= PROSE)  # (min_width crops the prose)
-        for r in rows:
-            grid.add_row(*[Text(c) for c in r])
-        return Static(grid, classes="section-prose")
+        return Static(ProseTable(columns, rows), classes="section-prose")
     table: DataTable[str] = DataTable(show_cursor=False, zebra_stripes=True, classes="section-table")
     table.add_columns(*columns)
     for r in rows:
