@@ -92,8 +92,8 @@ def runtime(form: Form, manifest: Manifest, ws: Workspace) -> Section:
             "Artifact",
             f"{title} — {total} in {len(dists)} distributions (probed {at})",
             "table",
-            columns=["distribution", "version", "size"],
-            rows=[[str(d.get("name")), str(d.get("version")), human(d.get("bytes") or 0)] for d in dists],
+            columns=["distribution", "size", "version"],  # the figure before the words (80x24's pane)
+            rows=[[str(d.get("name")), human(d.get("bytes") or 0), str(d.get("version"))] for d in dists],
         )
     rows = []
     for lib in facts.get("libraries") or []:
