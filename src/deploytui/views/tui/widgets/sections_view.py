@@ -9,8 +9,6 @@ from __future__ import annotations
 import functools
 from collections import OrderedDict
 
-from rich import box
-from rich.table import Table as RichTable
 from rich.text import Text
 from textual.containers import Vertical, VerticalScroll
 from textual.widget import Widget
@@ -134,6 +132,8 @@ def _section_widget(s):
 PROSE = 40
 # the least width a prose column is given before the table turns into records
 PROSE_MIN = 16
+# the most rows a section table shows before it scrolls (DataTable's max-height below)
+MAX_ROWS = 30
 
 
 class ProseTable:
@@ -153,6 +153,9 @@ class ProseTable:
 
     def __rich_console__(self, console, options):
         if self.fits(options.max_width):
+            from rich import box  # here, not at import: the app's start-up draws no section
+            from rich.table import Table as RichTable
+
             grid = RichTable(box=box.SIMPLE_HEAD, header_style="bold", pad_edge=False, expand=False)
             for c, w in zip(self.columns, self.widths, strict=True):  # (min_width crops the prose)
                 grid.add_column(c, overflow="fold", no_wrap=w <= PROSE)
@@ -175,7 +178,7 @@ def _table(s) -> Widget:
     """A table section: a DataTable (scrolls, one line per row) for data; a few rows that hold
     prose (a cell over `PROSE`) are a ProseTable in a Static instead, laid out for the pane's width."""
     columns, rows = [str(c) for c in s.columns], [[str(c) for c in r] for r in s.rows]
-    if len(rows) <= 30 and any(len(c) > PROSE for r in rows for c in r):
+    if len(rows) <= MAX_ROWS and any(len(c) > PROSE for r in rows for c in r):
         return Static(ProseTable(columns, rows), classes="section-prose")
     table: DataTable[str] = DataTable(show_cursor=False, zebra_stripes=True, classes="section-table")
     table.add_columns(*columns)
