@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import tempfile
 from pathlib import Path
 
 import pytest
@@ -45,9 +44,15 @@ def mutate(data: bytes, edits) -> bytes:
     return data
 
 
-def mutated_copy(src: Path, edits) -> Path:
-    d = Path(tempfile.mkdtemp(prefix="deploytui-fuzz-"))
-    dest = d / src.name
+@pytest.fixture(scope="module")
+def scratch(tmp_path_factory) -> Path:
+    """Where the mutated copies go: one file a source, written again for each example (pytest
+    removes its old temporary folders; a folder per example had left 1,300 in /tmp)."""
+    return tmp_path_factory.mktemp("fuzz")
+
+
+def mutated_copy(src: Path, edits, scratch: Path) -> Path:
+    dest = scratch / src.name
     dest.write_bytes(mutate(src.read_bytes(), edits))
     return dest
 
@@ -67,43 +72,43 @@ def read_every_member(path: Path) -> None:
 @pytest.mark.parametrize("name", ["a1_script.pt", "a1_trace.pt", "a1_export.pt2", "a1_aoti.pt2"])
 @FUZZ
 @given(edits=mutations())
-def test_archive_inspector(built_artifacts, name, edits):
-    only_inspect_error(read_every_member, mutated_copy(built_artifacts / "a1" / name, edits))
+def test_archive_inspector(built_artifacts, scratch, name, edits):
+    only_inspect_error(read_every_member, mutated_copy(built_artifacts / "a1" / name, edits, scratch))
 
 
 @FUZZ
 @given(edits=mutations())
-def test_safetensors_inspector(built_artifacts, edits):
+def test_safetensors_inspector(built_artifacts, scratch, edits):
     only_inspect_error(
-        safetensors_header.read, mutated_copy(built_artifacts / "a1" / "a1.safetensors", edits)
+        safetensors_header.read, mutated_copy(built_artifacts / "a1" / "a1.safetensors", edits, scratch)
     )
 
 
 @SLOW
 @given(edits=mutations())
-def test_onnx_inspector(built_artifacts, edits):
-    only_inspect_error(onnx_graph.summary, mutated_copy(built_artifacts / "a1" / "a1.onnx", edits))
+def test_onnx_inspector(built_artifacts, scratch, edits):
+    only_inspect_error(onnx_graph.summary, mutated_copy(built_artifacts / "a1" / "a1.onnx", edits, scratch))
 
 
 @SLOW
 @given(edits=mutations())
-def test_capture_inspector(built_artifacts, edits):
+def test_capture_inspector(built_artifacts, scratch, edits):
     only_inspect_error(
-        burn_sections.capture_section, mutated_copy(built_artifacts / "a1" / "capture.json", edits)
+        burn_sections.capture_section, mutated_copy(built_artifacts / "a1" / "capture.json", edits, scratch)
     )
 
 
 @pytest.mark.parametrize("name", ["a1/bin/burn-embed", "shared/bin/cpp-aoti"])
 @SLOW
 @given(edits=mutations())
-def test_elf_inspectors(built_artifacts, name, edits):
-    path = mutated_copy(built_artifacts / name, edits)
+def test_elf_inspectors(built_artifacts, scratch, name, edits):
+    path = mutated_copy(built_artifacts / name, edits, scratch)
     only_inspect_error(elf.ldd, path)
     only_inspect_error(elf.undefined_symbols, path)
 
 
 @SLOW
 @given(edits=mutations())
-def test_aoti_package_so_inspector(built_artifacts, edits):
-    path = mutated_copy(built_artifacts / "a1" / "a1_aoti.pt2", edits)
+def test_aoti_package_so_inspector(built_artifacts, scratch, edits):
+    path = mutated_copy(built_artifacts / "a1" / "a1_aoti.pt2", edits, scratch)
     only_inspect_error(pytorch_sections.aoti_so_sections, path)
