@@ -3,6 +3,7 @@
 import pytest
 
 from deploytui.families import registry
+from deploytui.inspectors.section import operators
 from deploytui.spec import manifest
 from deploytui.views import form_view
 from workspaces import A1
@@ -16,6 +17,13 @@ def test_every_built_form_inspects_without_error(built_artifacts, key):
     tabs = {s.tab for s in secs}
     assert "Artifact" in tabs and (len(tabs) > 1), tabs
     assert all(s.rows or s.text for s in secs), [s.title for s in secs if not (s.rows or s.text)]
+
+
+def test_a_graph_title_names_a_small_graph_s_chain_and_a_large_one_s_kinds():
+    assert operators(["Gemm", "Relu", "Gemm"]) == "Gemm → Relu → Gemm"
+    big = ["Conv"] * 56 + ["Relu"] * 35 + ["Add"] * 3 + [f"Op{i}" for i in range(6)]
+    assert operators(big) == "Conv ×56, Relu ×35, Add ×3, Op0, Op1, Op2, … 3 more kinds"
+    assert operators(["Conv"] * 9 + ["Relu"]) == "Conv ×9, Relu"
 
 
 def test_onnx_and_capture_graphs(built_artifacts):

@@ -12,6 +12,7 @@ from deploytui.core import tensorfile
 from deploytui.core.record import RunRecord, RunStatus
 from deploytui.families import registry
 from deploytui.families.openvino import openvino_ir
+from deploytui.families.openvino.sections import openvino_section
 from deploytui.inspectors import InspectError
 from deploytui.judge.numerics import OUTPUTS_KEY
 from deploytui.judge.precision import FP32, Budget, OutputTally, class_scores, cosine, top1_matches
@@ -123,7 +124,7 @@ def test_the_openvino_ir_layers_are_read_as_xml(tmp_path):
     path.write_text(IR)
     rows = openvino_ir.layers(path)
     assert rows[2] == ("2", "MatMul", "mm", "[1,2] FP32")
-    assert openvino_ir.summary(rows) == "MatMul"
+    assert openvino_section(path).title == "OpenVINO IR: 4 layers (MatMul)"
     path.write_text("<net><nolayers/></net>")
     with pytest.raises(InspectError, match="no <net><layers>"):
         openvino_ir.layers(path)

@@ -204,17 +204,21 @@ def test_chart_ticks_and_bars_never_run_together():
         assert sum(len(s) + 1 for s in shown) <= width
 
 
-def test_a_table_of_reasons_wraps_them_whole_in_the_pane_and_a_table_of_data_scrolls():
+def test_a_short_table_is_laid_out_whole_for_the_pane_and_a_long_one_scrolls():
     from textual.app import App
 
     from deploytui.views.form_view import Section
-    from deploytui.views.tui.widgets.sections_view import SectionsView
+    from deploytui.views.tui.widgets.sections_view import MAX_ROWS, SectionsView
 
     hint = "not built: `deploytui build --model torchvision:mnasnet0_5 --artifacts /tmp/tv --arch aarch64`"
     title = "Architectures: this machine's build beside aarch64's (`deploytui build --arch aarch64 -x`)"
     prose = Section("Artifact", title, "table", columns=["architecture", "state"],
                     rows=[["x86_64 (this machine)", "✓ runs there"], ["aarch64", hint]])  # fmt: skip
-    data = Section("Artifact", "ONNX graph", "table", columns=["op", "count"], rows=[["Conv", "52"]])
+    data = Section("Artifact", "ONNX graph", "table", columns=["op", "count"],
+                   rows=[[f"Op{i}", str(i)] for i in range(MAX_ROWS + 1)])  # fmt: skip
+    # ldd's table: no prose, but its short columns together wider than the pane at 80 columns
+    ldd_rows = [["libstdc++.so.6", "/usr/lib/x86_64-linux-gnu/libstdc++.so.6", "2.3 MiB", "system"]]
+    ldd = Section("Artifact", "ldd", "table", columns=["needs", "resolves to", "size", "kind"], rows=ldd_rows)
     # What ships: short columns wider together than the pane at 80 columns (a record a row there)
     ships_rows = [["a1/a1.safetensors", "540 B", "e888349de391", "as built"],
                   ["load script (deploytui.families.pytorch.torch_runner)", "(source)", "", ""]]  # fmt: skip
@@ -227,8 +231,8 @@ def test_a_table_of_reasons_wraps_them_whole_in_the_pane_and_a_table_of_data_scr
 
     async def go(width: int) -> None:
         app = Holder()
-        async with app.run_test(size=(width, 60)) as pilot:  # tall enough for all of it
-            app.query_one("#view").show("tract", [prose, data, ships])
+        async with app.run_test(size=(width, 100)) as pilot:  # tall enough for all of it
+            app.query_one("#view").show("tract", [prose, ships, ldd, data])
             await pilot.pause()
             lines = [line.rstrip() for line in screen_lines(app)]
             flat = "".join("".join(lines).split())
@@ -236,11 +240,16 @@ def test_a_table_of_reasons_wraps_them_whole_in_the_pane_and_a_table_of_data_scr
             # the hint whole, wrapped (a long word folded) within the width, not past its edge
             assert "".join(hint.split()) in flat and "".join(title.split()) in flat, (width, lines)
             assert any("x86_64 (this machine)" in line for line in lines)  # short columns keep their width
-            assert len(app.query("DataTable")) == 1  # the table of data stays a DataTable
-            for cell in (c for r in ships_rows for c in r if c):  # every cell whole, in a table or a record
+            assert len(app.query("DataTable")) == 1  # the long table stays a DataTable
+            # every cell whole, in a table or a record
+            for cell in (c for r in [*ships_rows, *ldd_rows] for c in r if c):
                 assert _in_order("".join(cell.split()), flat), (width, cell, lines)
             if width == 40:  # a record a row: `column: value`, each value whole
                 assert "file:loadscript(deploytui.families.pytorch.torch_runner)" in flat, lines
+                assert "size:2.3MiB" in flat, lines
+            if width == 200:  # wide enough: one line a row, its figures beside its name
+                row = re.compile(r"libstdc\+\+\.so\.6 +/usr/\S+ +2\.3 MiB +system")
+                assert any(row.search(ln) for ln in lines), lines
 
     for width in (40, 80, 200):  # 40: the detail pane's width at 80 columns
         asyncio.run(go(width))

@@ -4,7 +4,8 @@ sections of source text several kinds show: a code file, the code members of an 
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections import Counter
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -48,6 +49,22 @@ class Placed:
 Builder = Callable[[Placed], list[Section]]
 # Inspect.kind -> (its tab, section kind, title when it cannot be built, builder of its sections)
 Builders = dict[str, tuple[str, str, Callable[[Placed], str], Builder]]
+
+
+CHAIN_UP_TO = 8  # a graph of at most this many operators is named as its chain
+KINDS_SHOWN = 6  # a larger one by its most used kinds of operator, this many
+
+
+def operators(ops: Sequence[str]) -> str:
+    """A graph's operators for a section's title, short at any size: the chain of a small graph
+    (`Gemm → Relu → Gemm`), or a large one's kinds, most used first (`Conv ×56, Relu ×35, … 4
+    more kinds`): a title listing 339 nodes filled the pane at 80×24."""
+    if len(ops) <= CHAIN_UP_TO:
+        return " → ".join(ops)
+    counts = Counter(ops).most_common()
+    shown = ", ".join(f"{op} ×{n}" if n > 1 else op for op, n in counts[:KINDS_SHOWN])
+    more = len(counts) - KINDS_SHOWN
+    return shown + (f", … {more} more kind{'s' * (more > 1)}" if more > 0 else "")
 
 
 def one(build: Callable[[Placed], Section]) -> Builder:

@@ -20,7 +20,7 @@ from deploytui.core.units import human
 from deploytui.core.workspace import Workspace
 from deploytui.families import registry
 from deploytui.inspectors import InspectError, archive, onnx_graph, safetensors_header
-from deploytui.inspectors.section import Builder, Placed, Section, code_file, one
+from deploytui.inspectors.section import Builder, Placed, Section, code_file, one, operators
 from deploytui.ship import store as ship_store
 from deploytui.spec import forms as F
 from deploytui.spec.forms import Form
@@ -236,7 +236,7 @@ def onnx_section(path: Path) -> Section:
     ]
     return Section(
         "Graph",
-        f"ONNX graph: {' → '.join(n['op'] for n in g['nodes'])}",
+        f"ONNX graph: {operators([n['op'] for n in g['nodes']])}",
         "table",
         columns=["what", "value"],
         rows=rows,

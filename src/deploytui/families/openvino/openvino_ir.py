@@ -4,7 +4,6 @@ app): each layer's type, name and output shapes, in the file's order."""
 from __future__ import annotations
 
 import xml.etree.ElementTree as ET
-from collections import Counter
 from pathlib import Path
 
 from deploytui.inspectors import InspectError
@@ -30,9 +29,3 @@ def layers(path: Path) -> list[tuple[str, str, str, str]]:
         ]
         rows.append((layer.get("id", "?"), layer.get("type", "?"), layer.get("name", ""), " ".join(shapes)))
     return rows
-
-
-def summary(rows: list[tuple[str, str, str, str]]) -> str:
-    """The operators, most used first, without the constants and the parameters/results."""
-    ops = Counter(r[1] for r in rows if r[1] not in {"Const", "Parameter", "Result"})
-    return ", ".join(f"{op} ×{n}" if n > 1 else op for op, n in ops.most_common())

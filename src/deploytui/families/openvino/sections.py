@@ -6,15 +6,16 @@ from pathlib import Path
 
 from deploytui.families.openvino import openvino_ir
 from deploytui.families.openvino.family import OPENVINO_IR
-from deploytui.inspectors.section import Builders, Section, one
+from deploytui.inspectors.section import Builders, Section, one, operators
 
 
 def openvino_section(path: Path) -> Section:
     """The IR's layers, as its .xml lists them."""
     rows = openvino_ir.layers(path)
+    ops = operators([r[1] for r in rows if r[1] not in {"Const", "Parameter", "Result"}])
     return Section(
         "Graph",
-        f"OpenVINO IR: {len(rows)} layers ({openvino_ir.summary(rows)})",
+        f"OpenVINO IR: {len(rows)} layers ({ops})",
         "table",
         columns=["id", "type", "name", "output"],
         rows=[list(r) for r in rows],

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from deploytui.families.tract.family import TRACT_NODES
 from deploytui.inspectors import InspectError
-from deploytui.inspectors.section import Builders, Section, one
+from deploytui.inspectors.section import Builders, Section, one, operators
 
 
 def tract_nodes_section(path: Path) -> Section:
@@ -17,7 +17,7 @@ def tract_nodes_section(path: Path) -> Section:
     rows = [r for r in rows if len(r) == 3]
     if not rows:
         raise InspectError(f"{path.name} lists no nodes")
-    ops = " → ".join(r[1] for r in rows if r[1] not in {"Source", "Const"})
+    ops = operators([r[1] for r in rows if r[1] not in {"Source", "Const"}])
     return Section(
         "Graph",
         f"the model as tract optimised it: {len(rows)} nodes ({ops})",

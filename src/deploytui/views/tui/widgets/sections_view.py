@@ -132,15 +132,18 @@ def _section_widget(s):
 PROSE = 40
 # the least width a prose column is given before the table turns into records
 PROSE_MIN = 16
-# the most rows a section table shows before it scrolls (DataTable's max-height below)
+# the most rows a table is laid out for the pane's width; a longer one is a DataTable that
+# scrolls (its max-height below)
 MAX_ROWS = 30
 
 
-class ProseTable:
-    """A few rows holding prose, laid out at the width they are drawn at: a table whose short
-    columns keep their width and whose prose wraps (a long word folds), or, where the short
-    columns alone leave the prose under PROSE_MIN, one record per row (`column: value`, wrapped).
-    Either way every cell is read whole and nothing runs past the pane's edge."""
+class FittedTable:
+    """A table of a few rows, laid out at the width it is drawn at: a table whose short columns
+    keep their width and whose prose (a cell over PROSE) wraps, a long word folded; or, where the
+    short columns alone leave no room (the prose under PROSE_MIN), one record per row
+    (`column: value`, wrapped). Either way every cell is read whole and nothing runs past the
+    pane's edge: the 40-column pane at 80×24 shows What ships, ldd's libraries or an IR's layers
+    as records, a wide one as a table."""
 
     def __init__(self, columns: list[str], rows: list[list[str]]) -> None:
         self.columns, self.rows = columns, [[*r, *[""] * len(columns)][: len(columns)] for r in rows]
@@ -175,11 +178,11 @@ class ProseTable:
 
 
 def _table(s) -> Widget:
-    """A table section: a DataTable (scrolls, one line per row) for data; a few rows that hold
-    prose (a cell over `PROSE`) are a ProseTable in a Static instead, laid out for the pane's width."""
+    """A table section: up to MAX_ROWS rows, a FittedTable in a Static (laid out for the pane's
+    width); more, a DataTable (one line a row, the figures in its first columns, scrolls)."""
     columns, rows = [str(c) for c in s.columns], [[str(c) for c in r] for r in s.rows]
-    if len(rows) <= MAX_ROWS and any(len(c) > PROSE for r in rows for c in r):
-        return Static(ProseTable(columns, rows), classes="section-prose")
+    if len(rows) <= MAX_ROWS:
+        return Static(FittedTable(columns, rows), classes="section-fitted")
     table: DataTable[str] = DataTable(show_cursor=False, zebra_stripes=True, classes="section-table")
     table.add_columns(*columns)
     for r in rows:
