@@ -67,14 +67,14 @@ def ms(s: float | None, width: int = 0) -> str:
 
 def ms_value(v: float | None, missing: str = "–", places: int | None = None, sig: int | None = None) -> str:
     """A figure already in milliseconds (a stage, a forward) for tables: `ms` of it, or with
-    `places` decimals (380.20 ms) or `sig` significant digits (0.0123 ms); one that would read
-    as zero is written in µs."""
+    `places` decimals (380.20 ms), or with `sig` significant digits in the unit that suits it
+    (1.32 s, 8.89 ms, 11.9 µs); one that would read as zero is written in µs."""
     if not isinstance(v, (int, float)):
         return missing
     if places is not None:
         return f"{v * 1e3:.1f} µs" if 0 < v < 0.5 * 10**-places else f"{v:.{places}f} ms"
     if sig is not None:
-        return f"{v:.{sig}g} ms"
+        return _significant(v / 1e3, sig)
     return ms(v / 1e3)
 
 
@@ -114,3 +114,14 @@ def parse_seconds(text: str) -> float:
     """Seconds from a duration as people write it: `50ms`, `1.5s`, `800us` (a bare number: seconds)."""
     value, scale = _split(text, "duration", _TIME_UNITS)
     return value * scale
+
+
+def _significant(s: float, sig: int) -> str:
+    """Seconds with `sig` significant digits in the largest unit the figure reaches, never in
+    exponent notation (a stage of 1320 ms had read `1.32e+03 ms`)."""
+    scale, unit = next(
+        ((k, u) for k, u in ((1.0, "s"), (1e-3, "ms"), (1e-6, "µs")) if abs(s) >= k), (1e-9, "ns")
+    )
+    x = s / scale
+    text = f"{x:.{sig}g}"
+    return f"{x:.0f} {unit}" if "e" in text else f"{text} {unit}"

@@ -8,7 +8,7 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from deploytui.views.cli.common import build_progress, check_counts, failing
-from deploytui.views.cli.table import table_line
+from deploytui.views.cli.table import name_width, table_line
 
 if TYPE_CHECKING:
     from deploytui.core.record import RunRecord
@@ -88,7 +88,8 @@ def cmd_bench(args: argparse.Namespace) -> int:
         if not args.json:
             print(table_line(rec), flush=True)
             if form.variant:
-                print(f"{'':<20} {variants.ratios_text(_vs_parent(rec, store, ws), form.parent)}", flush=True)
+                ratios = variants.ratios_text(_vs_parent(rec, store, ws), form.parent)
+                print(f"{'':<{name_width()}} {ratios}", flush=True)
     if args.json:
         print(
             json.dumps(
