@@ -74,7 +74,7 @@ def ms_value(v: float | None, missing: str = "–", places: int | None = None, s
     if places is not None:
         return f"{v * 1e3:.1f} µs" if 0 < v < 0.5 * 10**-places else f"{v:.{places}f} ms"
     if sig is not None:
-        return _significant(v / 1e3, sig)
+        return duration(v / 1e3, sig)
     return ms(v / 1e3)
 
 
@@ -116,9 +116,10 @@ def parse_seconds(text: str) -> float:
     return value * scale
 
 
-def _significant(s: float, sig: int) -> str:
-    """Seconds with `sig` significant digits in the largest unit the figure reaches, never in
-    exponent notation (a stage of 1320 ms had read `1.32e+03 ms`)."""
+def duration(s: float, sig: int = 3) -> str:
+    """Seconds for a line of text, with `sig` significant digits in the largest unit the figure
+    reaches (1.50 s, 40.2 ms, 11.9 µs), never in exponent notation (a stage of 1320 ms had read
+    `1.32e+03 ms`)."""
     scale, unit = next(
         ((k, u) for k, u in ((1.0, "s"), (1e-3, "ms"), (1e-6, "µs")) if abs(s) >= k), (1e-9, "ns")
     )

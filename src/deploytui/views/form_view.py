@@ -16,7 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from deploytui.core.hashing import sha256_file
-from deploytui.core.units import human, seconds
+from deploytui.core.units import duration, human
 from deploytui.core.workspace import Workspace
 from deploytui.families import registry
 from deploytui.inspectors import InspectError, archive, onnx_graph, safetensors_header
@@ -203,7 +203,7 @@ def build_notes(form: Form, manifest: Manifest, ws: Workspace) -> Section:
         if not rec:
             rows.append([step, "never ran", f"run `{ws.command('build')}`"])
             continue
-        rows.append([step, str(rec.status), rec.reason or seconds(rec.wall_s)])
+        rows.append([step, str(rec.status), rec.reason or duration(rec.wall_s)])
         for w in rec.facts.get("warnings", []):
             rows.append(["", "warning", w])
     return Section(

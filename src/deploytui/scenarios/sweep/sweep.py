@@ -24,7 +24,7 @@ from deploytui.core import defaults
 from deploytui.core.modelref import ModelRef, parse
 from deploytui.core.procs import tree_rss
 from deploytui.core.record import RunRecord
-from deploytui.core.units import human, seconds
+from deploytui.core.units import duration, human
 from deploytui.core.workspace import Workspace
 from deploytui.families import registry
 from deploytui.scenarios.startup import results
@@ -223,7 +223,7 @@ def run_sweep(
 
         def on_build(e: BuildEvent, i: int = i, ref: ModelRef = ref) -> None:
             if e.kind == "end" and e.status != "up-to-date":
-                event("step", i, ref, what=e.step, text=f"{e.status} ({seconds(e.wall_s)}) {e.text}".strip())
+                event("step", i, ref, what=e.step, text=f"{e.status} ({duration(e.wall_s)}) {e.text}".strip())
 
         after = {s.name: s.after for s in plan(ctx)}
         only = steps_for(ctx, chosen)

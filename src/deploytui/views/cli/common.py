@@ -110,7 +110,7 @@ def build_progress(verbose: bool, quiet_up_to_date: bool = False, out: TextIO | 
     """The build's progress lines, as `build` prints them; with `quiet_up_to_date` a step that
     is up to date prints nothing (its start line waits until the step does something)."""
     from deploytui.builder import BuildEvent
-    from deploytui.core.units import seconds
+    from deploytui.core.units import duration
 
     pending: dict[str, str] = {}  # per step: its start line, until it does something
 
@@ -130,7 +130,7 @@ def build_progress(verbose: bool, quiet_up_to_date: bool = False, out: TextIO | 
             say(e.step, f"    {e.text}" if verbose else f"    {e.text[:150]}")
         elif e.kind == "end" and not (quiet_up_to_date and e.status == "up-to-date"):
             extra = f" — {e.text}" if e.text else ""  # steps run side by side: the end names its step
-            say(e.step, f"    {e.step}: {e.status} ({seconds(e.wall_s)}){extra}")
+            say(e.step, f"    {e.step}: {e.status} ({duration(e.wall_s)}){extra}")
         elif e.kind == "end":
             pending.pop(e.step, None)
 

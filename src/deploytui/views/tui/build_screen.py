@@ -12,7 +12,7 @@ from textual.containers import Vertical
 from textual.screen import Screen
 from textual.widgets import Footer, ProgressBar, RichLog, Static
 
-from deploytui.core.units import seconds
+from deploytui.core.units import duration
 from deploytui.views.tui.host import AppHost, host_of
 
 if TYPE_CHECKING:
@@ -78,7 +78,7 @@ class BuildScreen(Screen):
             bar.advance(1)
             t = Text(f"    {e.step}: ")
             t.append(e.status, style=STATUS_STYLE.get(e.status, ""))
-            t.append(f" ({seconds(e.wall_s)})" + (f" — {e.text}" if e.text else ""))
+            t.append(f" ({duration(e.wall_s)})" + (f" — {e.text}" if e.text else ""))
             log.write(t)
 
     def finished(self, manifest: Manifest | None, cancelled: bool, error: str) -> None:
