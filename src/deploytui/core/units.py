@@ -118,7 +118,7 @@ def parse_seconds(text: str) -> float:
 
 def duration(s: float, sig: int = 3) -> str:
     """Seconds for a line of text, with `sig` significant digits in the largest unit the figure
-    reaches (1.50 s, 40.2 ms, 11.9 µs), never in exponent notation (a stage of 1320 ms had read
+    reaches (1.5 s, 40.2 ms, 11.9 µs), never in exponent notation (a stage of 1320 ms had read
     `1.32e+03 ms`)."""
     scale, unit = next(
         ((k, u) for k, u in ((1.0, "s"), (1e-3, "ms"), (1e-6, "µs")) if abs(s) >= k), (1e-9, "ns")

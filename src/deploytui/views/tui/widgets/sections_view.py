@@ -179,7 +179,7 @@ class FittedTable:
 
 def _table(s) -> Widget:
     """A table section: up to MAX_ROWS rows, a FittedTable in a Static (laid out for the pane's
-    width); more, a DataTable (one line a row, the figures in its first columns, scrolls)."""
+    width); more, a DataTable (one line a row; tab reaches it and the arrows scroll it sideways)."""
     columns, rows = [str(c) for c in s.columns], [[str(c) for c in r] for r in s.rows]
     if len(rows) <= MAX_ROWS:
         return Static(FittedTable(columns, rows), classes="section-fitted")
