@@ -255,6 +255,46 @@ def test_a_short_table_is_laid_out_whole_for_the_pane_and_a_long_one_scrolls():
         asyncio.run(go(width))
 
 
+def test_a_long_table_keeps_its_figures_in_view_and_shows_names_as_they_are():
+    from textual.app import App
+
+    from deploytui.views.form_view import Section
+    from deploytui.views.tui.widgets.sections_view import MAX_ROWS, SectionsView
+
+    # safetensors' tensors as a Hugging Face decoder names them: the names wider than the pane
+    names = [f"model.layers.{i}.self_attn.q_proj.weight" for i in range(MAX_ROWS + 5)]
+    names[1] = "std::to_string[abi:cxx11](int)"  # markup to Rich, a name here
+    names[2] = "a[/b]c"  # a closing tag with no opening: a MarkupError when read as markup
+    rows = [[n, "F32", "64×64", f"{16384 + i} B"] for i, n in enumerate(names)]
+    columns = ["tensor", "dtype", "shape", "bytes"]
+    tensors = Section("Artifact", "Tensors", "table", columns=columns, rows=rows)
+
+    class Holder(App):
+        def compose(self):
+            yield SectionsView("Artifact", id="view")
+
+    async def go(width: int) -> None:
+        app = Holder()
+        async with app.run_test(size=(width, 40)) as pilot:
+            app.query_one("#view").show("torch-eager", [tensors])
+            await pilot.pause(0.2)  # the table measures its rows when idle
+            lines = [line.rstrip() for line in screen_lines(app)]
+            assert all(len(line) <= width for line in lines)
+            shown = [r for r in rows if any(f"{r[-1]}" in ln for ln in lines)]
+            assert len(shown) >= 20, lines  # the rows in view, each with its figure
+            for name, dtype, shape, size in shown:
+                line = next(ln for ln in lines if size in ln)
+                assert dtype in line and shape in line, (width, line)
+                if width == 40 and len(name) > 12:  # the name cut in the middle: both ends kept
+                    both_ends = re.escape(name[:4]) + r"\S*…\S*" + re.escape(name[-4:])
+                    assert re.search(both_ends, line), (width, line)
+                else:  # whole, brackets and all
+                    assert name in line, (width, line)
+
+    for width in (40, 200):  # 40: the detail pane's width at 80 columns
+        asyncio.run(go(width))
+
+
 def _in_order(text: str, screen: str) -> bool:
     """`text`'s characters appear in `screen` in order (a cell wrapped beside other columns)."""
     rest = iter(screen)

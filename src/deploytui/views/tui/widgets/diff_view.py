@@ -88,7 +88,7 @@ class DiffView(VerticalScroll):
         table.add_columns("output", "index", "this form", "eager", "|diff|")
         for d in diffs:
             for el in d.worst if d.max_abs else []:
-                table.add_row(d.name, str(el.index), _num(el.got), _num(el.want), f"{el.abs_diff:.3g}")
+                table.add_row(Text(d.name), str(el.index), _num(el.got), _num(el.want), f"{el.abs_diff:.3g}")
 
 
 def _num(v: float) -> str:

@@ -33,7 +33,6 @@ class SectionsView(VerticalScroll):
     SectionsView > .page { height: auto; }
     .section-title { margin-top: 1; color: $accent; width: 1fr; }
     TextArea.code { height: 24; }
-    DataTable.section-table { height: auto; max-height: 30; }
     """
     KEEP = 8
 
@@ -179,15 +178,70 @@ class FittedTable:
 
 def _table(s) -> Widget:
     """A table section: up to MAX_ROWS rows, a FittedTable in a Static (laid out for the pane's
-    width); more, a DataTable (one line a row; tab reaches it and the arrows scroll it sideways)."""
+    width); more, a FittedDataTable (one line a row, laid out for its width as it changes)."""
     columns, rows = [str(c) for c in s.columns], [[str(c) for c in r] for r in s.rows]
     if len(rows) <= MAX_ROWS:
         return Static(FittedTable(columns, rows), classes="section-fitted")
-    table: DataTable[str] = DataTable(show_cursor=False, zebra_stripes=True, classes="section-table")
-    table.add_columns(*columns)
-    for r in rows:
-        table.add_row(*r)
-    return table
+    return FittedDataTable(columns, rows)
+
+
+# the least width a long table's column is cut to (with its ellipsis)
+CUT_MIN = 8
+
+
+def fit_widths(natural: list[int], room: int) -> list[int]:
+    """Column widths that fit `room` (the columns' padding left out): each column its natural
+    width, except the widest, all cut to the one width that makes the sum fit, never below
+    CUT_MIN (then the sum is over `room` and the table scrolls sideways)."""
+    if sum(natural) <= room:
+        return list(natural)
+    cap = max(natural)
+    while cap > CUT_MIN and sum(min(n, cap) for n in natural) > room:
+        cap -= 1
+    return [min(n, cap) for n in natural]
+
+
+def cut(text: str, width: int) -> str:
+    """`text` in `width` characters: whole, or its start and end around an ellipsis (a tensor's
+    or a symbol's name reads by both ends: `model.layers.1…proj.weight`)."""
+    if len(text) <= width:
+        return text
+    head = (width - 1) // 2
+    return text[:head] + "…" + text[len(text) - (width - 1 - head) :]
+
+
+class FittedDataTable(DataTable):
+    """A long table (over MAX_ROWS rows): a DataTable, one line a row, laid out again when its
+    width changes. Where its columns together are wider than it, the widest are cut in the middle
+    (`cut`), so the short columns (sizes, shapes, counts) stay in view at 80 columns; the
+    whole text is in `deploytui inspect`. Cells are Text, never markup: a name such as
+    `to_string[abi:cxx11]` or `[/x]` shows as it is."""
+
+    DEFAULT_CSS = "FittedDataTable { height: auto; max-height: 30; }"
+
+    def __init__(self, columns: list[str], rows: list[list[str]]) -> None:
+        super().__init__(show_cursor=False, zebra_stripes=True, classes="section-table")
+        self.texts = [columns, *rows]
+        self.natural = [max(len(r[i]) for r in self.texts) for i in range(len(columns))]
+        self.widths: list[int] = []
+        self._lay_out(self.natural)
+
+    def _lay_out(self, widths: list[int]) -> None:
+        self.widths = widths
+        self.clear(columns=True)
+        head, *rows = self.texts
+        for c, w in zip(head, widths, strict=True):
+            self.add_column(Text(cut(c, w), style="bold"), width=w)
+        self.add_rows([[Text(cut(v, w)) for v, w in zip(r, widths, strict=True)] for r in rows])
+
+    def on_resize(self, event) -> None:
+        # the room left by the cells' padding and the vertical scrollbar (always there: the
+        # rows are more than max-height)
+        padding = 2 * self.cell_padding * len(self.natural)
+        room = event.size.width - padding - self.styles.scrollbar_size_vertical
+        widths = fit_widths(self.natural, room)
+        if widths != self.widths:
+            self._lay_out(widths)
 
 
 def _code_area(text: str, language: str | None):
