@@ -236,6 +236,22 @@ def test_damaged_results_file_is_reported(art):
     with_pilot(art, body, notifications=True)
 
 
+def test_a_message_that_looks_like_markup_is_shown_as_it_is(art):
+    # a runner's error, a reason or a path may hold brackets; `[/x]` read as markup raised
+    # MarkupError while the toast was drawn, and the app went down with a traceback
+    text = "RuntimeError: expected [torch.float32] in [/x]"
+
+    async def body(app, pilot):
+        app.notify(text, title="Run failed", severity="error")
+        app.main.notify(text, severity="warning")  # a screen's notify asks for markup
+        await pilot.pause(0.3)
+        shown = [t.render().plain for t in app.screen.query("Toast")]
+        assert len(shown) == 2 and all(text in s for s in shown), shown
+        assert app.is_running
+
+    with_pilot(art, body, notifications=True)
+
+
 def test_failed_run_shows_error_and_stderr(art):
     (art / "a1" / "results.json").write_text(json.dumps({"version": 1, "forms": FIXED_RESULTS}))
 

@@ -49,6 +49,9 @@ def test_choose_screen_from_the_keyboard(tmp_path, monkeypatch):
         assert ship.has_class("-invalid")
         assert "--max-ship: size 'lots' not understood" in str(screen.query_one("#choose-error").render())
         assert screen.answer.headline().endswith("ranked by ship")  # the last answer stays
+        ship.value = "[/x]"  # what is typed is shown as typed, never read as markup (it raised)
+        await pilot.pause()
+        assert "--max-ship: size '[/x]' not understood" in str(screen.query_one("#choose-error").render())
 
         # a letter typed where the focus is not a field builds, runs or opens nothing
         screen.query_one("#choose-no-python").focus()

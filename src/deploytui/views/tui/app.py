@@ -40,6 +40,8 @@ from deploytui.views.tui.session import (
 )
 
 if TYPE_CHECKING:
+    from textual.notifications import SeverityLevel
+
     from deploytui.views.tui.host import AppHost
 
 EXIT_ON_READY_ENV = "DEPLOYTUI_EXIT_ON_READY"
@@ -88,6 +90,20 @@ class DeployApp(OutcomesApp):
 
         self.main = MainScreen(id="main")
         return self.main
+
+    def notify(
+        self,
+        message: str,
+        *,
+        title: str = "",
+        severity: SeverityLevel = "information",
+        timeout: float | None = None,
+        markup: bool = True,
+    ) -> None:
+        """Every notification as plain text, whatever the caller (a screen's `notify` passes
+        markup=True): its messages carry runners' errors, reasons and paths, and a `[/x]` in one
+        read as markup raised MarkupError while the toast was drawn, taking the app down."""
+        super().notify(message, title=title, severity=severity, timeout=timeout, markup=False)
 
     # ---- lifecycle ------------------------------------------------------------------------
     def on_mount(self) -> None:

@@ -188,7 +188,7 @@ class ChooseScreen(Screen):
         given, errors = self.given()
         rank = self.query_one("#choose-rank", Select).value
         error = self.query_one("#choose-error", Static)
-        error.update("\n".join(errors))
+        error.update(Text("\n".join(errors)))  # what was typed, as typed
         if errors:
             return  # the last answer stays until the fields can be read again
         req = choose.request(given, "" if rank == FIRST else str(rank))
