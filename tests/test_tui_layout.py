@@ -268,6 +268,7 @@ def test_a_long_table_keeps_its_figures_in_view_and_shows_names_as_they_are():
     rows = [[n, "F32", "64×64", f"{16384 + i} B"] for i, n in enumerate(names)]
     columns = ["tensor", "dtype", "shape", "bytes"]
     tensors = Section("Artifact", "Tensors", "table", columns=columns, rows=rows)
+    members = Section("Artifact", "a1.pt2", "tree", rows=[["a1[abi:cxx11]/data[b]c/0", "1.0 KiB"]])
 
     class Holder(App):
         def compose(self):
@@ -276,9 +277,11 @@ def test_a_long_table_keeps_its_figures_in_view_and_shows_names_as_they_are():
     async def go(width: int) -> None:
         app = Holder()
         async with app.run_test(size=(width, 40)) as pilot:
-            app.query_one("#view").show("torch-eager", [tensors])
+            app.query_one("#view").show("torch-eager", [members, tensors])
             await pilot.pause(0.2)  # the table measures its rows when idle
             lines = [line.rstrip() for line in screen_lines(app)]
+            for folder in ("a1[abi:cxx11]/", "data[b]c/"):  # as named, brackets and all
+                assert any(folder in ln for ln in lines), lines
             assert all(len(line) <= width for line in lines)
             shown = [r for r in rows if any(f"{r[-1]}" in ln for ln in lines)]
             assert len(shown) >= 20, lines  # the rows in view, each with its figure

@@ -276,7 +276,7 @@ def _cpp_grammar():
 
 
 def _tree(s) -> Tree:
-    tree: Tree[str] = Tree(s.title, classes="section-tree")
+    tree: Tree[str] = Tree(Text(s.title), classes="section-tree")  # names as they are, never markup
     tree.show_root = False
     tree.root.expand()
     nodes = {"": tree.root}
@@ -286,7 +286,8 @@ def _tree(s) -> Tree:
         for depth in range(1, len(parts)):
             key = "/".join(parts[:depth])
             if key not in nodes:
-                nodes[key] = nodes["/".join(parts[: depth - 1])].add(parts[depth - 1] + "/", expand=True)
+                folder = Text(parts[depth - 1] + "/")
+                nodes[key] = nodes["/".join(parts[: depth - 1])].add(folder, expand=True)
         parent = nodes["/".join(parts[:-1])]
         label = Text(parts[-1])
         label.append(f"  {size}", style="dim")
