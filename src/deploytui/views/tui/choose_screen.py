@@ -23,6 +23,7 @@ from deploytui.decisions import facts as choose_facts
 from deploytui.decisions import text as choose_text
 from deploytui.families import registry
 from deploytui.views.tui.host import AppHost, host_of
+from deploytui.views.tui.widgets import form_list
 from deploytui.views.tui.widgets.chart import PlotextChart
 
 RUNTIME = "runtime"
@@ -31,7 +32,9 @@ COLUMNS = ("#", "", "form", *(f.label for f in choose.SHOWN), "why not / front")
 NARROW = ("#", "", "form", "start", "RSS", "ship", "iso", "diff", "why not")  # under WIDE_AT
 WIDE_AT = 150  # terminal columns from which the fields sit beside the answer (its figures all in view)
 FIELDS_W = 46  # the fields' column beside the answer (#choose-fields)
-WHY_MIN = 24  # the why column's least width: a longer reason wraps onto more lines of its row
+WHY_MIN = 24  # the why column's width below which the form keys are cut (to the form list's)
+WHY_FLOOR = 12  # its least: a reason wraps onto more lines of its row, in view, never past the edge
+FORM = 2  # the form's column (its key)
 SHORT = {"startup_s": units.seconds, "peak_rss_bytes": units.short_size, "ship_bytes": units.short_size}
 
 
@@ -206,9 +209,19 @@ class ChooseScreen(Screen):
             for v in answer.verdicts  # the chosen, best first, then the others
         ]
         table_rows: list[list[str | Text]] = [list(heads), *rows]
-        used = sum(max(len(str(r[i])) for r in table_rows) + 2 for i in range(len(heads) - 1))
-        room = self.host.size.width - (0 if narrow else FIELDS_W) - 2 - 2  # padding, scrollbars
-        why_w = max(room - used - 2, WHY_MIN)  # what is left to the reasons
+        widths = [max(len(str(r[i])) for r in table_rows) for i in range(len(heads) - 1)]
+        # the screen's width less the fields beside it, the answer's padding, its scrollbar and
+        # the table's (both there whenever the answer is taller than the screen)
+        room = self.host.size.width - (0 if narrow else FIELDS_W) - 2 - 2 - 2
+        short_by = WHY_MIN - (room - sum(w + 2 for w in widths) - 2)
+        key_w = max(widths[FORM] - short_by, form_list.NARROW.key)
+        if narrow and key_w < widths[FORM]:  # the keys cut with …, as the form list's at this width
+            for r in rows:
+                key = r[FORM]
+                assert isinstance(key, Text)
+                r[FORM] = Text(form_list.cut(key.plain, key_w).rstrip(), style=key.style)
+            widths[FORM] = key_w
+        why_w = max(room - sum(w + 2 for w in widths) - 2, WHY_FLOOR)  # what is left to the reasons
         table.add_column(heads[-1], width=why_w)
         for v, cells in zip(answer.verdicts, rows, strict=True):
             if v.qualifies:
@@ -216,7 +229,7 @@ class ChooseScreen(Screen):
             else:
                 style = "red" if v.first and v.first.outcome == choose.BROKEN else "yellow"
                 last = Text(" ".join(v.why.split()), style=style)  # whole: the row wraps
-            height = max(1, -(-len(last.plain) // why_w))
+            height = max(1, len(last.wrap(self.app.console, why_w)))  # its lines, wrapped at words
             table.add_row(*cells, last, key=v.form.key, height=height)
         self.query_one("#choose-chart", PlotextChart).plot(
             choose_text.chart(answer),

@@ -185,20 +185,20 @@ def _table(s) -> Widget:
     return FittedDataTable(columns, rows)
 
 
-# the least width a long table's column is cut to (with its ellipsis)
-CUT_MIN = 8
+# the least width a long table's column is cut to; below it the table stacks its rows
+CUT_MIN = 16
 
 
-def fit_widths(natural: list[int], room: int) -> list[int]:
+def fit_widths(natural: list[int], room: int) -> list[int] | None:
     """Column widths that fit `room` (the columns' padding left out): each column its natural
-    width, except the widest, all cut to the one width that makes the sum fit, never below
-    CUT_MIN (then the sum is over `room` and the table scrolls sideways)."""
+    width, except the widest, all cut to the one width that makes the sum fit; None where that
+    width would be under CUT_MIN (a name cut to a few letters says nothing)."""
     if sum(natural) <= room:
         return list(natural)
     cap = max(natural)
-    while cap > CUT_MIN and sum(min(n, cap) for n in natural) > room:
+    while cap >= CUT_MIN and sum(min(n, cap) for n in natural) > room:
         cap -= 1
-    return [min(n, cap) for n in natural]
+    return [min(n, cap) for n in natural] if cap >= CUT_MIN else None
 
 
 def cut(text: str, width: int) -> str:
@@ -211,10 +211,12 @@ def cut(text: str, width: int) -> str:
 
 
 class FittedDataTable(DataTable):
-    """A long table (over MAX_ROWS rows): a DataTable, one line a row, laid out again when its
-    width changes. Where its columns together are wider than it, the widest are cut in the middle
-    (`cut`), so the short columns (sizes, shapes, counts) stay in view at 80 columns; the
-    whole text is in `deploytui inspect`. Cells are Text, never markup: a name such as
+    """A long table (over MAX_ROWS rows): a DataTable that scrolls down, laid out again when its
+    width changes, its short columns (sizes, shapes, counts) always in view. Where its columns
+    together are wider than it, the widest are cut in the middle (`cut`) to the one width that
+    fits; where that would leave them under CUT_MIN, each row is stacked: its first cell (the
+    name) on one line, the others beside each other below it (the 40-column pane at 80×24).
+    The whole text is in `deploytui inspect`. Cells are Text, never markup: a name such as
     `to_string[abi:cxx11]` or `[/x]` shows as it is."""
 
     DEFAULT_CSS = "FittedDataTable { height: auto; max-height: 30; }"
@@ -223,24 +225,48 @@ class FittedDataTable(DataTable):
         super().__init__(show_cursor=False, zebra_stripes=True, classes="section-table")
         self.texts = [columns, *rows]
         self.natural = [max(len(r[i]) for r in self.texts) for i in range(len(columns))]
-        self.widths: list[int] = []
+        self.layout_key: object = None
         self._lay_out(self.natural)
 
     def _lay_out(self, widths: list[int]) -> None:
-        self.widths = widths
+        self.layout_key = widths
         self.clear(columns=True)
         head, *rows = self.texts
         for c, w in zip(head, widths, strict=True):
             self.add_column(Text(cut(c, w), style="bold"), width=w)
         self.add_rows([[Text(cut(v, w)) for v, w in zip(r, widths, strict=True)] for r in rows])
 
+    def _stack(self, width: int) -> None:
+        """One column, two lines a row: the name, then the other cells aligned below it."""
+        self.layout_key = ("stacked", width)
+        self.clear(columns=True)
+        self.header_height = 2
+        rest = self.natural[1:]
+
+        def two_lines(r: list[str], style: str) -> Text:
+            figures = "  ".join(v.ljust(w) for v, w in zip(r[1:], rest, strict=True)).rstrip()
+            if len(figures) > width:  # aligned they do not fit: whole, one after the other
+                figures = "  ".join(v for v in r[1:] if v)
+            text = Text(cut(r[0], width), style=style)
+            text.append("\n" + cut(figures, width), style=style or "dim")
+            return text
+
+        head, *rows = self.texts
+        self.add_column(two_lines(head, "bold"), width=width)
+        for r in rows:
+            self.add_row(two_lines(r, ""), height=2)
+
     def on_resize(self, event) -> None:
         # the room left by the cells' padding and the vertical scrollbar (always there: the
         # rows are more than max-height)
-        padding = 2 * self.cell_padding * len(self.natural)
-        room = event.size.width - padding - self.styles.scrollbar_size_vertical
-        widths = fit_widths(self.natural, room)
-        if widths != self.widths:
+        inner = event.size.width - self.styles.scrollbar_size_vertical
+        widths = fit_widths(self.natural, inner - 2 * self.cell_padding * len(self.natural))
+        if widths is None:
+            stacked = max(inner - 2 * self.cell_padding, CUT_MIN)
+            if self.layout_key != ("stacked", stacked):
+                self._stack(stacked)
+        elif widths != self.layout_key:
+            self.header_height = 1
             self._lay_out(widths)
 
 
