@@ -185,20 +185,23 @@ def _table(s) -> Widget:
     return FittedDataTable(columns, rows)
 
 
-# the least width a long table's column is cut to; below it the table stacks its rows
-CUT_MIN = 16
+# the least a long table's column is cut to: CUT_MIN characters and CUT_KEEP of its text;
+# below that the table stacks its rows
+CUT_MIN, CUT_KEEP = 16, 0.75
 
 
 def fit_widths(natural: list[int], room: int) -> list[int] | None:
     """Column widths that fit `room` (the columns' padding left out): each column its natural
     width, except the widest, all cut to the one width that makes the sum fit; None where that
-    width would be under CUT_MIN (a name cut to a few letters says nothing)."""
+    would leave a column under CUT_MIN or under CUT_KEEP of its text (a name cut to a few
+    letters, or `features.…, 3, 7, 7]` for every layer, says nothing)."""
     if sum(natural) <= room:
         return list(natural)
+    least = max(CUT_MIN, round(CUT_KEEP * max(natural)))
     cap = max(natural)
-    while cap >= CUT_MIN and sum(min(n, cap) for n in natural) > room:
+    while cap >= least and sum(min(n, cap) for n in natural) > room:
         cap -= 1
-    return [min(n, cap) for n in natural] if cap >= CUT_MIN else None
+    return [min(n, cap) for n in natural] if cap >= least else None
 
 
 def cut(text: str, width: int) -> str:
@@ -214,8 +217,8 @@ class FittedDataTable(DataTable):
     """A long table (over MAX_ROWS rows): a DataTable that scrolls down, laid out again when its
     width changes, its short columns (sizes, shapes, counts) always in view. Where its columns
     together are wider than it, the widest are cut in the middle (`cut`) to the one width that
-    fits; where that would leave them under CUT_MIN, each row is stacked: its first cell (the
-    name) on one line, the others beside each other below it (the 40-column pane at 80×24).
+    fits; where that would leave too little of them (`fit_widths`), each row is stacked: its
+    first cell (the name) on one line, the others below it (the 40-column pane at 80×24).
     The whole text is in `deploytui inspect`. Cells are Text, never markup: a name such as
     `to_string[abi:cxx11]` or `[/x]` shows as it is."""
 
