@@ -194,6 +194,39 @@ def test_choose_shows_each_reason_whole_at_every_size(full_app, size):
     run_at(full_app, size, "choose", check)
 
 
+def test_the_model_picker_is_one_line_a_model_its_name_apart_from_its_description():
+    from textual.app import App
+
+    from deploytui.views.tui.model_screen import ModelScreen
+
+    models = [
+        ("a1", "built · the reference page's MLP: Linear 4->8, ReLU, Linear 8->3, closed-form weights"),
+        ("/home/me/work/models/char_lm.py:make", "built · CharLM · 37,024 params · input I64[8, 32]"),
+        ("torchvision:mobilenet_v3_small,input_shape=1x3x64x64", "built · MobileNetV3 · 2,542,856 params"),
+    ]
+    # a path keeps its end, a name with options its name (the comma's options cut)
+    shown = ["a1", "…rk/models/char_lm.py:make", "…sion:mobilenet_v3_small,…"]
+
+    class Holder(App):
+        def on_mount(self):
+            self.push_screen(ModelScreen(models, "a1"))
+
+    async def go(width: int) -> None:
+        async with Holder().run_test(size=(width, 24)) as pilot:
+            await pilot.pause()
+            lines = screen_lines(pilot.app)
+            for (_text, about), name in zip(models, shown, strict=True):
+                line = next((ln for ln in lines if f" {name} " in ln), None)
+                assert line is not None, (name, lines)
+                after = line.split(f" {name} ", 1)[1].lstrip()
+                assert about.startswith(after.split("…")[0].rstrip(" ▎│")), (width, line)  # on its line
+                assert re.search(rf" {re.escape(name)} {{2,}}built", line), (width, line)  # apart
+            assert not any(ln.strip(" ▊▎│").startswith("Linear") for ln in lines), lines  # none wrapped
+
+    for width in (80, 200):
+        asyncio.run(go(width))
+
+
 def test_chart_ticks_and_bars_never_run_together():
     from deploytui.core import plot
 
