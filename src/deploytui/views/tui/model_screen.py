@@ -13,21 +13,8 @@ from textual.binding import Binding
 from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Input, OptionList, Static
-from textual.widgets.option_list import Option
 
-NAME_W = 26  # the widest the names' column gets; the description after it (one line a model, cut with …)
-
-
-def short_name(text: str) -> str:
-    """A model's --model text in NAME_W characters: whole, else its name without the options
-    after a comma (`,…`), a long one keeping its end (`…on:mobilenet_v3_small,…`,
-    `…ts/models/char_lm.py:make`)."""
-    if len(text) <= NAME_W:
-        return text
-    base = text.split(",", 1)[0]
-    options = ",…" if base != text else ""
-    keep = NAME_W - len(options)
-    return (base if len(base) <= keep else "…" + base[len(base) - keep + 1 :]) + options
+from deploytui.views.tui.widgets.picker import PickerList
 
 
 class ModelScreen(ModalScreen[str | None]):
@@ -37,7 +24,6 @@ class ModelScreen(ModalScreen[str | None]):
         width: 130; max-width: 95%; height: auto; max-height: 90%;
         border: round $primary; background: $surface; padding: 0 1;
     }
-    #model-list { height: auto; max-height: 16; text-wrap: nowrap; text-overflow: ellipsis; }
     #model-hint { color: $text-muted; }
     """
     BINDINGS = [Binding("escape", "close", "Close", id="model-close")]
@@ -50,14 +36,7 @@ class ModelScreen(ModalScreen[str | None]):
     def compose(self) -> ComposeResult:
         with Vertical(id="model-box"):
             yield Static(Text("Open a model", style="bold"))
-            options = []
-            width = max((len(short_name(text)) for text, _ in self.models), default=0)
-            for text, line in self.models:
-                mark = "▶" if text == self.shown else " "
-                prompt = Text(f"{mark} {short_name(text):<{width}}  ", style="bold")
-                prompt.append(line, style="dim")
-                options.append(Option(prompt, id=text))
-            yield OptionList(*options, id="model-list")
+            yield PickerList(self.models, self.shown, id="model-list")
             yield Static(
                 "or your own: path/to/file.py:factory, package.module:factory, mlp:hidden=64,depth=3,\n"
                 "torchvision:resnet18, timm:NAME, hf:FOLDER, hf-config:config.json (,seq_len=N / "

@@ -11,7 +11,8 @@ from textual.binding import Binding
 from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import OptionList, Static
-from textual.widgets.option_list import Option
+
+from deploytui.views.tui.widgets.picker import PickerList
 
 HERE = "this machine"
 
@@ -23,7 +24,6 @@ class TargetScreen(ModalScreen[str | None]):
         width: 100; max-width: 95%; height: auto; max-height: 90%;
         border: round $primary; background: $surface; padding: 0 1;
     }
-    #target-list { height: auto; max-height: 16; }
     #target-hint { color: $text-muted; }
     """
     BINDINGS = [Binding("escape", "close", "Close", id="target-close")]
@@ -36,12 +36,8 @@ class TargetScreen(ModalScreen[str | None]):
     def compose(self) -> ComposeResult:
         with Vertical(id="target-box"):
             yield Static(Text("Where the figures are measured", style="bold"))
-            options = []
-            for name, line in [(HERE, "where deploytui runs"), *self.targets]:
-                prompt = Text(f"{'▶' if name == self.shown else ' '} {name:<16}", style="bold")
-                prompt.append(line, style="dim")
-                options.append(Option(prompt, id=name))
-            yield OptionList(*options, id="target-list")
+            choices = [(HERE, "where deploytui runs"), *self.targets]
+            yield PickerList(choices, self.shown, id="target-list")
             yield Static(
                 "more: deploytui target add NAME ssh://user@host (docs/targets.md)"
                 if self.targets
