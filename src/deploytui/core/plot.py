@@ -12,6 +12,8 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+from deploytui.core import shorten
+
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
 MARKERS = "abcdefghijklmnopqrstuvwxyz"  # one letter per line: readable without colour
 
@@ -165,7 +167,7 @@ def hbars(
         vals = [math.log10(v) - floor + 0.3 if v > 0 else 0.0 for v in vals]
     top = max(vals, default=0.0) or 1.0
     for (label, _), v, text in zip(rows, vals, texts, strict=True):
-        name = label if len(label) <= lw else label[: lw - 1] + "…"
+        name = shorten.end(label, lw)
         n = round(v / top * bar_w) if v > 0 else 0
         bar = "█" * max(n, 1 if v > 0 else 0)
         lines.append(f"{name:<{lw}} {colour}{bar}\x1b[0m {text}")

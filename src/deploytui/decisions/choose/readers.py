@@ -8,7 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any, NamedTuple
 
-from deploytui.core import units
+from deploytui.core import shorten, units
 from deploytui.core.workspace import hint
 from deploytui.decisions.choose.formfacts import BUILT, NOT_APPLICABLE, NOT_BUILT, FormFacts
 
@@ -202,4 +202,4 @@ def _own_words(reason: str) -> str:
 def first_words(text: str, n: int = 80) -> str:
     """One line of at most n characters (a long reason cut with …)."""
     line = re.sub(r"\s+", " ", text).strip()
-    return line if len(line) <= n else line[: n - 1] + "…"
+    return shorten.end(line, n)

@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from deploytui.core import shorten
 from deploytui.core.workspace import Workspace
 from deploytui.families import registry
 from deploytui.scenarios.startup.results import ResultsStore as Store
@@ -29,7 +30,7 @@ def _cell(rec: Any) -> str:
         return "✓"
     words = scrub(rec.error or rec.status)
     words = words.rsplit("error: ", 1)[-1].replace("|", "\\|").replace("\n", " ")  # the tool's own words
-    words = words if len(words) <= 60 else words[:59] + "…"
+    words = shorten.end(words, 60)
     return f"✗ {rec.stage or rec.status}: `{words}`"
 
 

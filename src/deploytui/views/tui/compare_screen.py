@@ -13,7 +13,7 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static
 
-from deploytui.core import units
+from deploytui.core import shorten, units
 from deploytui.core.record import RunRecord
 from deploytui.core.workspace import Workspace
 from deploytui.families import registry
@@ -59,7 +59,7 @@ TEXT_WIDTH = 32  # a runtime's or a bundle's words beyond it are cut with … (t
 
 
 def cut(text: str, width: int = TEXT_WIDTH) -> str:
-    return text if len(text) <= width else text[: width - 1] + "…"
+    return shorten.end(text, width)
 
 
 class Cell:

@@ -11,7 +11,7 @@ from textual.reactive import reactive
 from textual.widgets import OptionList
 from textual.widgets.option_list import Option
 
-from deploytui.core import units
+from deploytui.core import shorten, units
 from deploytui.core.record import RunRecord, RunStatus
 from deploytui.families import registry
 from deploytui.spec import forms
@@ -41,7 +41,7 @@ LIST_WIDTH = {False: WIDE.width + 4, True: NARROW.width + 4}  # + border and scr
 
 def cut(text: str, width: int) -> str:
     """`text` in at most `width` characters, a longer one cut with …, padded to `width`."""
-    return (text if len(text) <= width else text[: width - 1] + "…").ljust(width)
+    return shorten.end(text, width).ljust(width)
 
 
 STATE_LABELS = {  # a form's state in a build in flight (session.BuildProgress): label, style

@@ -9,6 +9,8 @@ from rich.text import Text
 from textual.widgets import OptionList
 from textual.widgets.option_list import Option
 
+from deploytui.core import shorten
+
 NAME_W = 26  # the widest the names' column gets
 
 
@@ -21,7 +23,7 @@ def short_name(text: str) -> str:
     base = text.split(",", 1)[0]
     options = ",…" if base != text else ""
     keep = NAME_W - len(options)
-    return (base if len(base) <= keep else "…" + base[len(base) - keep + 1 :]) + options
+    return shorten.start(base, keep) + options
 
 
 class PickerList(OptionList):

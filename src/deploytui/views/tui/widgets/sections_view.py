@@ -14,6 +14,8 @@ from textual.containers import Vertical, VerticalScroll
 from textual.widget import Widget
 from textual.widgets import DataTable, Label, Static, Tree
 
+from deploytui.core import shorten
+
 WHY_EMPTY = {
     "Artifact": "nothing of it exists yet to look inside (build it with b)",
     "Code": "its artifacts hold no source to read (generated a1.rs, torch.export graph code, "
@@ -136,6 +138,11 @@ PROSE_MIN = 16
 MAX_ROWS = 30
 
 
+def natural_widths(columns: list[str], rows: list[list[str]]) -> list[int]:
+    """Each column's width with nothing cut: its longest cell or its heading."""
+    return [max([len(c), *(len(r[i]) for r in rows)]) for i, c in enumerate(columns)]
+
+
 class FittedTable:
     """A table of a few rows, laid out at the width it is drawn at: a table whose short columns
     keep their width and whose prose (a cell over PROSE) wraps, a long word folded; or, where the
@@ -145,8 +152,8 @@ class FittedTable:
     as records, a wide one as a table."""
 
     def __init__(self, columns: list[str], rows: list[list[str]]) -> None:
-        self.columns, self.rows = columns, [[*r, *[""] * len(columns)][: len(columns)] for r in rows]
-        self.widths = [max([len(c), *(len(r[i]) for r in self.rows)]) for i, c in enumerate(columns)]
+        self.columns, self.rows = columns, rows
+        self.widths = natural_widths(columns, self.rows)
 
     def fits(self, width: int) -> bool:
         short = [w for w in self.widths if w <= PROSE]
@@ -179,7 +186,8 @@ class FittedTable:
 def _table(s) -> Widget:
     """A table section: up to MAX_ROWS rows, a FittedTable in a Static (laid out for the pane's
     width); more, a FittedDataTable (one line a row, laid out for its width as it changes)."""
-    columns, rows = [str(c) for c in s.columns], [[str(c) for c in r] for r in s.rows]
+    columns = [str(c) for c in s.columns]
+    rows = [[*(str(c) for c in r), *[""] * len(columns)][: len(columns)] for r in s.rows]  # as many cells
     if len(rows) <= MAX_ROWS:
         return Static(FittedTable(columns, rows), classes="section-fitted")
     return FittedDataTable(columns, rows)
@@ -204,21 +212,13 @@ def fit_widths(natural: list[int], room: int) -> list[int] | None:
     return [min(n, cap) for n in natural] if cap >= least else None
 
 
-def cut(text: str, width: int) -> str:
-    """`text` in `width` characters: whole, or its start and end around an ellipsis (a tensor's
-    or a symbol's name reads by both ends: `model.layers.1…proj.weight`)."""
-    if len(text) <= width:
-        return text
-    head = (width - 1) // 2
-    return text[:head] + "…" + text[len(text) - (width - 1 - head) :]
-
-
 class FittedDataTable(DataTable):
     """A long table (over MAX_ROWS rows): a DataTable that scrolls down, laid out again when its
     width changes, its short columns (sizes, shapes, counts) always in view. Where its columns
-    together are wider than it, the widest are cut in the middle (`cut`) to the one width that
-    fits; where that would leave too little of them (`fit_widths`), each row is stacked: its
-    first cell (the name) on one line, the others below it (the 40-column pane at 80×24).
+    together are wider than it, the widest are cut in the middle (`shorten.middle`) to the one
+    width that fits; where that would leave too little of them (`fit_widths`), each row is
+    stacked: its first cell (the name) on one line, the others below it (the 40-column pane at
+    80×24).
     The whole text is in `deploytui inspect`. Cells are Text, never markup: a name such as
     `to_string[abi:cxx11]` or `[/x]` shows as it is."""
 
@@ -227,17 +227,18 @@ class FittedDataTable(DataTable):
     def __init__(self, columns: list[str], rows: list[list[str]]) -> None:
         super().__init__(show_cursor=False, zebra_stripes=True, classes="section-table")
         self.texts = [columns, *rows]
-        self.natural = [max(len(r[i]) for r in self.texts) for i in range(len(columns))]
+        self.natural = natural_widths(columns, rows)
         self.layout_key: object = None
         self._lay_out(self.natural)
 
     def _lay_out(self, widths: list[int]) -> None:
         self.layout_key = widths
         self.clear(columns=True)
+        self.header_height = 1
         head, *rows = self.texts
         for c, w in zip(head, widths, strict=True):
-            self.add_column(Text(cut(c, w), style="bold"), width=w)
-        self.add_rows([[Text(cut(v, w)) for v, w in zip(r, widths, strict=True)] for r in rows])
+            self.add_column(Text(shorten.middle(c, w), style="bold"), width=w)
+        self.add_rows([[Text(shorten.middle(v, w)) for v, w in zip(r, widths, strict=True)] for r in rows])
 
     def _stack(self, width: int) -> None:
         """One column, two lines a row: the name, then the other cells aligned below it."""
@@ -250,8 +251,8 @@ class FittedDataTable(DataTable):
             figures = "  ".join(v.ljust(w) for v, w in zip(r[1:], rest, strict=True)).rstrip()
             if len(figures) > width:  # aligned they do not fit: whole, one after the other
                 figures = "  ".join(v for v in r[1:] if v)
-            text = Text(cut(r[0], width), style=style)
-            text.append("\n" + cut(figures, width), style=style or "dim")
+            text = Text(shorten.middle(r[0], width), style=style)
+            text.append("\n" + shorten.middle(figures, width), style=style or "dim")
             return text
 
         head, *rows = self.texts
@@ -269,7 +270,6 @@ class FittedDataTable(DataTable):
             if self.layout_key != ("stacked", stacked):
                 self._stack(stacked)
         elif widths != self.layout_key:
-            self.header_height = 1
             self._lay_out(widths)
 
 
