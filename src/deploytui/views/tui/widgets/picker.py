@@ -49,7 +49,10 @@ class PickerList(OptionList):
         super().__init__(*(Option(self._prompt(name, about), id=name) for name, about in choices), id=id)
 
     def _prompt(self, name: str, about: str) -> Text:
-        prompt = Text(f"{'▶' if name == self.shown else ' '} {short_name(name, self.name_w):<{self.name_w}}  ", style="bold")
+        prompt = Text(
+            f"{'▶' if name == self.shown else ' '} {short_name(name, self.name_w):<{self.name_w}}  ",
+            style="bold",
+        )
         prompt.append(about, style="dim")
         return prompt
 
