@@ -635,7 +635,8 @@ def test_a_burst_of_moves_draws_the_visible_tab_for_its_first_and_last_form_only
 def test_export_waits_for_the_measurement_in_flight(art, quick_inspect, monkeypatch, tmp_path):
     from deploytui.views import report
 
-    install_fake_form(monkeypatch, art, sleep_s=0.4)
+    gate = tmp_path / "runs-may-end"  # the runs stay in flight until the export is queued
+    install_fake_form(monkeypatch, art, gate=gate)
     out = tmp_path / "report.md"
     seen = {}
     real = report.write_report
@@ -655,6 +656,7 @@ def test_export_waits_for_the_measurement_in_flight(art, quick_inspect, monkeypa
         await pilot.press("e")
         assert any("Export queued" in (n.title or "") for n in app._notifications)
         assert not seen
+        gate.touch()
         await wait_for(pilot, lambda: out.exists())
         await wait_for(pilot, lambda: app.job == "" and app.session.lane.running is None)
 

@@ -18,9 +18,15 @@ FLAT = [units.f32(v) for r in REFERENCE for v in r]
 FAKE_KEY = "burn-embed"  # the registry slot the fake form takes over in live-run tests
 
 FAKE_RUNNER = f"""\
-import json, sys, time
+import json, os, sys, time
 from deploytui.core import tensorfile
-time.sleep(float(sys.argv[1]) if len(sys.argv) > 1 else 0.0)
+wait = sys.argv[1] if len(sys.argv) > 1 else "0"
+if wait.startswith("/"):  # a gate: stay in flight until the test creates that file (60 s at most)
+    until = time.monotonic() + 60
+    while not os.path.exists(wait) and time.monotonic() < until:
+        time.sleep(0.02)
+else:
+    time.sleep(float(wait))
 out = sys.argv[sys.argv.index("--outputs") + 1]
 tensorfile.write(out, {{"output_0": tensorfile.Tensor("F32", (4, 3), {FLAT!r})}})
 stages = {{"load": 0.5, "first_forward": 0.1, "steady_forward": 0.05}}
@@ -151,8 +157,10 @@ def make_artifacts(root: Path, *, results: dict | None = None, built: tuple[str,
     return art
 
 
-def install_fake_form(monkeypatch, art: Path, sleep_s: float = 0.15) -> forms.Form:
-    """Replace FAKE_KEY in the registry with a form that runs fake_runner.py (prints the reference)."""
+def install_fake_form(monkeypatch, art: Path, sleep_s: float = 0.15, gate: Path | None = None) -> forms.Form:
+    """Replace FAKE_KEY in the registry with a form that runs fake_runner.py (prints the reference)
+    after `sleep_s`, or, given a `gate`, once that file exists: in flight for as long as a test
+    needs, however loaded the machine."""
     (art / "a1" / "fake_runner.py").write_text(FAKE_RUNNER)
     fake = dataclasses.replace(
         registry.get(FAKE_KEY),
@@ -161,7 +169,7 @@ def install_fake_form(monkeypatch, art: Path, sleep_s: float = 0.15) -> forms.Fo
         executable=None,
         runner="fake_runner.py (test script)",
         runtime=forms.NO_RUNTIME,
-        argv=("{python}", "{art}/{m}/fake_runner.py", str(sleep_s)),
+        argv=("{python}", "{art}/{m}/fake_runner.py", str(gate) if gate else str(sleep_s)),
         steps=("burn-embed",),
         mlp_only=False,
         inspect=(),
