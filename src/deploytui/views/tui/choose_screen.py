@@ -17,7 +17,7 @@ from textual.containers import Horizontal, VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Checkbox, DataTable, Footer, Input, Label, Select, SelectionList, Static
 
-from deploytui.core import units
+from deploytui.core import shorten, units
 from deploytui.decisions import choose
 from deploytui.decisions import facts as choose_facts
 from deploytui.decisions import text as choose_text
@@ -219,7 +219,7 @@ class ChooseScreen(Screen):
             for r in rows:
                 key = r[FORM]
                 assert isinstance(key, Text)
-                r[FORM] = Text(form_list.cut(key.plain, key_w).rstrip(), style=key.style)
+                r[FORM] = Text(shorten.end(key.plain, key_w), style=key.style)
             widths[FORM] = key_w
         why_w = max(room - sum(w + 2 for w in widths) - 2, WHY_FLOOR)  # what is left to the reasons
         table.add_column(heads[-1], width=why_w)

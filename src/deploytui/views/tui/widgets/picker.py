@@ -29,11 +29,10 @@ def short_name(text: str, width: int = NAME_W) -> str:
     return shorten.start(base, keep) + options
 
 
-def name_width(names: list[str], list_width: int) -> int:
+def name_width(longest: int, list_width: int) -> int:
     """The names' column for a list `list_width` wide: the longest name's, at most NAME_SHARE of
     the width, at least NAME_W (when a name is that long)."""
-    room = max(NAME_W, int(list_width * NAME_SHARE))
-    return min(max((len(n) for n in names), default=0), room)
+    return min(longest, max(NAME_W, int(list_width * NAME_SHARE)))
 
 
 class PickerList(OptionList):
@@ -45,7 +44,8 @@ class PickerList(OptionList):
     def __init__(self, choices: list[tuple[str, str]], shown: str, *, id: str) -> None:
         self.choices = choices
         self.shown = shown
-        self.name_w = name_width([name for name, _ in choices], 0)
+        self.longest = max((len(name) for name, _ in choices), default=0)
+        self.name_w = name_width(self.longest, 0)
         super().__init__(*(Option(self._prompt(name, about), id=name) for name, about in choices), id=id)
 
     def _prompt(self, name: str, about: str) -> Text:
@@ -57,7 +57,7 @@ class PickerList(OptionList):
         return prompt
 
     def on_resize(self, event: events.Resize) -> None:
-        width = name_width([name for name, _ in self.choices], self.scrollable_content_region.width)
+        width = name_width(self.longest, self.scrollable_content_region.width)
         if width != self.name_w:
             self.name_w = width
             for name, about in self.choices:
