@@ -78,7 +78,7 @@ def row(
         label, style = STATE_LABELS[state]
         t.append(f"{label:>{width}}", style=style)
     elif state and not built:  # "✗ export": the stage its build stopped at
-        t.append(f"{cut(state, width).strip():>{width}}", style="red")
+        t.append(f"{shorten.end(state, width).strip():>{width}}", style="red")
     elif rec and rec.status == RunStatus.OK:
         t.append(f"{units.seconds(fmt.median(rec.wall_s)):>{cols.start}} ")
         t.append(f"{units.short_size(fmt.median(rec.peak_rss_bytes)):>{cols.rss}} ")
@@ -91,7 +91,7 @@ def row(
         t.append(f"{'n/a':>{width - 2}} ", style="grey50")
         t.append(fmt.DASH, style="grey50")
     elif not built:
-        t.append(f"{cut(fmt.short_reason(why), width).strip():>{width}}", style="grey50 italic")
+        t.append(f"{shorten.end(fmt.short_reason(why), width).strip():>{width}}", style="grey50 italic")
     else:
         t.append(f"{'not run':>{width}}", style="grey50")
     if cols.iso and rec and rec.isolated:
