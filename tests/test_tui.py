@@ -176,6 +176,24 @@ def test_quit_mid_run_leaves_no_child(art, quick_inspect, monkeypatch):
     assert time.monotonic() - t0 < 20
 
 
+@pytest.mark.parametrize("key", ["s", "c", "m", "t"])
+def test_a_key_typed_right_after_q_opens_nothing(art, key):
+    # typed fast ("qs", or "question" typed into the app), the second key pushed a screen that the
+    # exit tore down while it mounted: NoMatches in its on_mount, a traceback and exit code 1
+    from textual import events
+
+    seen = {}
+
+    async def body(app, pilot):
+        seen["app"] = app
+        for ch in ("q", key):
+            app.post_message(events.Key(ch, ch))
+        await wait_for(pilot, lambda: not app.is_running, timeout=10)
+
+    with_pilot(art, body)
+    assert seen["app"].return_code == 0
+
+
 def test_export_key_writes_the_report(art, monkeypatch, tmp_path):
     from deploytui.views import report
 
