@@ -90,6 +90,24 @@ def test_m_switches_to_a_model_built_here_and_the_palette_offers_it(art):
     with_pilot(art, body)
 
 
+@pytest.mark.parametrize("key", ["m", "t"])
+def test_a_picker_closed_twice_in_one_turn_closes_once(art, key):
+    # enter and escape typed together both closed the picker: Textual's dismiss pops whatever
+    # screen is on top, so the second popped the main screen (ScreenStackError, a traceback)
+    from textual import events
+
+    async def body(app, pilot):
+        await pilot.press(key)
+        await pilot.pause()
+        assert app.screen is not app.main
+        for k in ("enter", "escape"):
+            app.post_message(events.Key(k, None))
+        await pilot.pause(0.5)
+        assert app.is_running and app.screen is app.main
+
+    with_pilot(art, body)
+
+
 def test_a_run_keeps_its_model_when_the_app_switches_meanwhile(art, monkeypatch):
     """A run of a1's (fake) form is in flight when the user opens convnet: the app switches at
     once, the run goes on, and its record lands in a1's results.json, not convnet's."""

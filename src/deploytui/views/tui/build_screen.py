@@ -13,7 +13,7 @@ from textual.screen import Screen
 from textual.widgets import Footer, ProgressBar, RichLog, Static
 
 from deploytui.core.units import duration
-from deploytui.views.tui.host import AppHost, host_of
+from deploytui.views.tui.host import AppHost, close, host_of
 
 if TYPE_CHECKING:
     from deploytui.spec.manifest import Manifest
@@ -99,4 +99,4 @@ class BuildScreen(Screen):
         if self.host.job == "build":
             self.host.action_cancel()
             return
-        self.dismiss()
+        close(self)

@@ -22,7 +22,7 @@ from deploytui.decisions import choose
 from deploytui.decisions import facts as choose_facts
 from deploytui.decisions import text as choose_text
 from deploytui.families import registry
-from deploytui.views.tui.host import AppHost, host_of
+from deploytui.views.tui.host import AppHost, close, host_of
 from deploytui.views.tui.widgets import form_list
 from deploytui.views.tui.widgets.chart import PlotextChart
 
@@ -281,4 +281,4 @@ class ChooseScreen(Screen):
             self.refresh_answer()  # the why column takes the room there is
 
     def action_close(self) -> None:
-        self.dismiss()
+        close(self)

@@ -25,7 +25,7 @@ from deploytui.ship.store import ShipCheck
 from deploytui.spec import forms
 from deploytui.spec.manifest import Manifest, runtime_facts
 from deploytui.views.tui import fmt
-from deploytui.views.tui.host import AppHost, host_of
+from deploytui.views.tui.host import AppHost, close, host_of
 from deploytui.views.tui.widgets.chart import PlotextChart, bars
 
 COLUMNS = [  # the figures the screen is for first, so 80 columns show them; the words last
@@ -404,4 +404,4 @@ class CompareScreen(Screen):
         self.sort_by(str(event.column_key.value))
 
     def action_close(self) -> None:
-        self.dismiss()
+        close(self)

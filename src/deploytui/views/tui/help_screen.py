@@ -10,7 +10,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Static
 
 from deploytui.views.tui import keys
-from deploytui.views.tui.host import AppHost, host_of
+from deploytui.views.tui.host import AppHost, close, host_of
 from deploytui.views.tui.main_screen import TAB_KEYS
 
 EXTRA = [
@@ -67,4 +67,4 @@ class HelpScreen(ModalScreen):
             yield Static("escape closes this", classes="note")
 
     def action_close(self) -> None:
-        self.dismiss()
+        close(self)

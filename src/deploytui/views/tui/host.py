@@ -7,12 +7,13 @@ The screens never import the app (`app.py` imports them): each reads its app as 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, ClassVar, Protocol, cast
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol, cast
 
 if TYPE_CHECKING:
     from textual.binding import BindingType
     from textual.geometry import Size
     from textual.message_pump import MessagePump
+    from textual.screen import Screen
 
     from deploytui.views.tui.session import Session
 
@@ -43,3 +44,12 @@ class AppHost(Protocol):
 def host_of(node: MessagePump) -> AppHost:
     """The app `node` runs in, as an `AppHost`."""
     return cast("AppHost", node.app)
+
+
+def close(screen: Screen[Any], result: Any = None) -> None:
+    """Dismiss `screen` with `result` while it is the one on top. Two closes can come in one turn
+    (enter and escape typed together in a picker): Textual's `dismiss` pops whatever screen is on
+    top, so the second one popped the screen below (the main screen: ScreenStackError, the app
+    down with a traceback)."""
+    if screen.app.screen is screen:
+        screen.dismiss(result)

@@ -14,6 +14,7 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Input, OptionList, Static
 
+from deploytui.views.tui.host import close
 from deploytui.views.tui.widgets.picker import PickerList
 
 
@@ -50,11 +51,11 @@ class ModelScreen(ModalScreen[str | None]):
 
     @on(OptionList.OptionSelected, "#model-list")
     def _picked(self, event: OptionList.OptionSelected) -> None:
-        self.dismiss(event.option.id)
+        close(self, event.option.id)
 
     @on(Input.Submitted, "#model-input")
     def _typed(self, event: Input.Submitted) -> None:
-        self.dismiss(event.value.strip() or None)
+        close(self, event.value.strip() or None)
 
     def action_close(self) -> None:
-        self.dismiss(None)
+        close(self, None)

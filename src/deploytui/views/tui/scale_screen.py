@@ -21,7 +21,7 @@ from textual.widgets import DataTable, Footer, Static
 from deploytui.core import plot
 from deploytui.families import registry
 from deploytui.scenarios.sweep import text as scale_text
-from deploytui.views.tui.host import AppHost, host_of
+from deploytui.views.tui.host import AppHost, close, host_of
 from deploytui.views.tui.widgets.chart import PlotextChart
 
 if TYPE_CHECKING:
@@ -135,4 +135,4 @@ class ScaleScreen(Screen):
         if self.host.job == "sweep":
             self.host.action_cancel()
             return
-        self.dismiss()
+        close(self)

@@ -21,7 +21,7 @@ from textual.widgets import DataTable, Footer, Static
 from deploytui.core import defaults
 from deploytui.scenarios.serving import store as serve_store
 from deploytui.scenarios.serving import text as serve_text
-from deploytui.views.tui.host import AppHost, host_of
+from deploytui.views.tui.host import AppHost, close, host_of
 from deploytui.views.tui.widgets.chart import PlotextChart
 
 if TYPE_CHECKING:
@@ -188,4 +188,4 @@ class ServeScreen(Screen):
         if self.host.job == "serve":
             self.host.action_cancel()
             return
-        self.dismiss()
+        close(self)

@@ -12,6 +12,7 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import OptionList, Static
 
+from deploytui.views.tui.host import close
 from deploytui.views.tui.widgets.picker import PickerList
 
 HERE = "this machine"
@@ -50,7 +51,7 @@ class TargetScreen(ModalScreen[str | None]):
 
     @on(OptionList.OptionSelected, "#target-list")
     def _picked(self, event: OptionList.OptionSelected) -> None:
-        self.dismiss(event.option.id)
+        close(self, event.option.id)
 
     def action_close(self) -> None:
-        self.dismiss(None)
+        close(self, None)
