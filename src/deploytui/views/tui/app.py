@@ -69,7 +69,6 @@ class DeployApp(OutcomesApp):
         self.ready_ms: float | None = None
         self.ready_at_ns = 0
         self.handle_signals = handle_signals
-        self.closing = False  # set by `shutdown`: no key starts anything once the app is going
         self.session = Session(ws or Workspace.at(), Settings(runs=runs, warmup=warmup))
         self.timeline_built = set()  # forms whose `built` event the timeline has
 
@@ -155,7 +154,6 @@ class DeployApp(OutcomesApp):
 
     def shutdown(self) -> None:
         """The one way out (q, ctrl+q, SIGTERM, SIGHUP): close the lane, cancel the job in flight."""
-        self.closing = True
         self.session.shutdown()
         self.exit()
 
@@ -164,10 +162,10 @@ class DeployApp(OutcomesApp):
 
     # ---- actions --------------------------------------------------------------------------
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        """Off once the app is closing (a key typed right after q, the s of "qs", pushed a screen
+        """Off once the app is quitting (a key typed right after q, the s of "qs", pushed a screen
         that the exit tore down while it mounted: a traceback); off on a screen of fields
         (ctrl+p, ctrl+q and the screen's own keys still work)."""
-        if self.closing:
+        if self.session.quitting:
             return False
         return not (getattr(self.screen, "TYPING", False) and action in keys.TYPED_OVER)
 
