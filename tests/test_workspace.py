@@ -68,3 +68,20 @@ def test_the_cli_reads_the_folder_given_with_artifacts(tmp_path, monkeypatch, ca
     assert cli.main(["report", "--format", "json", "-o", str(out)]) == 1  # the variable's: empty
     assert "no results yet" in capsys.readouterr().err
     assert not (tmp_path / "nothing-here").exists()
+
+
+def test_a_folder_that_cannot_be_made_is_one_line_not_a_traceback(tmp_path, capsys):
+    from deploytui.views.cli import main as cli
+
+    art = make_artifacts(tmp_path, results=FIXED_RESULTS)
+    blocker = tmp_path / "a-file"  # a file where the report's folder would be
+    blocker.write_text("")
+    assert cli.main(["report", "--artifacts", str(art), "-o", str(blocker / "r.md")]) == 1
+    assert cli.main(["report", "--artifacts", str(art), "--results", str(blocker / "results")]) == 1
+    err = capsys.readouterr().err.splitlines()
+    assert len(err) == 2 and all(e.startswith("deploytui report: error: ") for e in err), err
+    assert cli.main(["--artifacts", str(blocker / "artifacts"), "report"]) == 1  # its lock's folder
+    assert cli.main(["--artifacts", str(blocker), "bench", "torch-eager", "-n", "1"]) == 1
+    err = capsys.readouterr().err.splitlines()
+    assert len(err) == 2 and all(e.startswith("deploytui ") and "error: " in e for e in err), err
+    assert blocker.read_text() == ""

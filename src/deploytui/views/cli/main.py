@@ -268,6 +268,10 @@ def main(argv: list[str] | None = None) -> int:
     except BrokenPipeError:  # e.g. `deploytui inspect X | head`
         sys.stderr.close()
         return 0
+    except OSError as e:  # a folder that cannot be made, a file that cannot be written: one line
+        where = f": {e.filename}" if e.filename else ""
+        print(f"deploytui {args.command}: error: {e.strerror or e}{where}", file=sys.stderr)
+        return 1
     except KeyboardInterrupt:  # ctrl+c: the launcher has already killed the run in flight
         print("deploytui: interrupted", file=sys.stderr)
         return 130
