@@ -250,19 +250,19 @@ def main(argv: list[str] | None = None) -> int:
             return 2
     # the one place the process reads where its files go; everything below is handed `args.ws`
     args.ws = Workspace.from_env(ref, args.artifacts, args.bundles).with_data(data)
-    if args.command is None:
-        if not (sys.stdin.isatty() and sys.stdout.isatty()):
-            print(
-                "deploytui: the app needs a terminal; for headless use see "
-                "`deploytui bench`, `deploytui report` and `deploytui --help`",
-                file=sys.stderr,
-            )
-            return 2
-        from deploytui.views.tui import run_app
-
-        code: int = run_app(args.ws).return_code or 0
-        return code
+    if args.command is None and not (sys.stdin.isatty() and sys.stdout.isatty()):
+        print(
+            "deploytui: the app needs a terminal; for headless use see "
+            "`deploytui bench`, `deploytui report` and `deploytui --help`",
+            file=sys.stderr,
+        )
+        return 2
     try:
+        if args.command is None:
+            from deploytui.views.tui import run_app
+
+            code: int = run_app(args.ws).return_code or 0
+            return code
         status: int = args.func(args)
         return status
     except BrokenPipeError:  # e.g. `deploytui inspect X | head`
@@ -270,7 +270,8 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     except OSError as e:  # a folder that cannot be made, a file that cannot be written: one line
         where = f": {e.filename}" if e.filename else ""
-        print(f"deploytui {args.command}: error: {e.strerror or e}{where}", file=sys.stderr)
+        who = f"deploytui {args.command}" if args.command else "deploytui"
+        print(f"{who}: error: {e.strerror or e}{where}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:  # ctrl+c: the launcher has already killed the run in flight
         print("deploytui: interrupted", file=sys.stderr)
