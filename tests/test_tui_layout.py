@@ -140,6 +140,16 @@ def test_the_form_list_is_one_line_a_form_with_its_figures(full_app, size):
     run_at(full_app, size, "main", check)
 
 
+@pytest.mark.parametrize("width", [80, 100, 119, 200])
+def test_the_footer_ends_with_the_palette_key_and_nothing_past_it(full_app, width):
+    # Textual's compact footer (the main screen's, under 120 columns) left its last column to the
+    # keys that overflow under the palette key: "^p paletteq" at 100 columns, "^p palettex" at 80
+    def check(app, lines):
+        assert lines[-1].rstrip().endswith("▏^p palette"), lines[-1]
+
+    run_at(full_app, (width, 24), "main", check)
+
+
 @pytest.mark.parametrize("size", SIZES, ids=[f"{w}x{h}" for w, h in SIZES])
 def test_compare_shows_the_figures_and_whole_distinct_chart_labels(full_app, size):
     def check(app, lines):
