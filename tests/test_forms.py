@@ -137,6 +137,38 @@ def test_each_export_is_its_own_familys_and_runs_as_one_process_each():
         )
 
 
+def test_the_exporters_refusal_is_its_root_cause_unless_an_export_explained_it():
+    """The build's one line is the root cause (torch.onnx wraps torch.export's error), but an
+    export that explains a refusal raises its own error `from None`: that message is the line
+    (executorch-int8 of a Qwen2 config lost its explanation of the float index this way)."""
+    from deploytui.families.common.export_cmd import decisive
+
+    def raised(fn):
+        try:
+            fn()
+        except Exception as e:
+            return e
+        raise AssertionError("did not raise")
+
+    def wrapped():
+        try:
+            raise KeyError("inner words")
+        except KeyError as e:
+            raise RuntimeError("outer words") from e
+
+    def explained():
+        try:
+            raise IndexError("tensors used as indices must be long")
+        except IndexError as e:
+            raise IndexError(f"{e} (because of the quantizer)") from None
+
+    assert decisive(raised(wrapped)) == "RuntimeError: KeyError: 'inner words'"
+    assert (
+        decisive(raised(explained))
+        == "IndexError: tensors used as indices must be long (because of the quantizer)"
+    )
+
+
 def test_the_registry_imports_no_runtime_and_a_runner_no_registry():
     """The app imports the registry: the families' declarations stay light. A runner starts as
     `python -m deploytui.families.<name>.<runner>` and is measured: its package imports nothing."""

@@ -52,11 +52,17 @@ def _first_line(e: BaseException) -> str:
     return f"{type(e).__name__}: " + next((ln.strip() for ln in text.splitlines() if ln.strip()), "")
 
 
+def _cause(e: BaseException) -> BaseException | None:
+    return e.__cause__ or (None if e.__suppress_context__ else e.__context__)
+
+
 def decisive(e: BaseException) -> str:
     """The exporter's own words: the root cause's type and first line (torch.onnx wraps
-    torch.export's error, for instance), after the outer type when that differs."""
+    torch.export's error, for instance), after the outer type when that differs. The chain is
+    followed as Python's traceback shows it: an error raised `from None` (an export that explains
+    the exporter's refusal in its own message) is the root."""
     root, seen = e, {id(e)}
-    while (nxt := root.__cause__ or root.__context__) is not None and id(nxt) not in seen:
+    while (nxt := _cause(root)) is not None and id(nxt) not in seen:
         root = nxt
         seen.add(id(root))
     line = _first_line(root)
