@@ -69,6 +69,24 @@ def test_a_copied_artifacts_folder_is_up_to_date(artifacts_copy, copy_ws):
     assert not [e.text for e in events if e.kind == "line"]  # nothing said stale
 
 
+def test_an_on_demand_step_left_cancelled_is_not_the_builds_failure(artifacts_copy, copy_ws, capsys):
+    """The Serve screen's dynamic-batch exports run on demand; one cancelled there (escape
+    mid-export) stays a failed record, which `deploytui build` neither runs nor reports: it said
+    `build: 2 step(s) failed: export-dyn-aoti, export-dyn-aoti-lean` and exited 1 ever after."""
+    from deploytui.builder import selected
+    from deploytui.spec import manifest
+    from deploytui.views.cli.main import main
+
+    ctx = BuildContext.of(copy_ws)
+    on_demand = [s.name for s in plan(ctx) if s.on_demand]
+    assert on_demand and not set(on_demand) & {s.name for s in selected(ctx)}
+    cancelled = manifest.StepRecord(StepStatus.FAILED, reason="cancelled")
+    manifest.store(ctx.mdir).update(lambda m: m.steps.update(dict.fromkeys(on_demand, cancelled)))
+    assert main(["build", "--artifacts", str(artifacts_copy)]) == 0, capsys.readouterr().err[-2000:]
+    assert "failed" not in capsys.readouterr().err
+    assert [s.name for s in selected(ctx, on_demand[:1])] == on_demand[:1]  # named, it runs again
+
+
 def test_damaged_output_is_rebuilt_and_the_log_says_why(artifacts_copy, copy_ws):
     a1 = artifacts_copy / "a1"
     with open(a1 / "a1_export.pt2", "r+b") as f:

@@ -156,15 +156,7 @@ def run_build(
 
     stores["model"].update(own)
     stores["shared"].update(lambda doc: doc.tools.update(tools))
-    steps = plan(ctx)
-    if only:
-        known = {s.name for s in steps}
-        unknown = [n for n in only if n not in known]
-        if unknown:
-            raise ValueError(f"unknown step(s) {', '.join(unknown)}; known: {', '.join(sorted(known))}")
-        steps = [s for s in steps if s.name in only]
-    else:
-        steps = [s for s in steps if not s.on_demand]
+    steps = selected(ctx, only)
     total, workers = len(steps), max(1, jobs or default_jobs())
     index = {s.name: i for i, s in enumerate(steps, 1)}
     needs = _dependencies(steps)
@@ -206,6 +198,19 @@ def run_build(
                     )
                 )
     return _view(stores)
+
+
+def selected(ctx: BuildContext, only: list[str] | None = None) -> list[Step]:
+    """The steps a build runs: those `only` names (ValueError for a name the plan lacks), else
+    the plan's steps but the on-demand ones (a serving run's dynamic-batch exports)."""
+    steps = plan(ctx)
+    if not only:
+        return [s for s in steps if not s.on_demand]
+    known = {s.name for s in steps}
+    unknown = [n for n in only if n not in known]
+    if unknown:
+        raise ValueError(f"unknown step(s) {', '.join(unknown)}; known: {', '.join(sorted(known))}")
+    return [s for s in steps if s.name in only]
 
 
 def fork_server(ctx: BuildContext, steps: list[Step]) -> ForkServer | None:

@@ -11,15 +11,18 @@ from deploytui.views.cli.common import build_progress
 def cmd_build(args: argparse.Namespace) -> int:
     if args.arch:
         return build_arch(args)
-    from deploytui.builder import run_build
+    from deploytui.builder import run_build, selected
     from deploytui.spec.context import BuildContext
 
+    ctx = BuildContext.of(args.ws)
     try:
-        manifest = run_build(BuildContext.of(args.ws), only=args.only, on_event=build_progress(args.verbose))
+        ran = {s.name for s in selected(ctx, args.only)}
+        manifest = run_build(ctx, only=args.only, on_event=build_progress(args.verbose))
     except ValueError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
-    failed = [n for n in manifest.failed_steps() if not args.only or n in args.only]
+    # this build's steps only: an on-demand step a serving run left cancelled is not its failure
+    failed = [n for n in manifest.failed_steps() if n in ran]
     from deploytui.spec.steps import SAMPLES_STEP
 
     if args.ws.data is not None and SAMPLES_STEP in failed and (rec := manifest.steps.get(SAMPLES_STEP)):
