@@ -28,6 +28,21 @@ def test_compare_files_every_output_of_any_rank(tmp_path):
     assert (d1.name, d1.within_tol, d1.failing, d1.worst[0].index) == ("output_1", False, 1, [3])
 
 
+def test_an_output_under_the_models_atol_is_judged_at_its_own_scale(tmp_path):
+    """torchvision's mobilenet_v3_small with random weights peaks at 5e-10: at atol 1e-5 an
+    answer of zeros was within tolerance. Its atol is 1e-3 of its largest |value| instead; an
+    output of 1e-2 and more, and one of zeros, keep the model's."""
+    tiny = [5e-10, -2e-10, 1e-10, 0.0]
+    want = _file(tmp_path / "want.safetensors", ([4], tiny), ([2], [0.02, -1.0]), ([2], [0.0, 0.0]))
+    zeros = _file(tmp_path / "zeros.safetensors", ([4], [0.0] * 4), ([2], [0.02, -1.0]), ([2], [0.0, 0.0]))
+    d_tiny, d_big, d_zero = compare_files(zeros, want, 1e-5, 1e-5)
+    assert not d_tiny.within_tol and d_tiny.failing == 3 and d_tiny.atol == pytest.approx(5e-13)
+    assert (d_big.atol, d_zero.atol) == (1e-5, 1e-5) and d_big.within_tol and d_zero.within_tol
+    close = [v * (1 + 1e-6) for v in tiny]  # a runtime's rounding: within 1e-6 of each value
+    near = _file(tmp_path / "near.safetensors", ([4], close), ([2], [0.02 + 9e-6, -1.0]), ([2], [9e-6, 0.0]))
+    assert all(d.within_tol for d in compare_files(near, want, 1e-5, 1e-5))
+
+
 def test_compare_files_says_what_does_not_fit(tmp_path):
     want = _file(tmp_path / "want.safetensors", ([2], [1.0, 2.0]), ([1], [1.0]))
     with pytest.raises(ShapeError, match="wrote 1 output"):

@@ -121,7 +121,13 @@ class OutputDiff:
             _elements,
         )
     )
-    atol: float = field(metadata=field_doc("absolute tolerance (the model's: 1e-5, a1 1e-6)", is_float))
+    atol: float = field(
+        metadata=field_doc(
+            "absolute tolerance applied: the model's (1e-5, a1 1e-6), or 1e-3 of the output's largest "
+            "\\|value\\| where that is smaller",
+            is_float,
+        )
+    )
     rtol: float = field(metadata=field_doc("relative tolerance (the model's: 1e-5, a1 0)", is_float))
     min_atol: float = field(
         metadata=field_doc("the smallest `atol` that would pass at this `rtol`", is_float)

@@ -312,6 +312,6 @@ def evaluate(
         bad = next(d for d in diffs if not d.within_tol)
         rec.error = (
             f"{bad.name} differs from eager by {bad.max_abs:.3g} ({bad.failing} of {bad.n} elements "
-            f"outside atol {atol:g} + rtol {rtol:g}·|want|)"
+            f"outside atol {bad.atol:g} + rtol {bad.rtol:g}·|want|)"
         )
     return rec
