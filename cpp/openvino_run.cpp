@@ -59,16 +59,21 @@ std::vector<std::unique_ptr<Input>> read_inputs(const std::string& path) {
     auto x = std::make_unique<Input>();
     x->name = t->name;
     x->buffer.assign(t->data, t->data + t->nbytes);
-    check(ov_shape_create(static_cast<int64_t>(t->shape.size()), t->shape.data(), &x->shape), "shape of " + t->name);
+    if (!t->shape.empty()) {  // a scalar keeps {0, nullptr}: ov_shape_create refuses rank 0, the tensor takes it
+      check(ov_shape_create(static_cast<int64_t>(t->shape.size()), t->shape.data(), &x->shape), "shape of " + t->name);
+    }
     check(ov_tensor_create_from_host_ptr(d->type, x->shape, x->buffer.data(), &x->tensor.p), "tensor " + t->name);
     in.push_back(std::move(x));
   }
   return in;
 }
 
-std::string port_name(ov_compiled_model_t* cm, size_t i, bool input) {
+// An input's or output's name as the IR holds it (the export's). Not the compiled model's: compiling
+// may drop a Convert before an output and give the output the Convert's input's name as well, which
+// ov_port_get_any_name can return. The compiled model keeps the IR's order.
+std::string port_name(const ov_model_t* model, size_t i, bool input) {
   Owned<ov_output_const_port_t, ov_output_const_port_free> port;
-  check(input ? ov_compiled_model_input_by_index(cm, i, &port.p) : ov_compiled_model_output_by_index(cm, i, &port.p),
+  check(input ? ov_model_const_input_by_index(model, i, &port.p) : ov_model_const_output_by_index(model, i, &port.p),
         "port " + std::to_string(i));
   char* name = nullptr;
   check(ov_port_get_any_name(port.p, &name), "name of port " + std::to_string(i));
@@ -89,10 +94,16 @@ void write_outputs(const std::string& path, ov_infer_request_t* req, const std::
       if (type == k.type) d = &k;
     }
     if (!d) throw std::runtime_error(names[i] + " has a dtype the outputs file does not take (" + std::to_string(static_cast<int>(type)) + ")");
-    ov_shape_t shape;
-    check(ov_tensor_get_shape(held[i].p, &shape), "shape of " + names[i]);
-    std::vector<int64_t> dims(shape.dims, shape.dims + shape.rank);
-    ov_shape_free(&shape);
+    // OpenVINO's C API has no rank-0 shape (ov_shape_create refuses rank 0), so a scalar output's
+    // shape is refused: one element and no shape is rank 0
+    ov_shape_t shape{};
+    const ov_status_e got = ov_tensor_get_shape(held[i].p, &shape);
+    size_t elements = 0;
+    check(ov_tensor_get_size(held[i].p, &elements), "size of " + names[i]);
+    if (got != OK && elements != 1) check(got, "shape of " + names[i]);
+    std::vector<int64_t> dims;
+    if (got == OK && shape.dims) dims.assign(shape.dims, shape.dims + shape.rank);
+    if (got == OK) ov_shape_free(&shape);
     size_t bytes = 0;
     void* data = nullptr;
     check(ov_tensor_get_byte_size(held[i].p, &bytes), "size of " + names[i]);
@@ -130,8 +141,8 @@ void run(const runner::Args& a, runner::StderrHold& hold) {
   check(ov_compiled_model_inputs_size(cm.p, &n_in), "inputs");
   check(ov_compiled_model_outputs_size(cm.p, &n_out), "outputs");
   std::vector<std::string> wanted, outputs;
-  for (size_t i = 0; i < n_in; ++i) wanted.push_back(port_name(cm.p, i, true));
-  for (size_t i = 0; i < n_out; ++i) outputs.push_back(port_name(cm.p, i, false));
+  for (size_t i = 0; i < n_in; ++i) wanted.push_back(port_name(model.p, i, true));
+  for (size_t i = 0; i < n_out; ++i) outputs.push_back(port_name(model.p, i, false));
   std::vector<std::string> given;
   for (const auto& x : in) given.push_back(x->name);
   std::vector<std::string> a_sorted = wanted, b_sorted = given;

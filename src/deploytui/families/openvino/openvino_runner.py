@@ -7,7 +7,9 @@ usage: python -m deploytui.families.openvino.openvino_runner PATH.xml --inputs I
 plugin is asked for f32 inference precision (it would pick bf16 on a CPU that has it) and
 `--threads` inference threads (default 1, like every runner here); the compiled model's own
 count is reported. The export names the IR's inputs as the inputs file does and its
-outputs after the model's outputs: inputs are fed by name, outputs written under those names.
+outputs after the model's outputs: inputs are fed by name, outputs written under the IR's names
+(read from the IR, not the compiled model: compiling may drop a Convert before an output and
+give that output the Convert's input's name as well, which `get_any_name` can return).
 Imports no more of this project than runners.protocol and runners.named_io: it ships as
 itself (with the two beside it).
 """
@@ -24,10 +26,15 @@ USAGE = "openvino_runner PATH.xml --inputs IN --outputs OUT [--repeat K] [--warm
 CONFIG = {"INFERENCE_PRECISION_HINT": "f32", "NUM_STREAMS": "1"}
 
 
-def _compiled(path: str, threads: int) -> Any:
+def _compiled(path: str, threads: int) -> tuple[Any, list[str]]:
+    """The model compiled for the CPU, and its outputs' names as the IR holds them (in the
+    compiled model's order, which is the IR's)."""
     import openvino as ov
 
-    return ov.Core().compile_model(path, "CPU", {**CONFIG, "INFERENCE_NUM_THREADS": str(threads)})
+    core = ov.Core()
+    model = core.read_model(path)
+    names = [p.get_any_name() for p in model.outputs]
+    return core.compile_model(model, "CPU", {**CONFIG, "INFERENCE_NUM_THREADS": str(threads)}), names
 
 
 def run_protocol(argv: list[str], stages: Stages) -> None:
@@ -41,7 +48,7 @@ def run_protocol(argv: list[str], stages: Stages) -> None:
     inputs = numpy_inputs(args.inputs)
     before = set(sys.modules)
     try:
-        compiled = _compiled(path, args.threads)
+        compiled, outputs = _compiled(path, args.threads)
     except Exception as e:
         fail(f"could not load {path}: {type(e).__name__}: {e}")
     stages.mark("load")
@@ -52,7 +59,6 @@ def run_protocol(argv: list[str], stages: Stages) -> None:
     reported = compiled.get_property("INFERENCE_NUM_THREADS")
     stages.threads = {"requested": args.threads, "reported": reported if isinstance(reported, int) else None}
     request = compiled.create_infer_request()
-    outputs = [p.get_any_name() for p in compiled.outputs]
 
     def forward(feed: dict[str, Any]) -> list[Any]:
         result = request.infer(feed)
