@@ -4,11 +4,12 @@
 // left outside the delegate). No libtorch, no Python.
 // Usage: cpp-executorch MODEL.pte --inputs IN.safetensors --outputs OUT.safetensors [--repeat K]
 //        [--warmup W] [--threads T] (T: the threadpool XNNPACK runs on)
-// Inputs F32, F64, I64, I32, U8, BOOL, fed as one flat list in the inputs file's call order (the
+// Inputs F32, F64, F16, BF16, I64, I32, U8, BOOL, fed as one flat list in the inputs file's call order (the
 // order torch.export flattened args and kwargs in); outputs written in the dtype the program
 // returns, flat, as output_0, output_1, ...
 #include <executorch/extension/module/module.h>
 #include <executorch/extension/tensor/tensor.h>
+#include <executorch/runtime/core/exec_aten/util/scalar_type_util.h>
 #include <executorch/runtime/platform/runtime.h>
 
 #include <cstring>
@@ -39,8 +40,9 @@ struct Dtype {
   const char* name;
 };
 constexpr Dtype kDtypes[] = {
-    {ScalarType::Float, "F32"}, {ScalarType::Double, "F64"}, {ScalarType::Long, "I64"},
-    {ScalarType::Int, "I32"},   {ScalarType::Byte, "U8"},    {ScalarType::Bool, "BOOL"},
+    {ScalarType::Float, "F32"}, {ScalarType::Double, "F64"}, {ScalarType::Half, "F16"},
+    {ScalarType::BFloat16, "BF16"}, {ScalarType::Long, "I64"}, {ScalarType::Int, "I32"},
+    {ScalarType::Byte, "U8"},   {ScalarType::Bool, "BOOL"},
 };
 
 std::string describe(Error e) {
@@ -84,7 +86,7 @@ void write_outputs(const std::string& path, const std::vector<EValue>& outputs) 
     for (const Dtype& k : kDtypes) {
       if (t.scalar_type() == k.type) d = &k;
     }
-    if (!d) throw std::runtime_error(name + " has a dtype the outputs file does not take (" + std::to_string(static_cast<int>(t.scalar_type())) + ")");
+    if (!d) throw std::runtime_error(name + " has a dtype the outputs file does not take (" + executorch::runtime::toString(t.scalar_type()) + ")");
     std::vector<int64_t> shape(t.sizes().begin(), t.sizes().end());
     out.push_back({name, d->name, std::move(shape), t.nbytes() ? t.const_data_ptr() : nullptr, t.nbytes()});
   }

@@ -3,7 +3,7 @@
 // The CPU plugin is asked for f32 inference precision (it would pick bf16 on a CPU that has it),
 // one thread and one stream, as the Python openvino runner does.
 // Usage: cpp-openvino MODEL.xml --inputs IN.safetensors --outputs OUT.safetensors [--repeat K]
-// Inputs F32, F64, I64, I32, U8, BOOL, fed by name (the export names the IR's inputs as the inputs
+// Inputs F32, F64, F16, BF16, I64, I32, U8, BOOL, fed by name (the export names the IR's inputs as the inputs
 // file does); outputs written under the IR's output names (the reference's), in their dtype.
 #include <openvino/c/openvino.h>
 
@@ -20,7 +20,7 @@ struct Dtype {
   const char* name;
 };
 constexpr Dtype kDtypes[] = {
-    {F32, "F32"}, {F64, "F64"}, {I64, "I64"}, {I32, "I32"}, {U8, "U8"}, {BOOLEAN, "BOOL"},
+    {F32, "F32"}, {F64, "F64"}, {F16, "F16"}, {BF16, "BF16"}, {I64, "I64"}, {I32, "I32"}, {U8, "U8"}, {BOOLEAN, "BOOL"},
 };
 
 // An OpenVINO call that did not return OK: its status and OpenVINO's own last message.

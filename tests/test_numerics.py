@@ -43,6 +43,28 @@ def test_an_output_under_the_models_atol_is_judged_at_its_own_scale(tmp_path):
     assert all(d.within_tol for d in compare_files(near, want, 1e-5, 1e-5))
 
 
+def test_a_half_precision_output_is_judged_at_its_dtypes_tolerance(tmp_path):
+    """bfloat16's rounding step is 2^-8 of the value: a runtime one step from eager is within
+    bfloat16's rtol (torch.testing's 1.6e-2), not a float32 one; float16's is 1e-3."""
+    import torch
+    from safetensors.torch import save_file
+
+    from deploytui.judge.numerics import HALF_RTOL
+
+    def file(name, dtype, vals):
+        save_file({"output_0": vals.to(dtype)}, tmp_path / name)
+        return tmp_path / name
+
+    want = torch.tensor([0.3125, -1.5, 2.0])
+    for dtype, name in ((torch.bfloat16, "BF16"), (torch.float16, "F16")):
+        step = torch.nextafter(want.to(dtype), torch.tensor(9.0, dtype=dtype)).float()  # one rounding step
+        (d,) = compare_files(file("got", torch.float32, step), file("want", dtype, want), 1e-5, 1e-5)
+        assert d.rtol == HALF_RTOL[name] and d.max_abs > 0 and d.within_tol, (dtype, d)
+    bf16_step = torch.nextafter(want.to(torch.bfloat16), torch.tensor(9.0, dtype=torch.bfloat16)).float()
+    (d,) = compare_files(file("got", torch.float32, bf16_step), file("want", torch.float32, want), 1e-5, 1e-5)
+    assert d.rtol == 1e-5 and not d.within_tol  # a float32 output keeps the model's rtol
+
+
 def test_compare_files_says_what_does_not_fit(tmp_path):
     want = _file(tmp_path / "want.safetensors", ([2], [1.0, 2.0]), ([1], [1.0]))
     with pytest.raises(ShapeError, match="wrote 1 output"):

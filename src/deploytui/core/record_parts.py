@@ -128,7 +128,13 @@ class OutputDiff:
             is_float,
         )
     )
-    rtol: float = field(metadata=field_doc("relative tolerance (the model's: 1e-5, a1 0)", is_float))
+    rtol: float = field(
+        metadata=field_doc(
+            "relative tolerance applied: the model's (1e-5, a1 0), at least 1e-3 for a float16 output and "
+            "1.6e-2 for a bfloat16 one (torch.testing's)",
+            is_float,
+        )
+    )
     min_atol: float = field(
         metadata=field_doc("the smallest `atol` that would pass at this `rtol`", is_float)
     )

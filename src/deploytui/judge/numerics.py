@@ -23,6 +23,10 @@ DEFAULT_RTOL = 1e-5
 # mobilenet_v3_small with random weights peaks at 5e-10, timm's efficientnet_b0 at 1e-5: all
 # zeros was "within atol 1e-5"). For outputs of 1e-2 and more the model's atol stands.
 ATOL_SHARE_OF_SCALE = 1e-3
+# The least rtol of an output in a half-precision dtype: torch.testing.assert_close's default for
+# that dtype. One rounding step of bfloat16 (2^-8 of the value) fails a float32 rtol; the forms of a
+# model whose outputs are bfloat16 differ from eager by one or two such steps.
+HALF_RTOL = {"F16": 1e-3, "BF16": 1.6e-2}
 WORST_SHOWN = 10
 
 
@@ -119,9 +123,9 @@ def match_outputs(got: dict[str, tensorfile.Tensor], names: list[str]) -> list[t
 
 def compare_files(got: Path, want: Path, atol: float, rtol: float) -> list[OutputDiff]:
     """Every output of the reference file against the same one in `got` (tensorfile, no numpy),
-    named as the reference names them, each at its `output_atol` of the model's `atol` (the
-    record keeps the one applied); raises ShapeError (a missing, extra or misshapen output) or
-    TensorFileError (unreadable)."""
+    named as the reference names them, each at its `output_atol` of the model's `atol` and at
+    least its dtype's HALF_RTOL (the record keeps the tolerance applied); raises ShapeError (a
+    missing, extra or misshapen output) or TensorFileError (unreadable)."""
     w, meta = tensorfile.read_all(want)
     names = reference_names(w, meta)
     got_list = match_outputs(tensorfile.read(got), names)
@@ -133,7 +137,7 @@ def compare_files(got: Path, want: Path, atol: float, rtol: float) -> list[Outpu
             w[name].values,
             list(w[name].shape),
             output_atol(atol, w[name].values),
-            rtol,
+            max(rtol, HALF_RTOL.get(w[name].dtype, 0.0)),
         )
         for name, gt in zip(names, got_list, strict=True)
     ]
