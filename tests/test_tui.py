@@ -703,3 +703,38 @@ def test_worker_messages_are_dropped_once_quitting(art):
         assert app.session.live is None
 
     with_pilot(art, body)
+
+
+def test_the_diff_tab_names_an_outputs_own_tolerance(tmp_path):
+    """A bfloat16 output is judged at bfloat16's rtol (numerics.HALF_RTOL): the Diff tab's verdict
+    says outputs may have their own, and that output's line names it."""
+    import torch
+    from safetensors.torch import save_file
+    from textual.app import App, ComposeResult
+
+    from deploytui.core.modelref import parse
+    from deploytui.core.record import RunRecord
+    from deploytui.core.workspace import Workspace
+    from deploytui.views.tui.widgets.diff_view import DiffView
+
+    ws = Workspace.at(parse("convnet"), tmp_path / "art", tmp_path / "bundles")
+    ws.outputs_path("onnxruntime").parent.mkdir(parents=True)
+    logits, head = torch.tensor([0.5, -1.0]), torch.tensor([0.3125, 2.0], dtype=torch.bfloat16)
+    save_file({"logits": logits, "head": head}, ws.reference_path, metadata={"outputs": '["logits", "head"]'})
+    step = torch.nextafter(head, torch.tensor(9.0, dtype=torch.bfloat16)).float()  # one rounding step
+    save_file({"logits": logits, "head": step}, ws.outputs_path("onnxruntime"))
+    rec = RunRecord.from_json(FIXED_RESULTS["onnxruntime"])
+
+    class Host(App):
+        def compose(self) -> ComposeResult:
+            yield DiffView()
+
+    async def go() -> str:
+        async with Host().run_test(size=(120, 30)) as pilot:
+            pilot.app.query_one(DiffView).show("onnxruntime", rec, ws)
+            await pilot.pause()
+            return str(pilot.app.query_one("#diff-summary").content)
+
+    text = asyncio.run(go())
+    assert "OK: every output within atol 1e-05 + rtol 1e-05·|eager| or its own (below)" in text, text
+    assert "head [2] n=2: atol 1e-05 + rtol 0.016·|eager|" in text and "logits [2] n=2: max" in text, text
