@@ -142,5 +142,13 @@ def test_compare_output_nan_and_shape():
     d = compare_output("o", [math.nan, 1.0], [2], [1.0, 1.0], [2])
     assert not d.within_tol and d.max_abs == math.inf
     assert compare_output("o", [math.inf], [], [math.inf], []).within_tol
+    # eager's NaN: a form's NaN there agrees, anything else there does not (it used to pass, with
+    # max|diff| inf: a NaN want made every element's check NaN, and NaN > atol is false)
+    same = compare_output("o", [math.nan, 1.0], [2], [math.nan, 1.0], [2])
+    assert same.within_tol and same.max_abs == 0 and same.max_rel == 0
+    for got in ([5.0, 1.0], [math.inf, 1.0]):
+        d = compare_output("o", got, [2], [math.nan, 1.0], [2])
+        assert not d.within_tol and d.failing == 1 and d.max_abs == math.inf and d.max_rel == math.inf, got
+    assert not compare_output("o", [1.0], [], [-math.inf], []).within_tol
     with pytest.raises(ShapeError, match=r"has shape \[3\], expected \[2\]"):
         compare_output("o", [1.0, 2.0, 3.0], [3], [1.0, 2.0], [2])

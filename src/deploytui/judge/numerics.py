@@ -46,10 +46,25 @@ def _unravel(flat: int, shape: list[int]) -> list[int]:
 
 
 def _diff(g: float, w: float) -> float:
-    if g == w:  # equal, including the same infinity
+    """|g - w|: 0 where they are equal, the same infinity, or NaN both (eager's NaN is the answer,
+    as numpy's allclose with equal_nan); infinite where one is NaN or an infinity and the other
+    is not."""
+    if g == w or (math.isnan(g) and math.isnan(w)):
         return 0.0
     d = abs(g - w)
     return math.inf if math.isnan(d) else d
+
+
+def _rel(d: float, w: float) -> float:
+    if d == 0:
+        return 0.0
+    return d / abs(w) if w and math.isfinite(w) else math.inf
+
+
+def _need(d: float, w: float, rtol: float) -> float:
+    """The atol this element needs at `rtol`: its difference less rtol·|w| (where w is finite:
+    a NaN or infinite want is met exactly or not at all)."""
+    return d - rtol * abs(w) if math.isfinite(w) else d
 
 
 def compare_output(
@@ -68,8 +83,8 @@ def compare_output(
         raise ShapeError(f"{name} holds {len(got)} values for shape {list(want_shape)}")
     diffs = [_diff(g, w) for g, w in zip(got, want, strict=True)]
     n = len(diffs)
-    rels = [d / abs(w) if w else (0.0 if d == 0 else math.inf) for d, w in zip(diffs, want, strict=True)]
-    need = [d - rtol * abs(w) for d, w in zip(diffs, want, strict=True)]
+    rels = [_rel(d, w) for d, w in zip(diffs, want, strict=True)]
+    need = [_need(d, w, rtol) for d, w in zip(diffs, want, strict=True)]
     order = sorted(range(n), key=lambda i: -diffs[i])[:WORST_SHOWN]
     failing = sum(1 for x in need if x > atol)
     return OutputDiff(
