@@ -45,7 +45,7 @@ def _unravel(flat: int, shape: list[int]) -> list[int]:
     return index[::-1]
 
 
-def _diff(g: float, w: float) -> float:
+def element_diff(g: float, w: float) -> float:
     """|g - w|: 0 where they are equal, the same infinity, or NaN both (eager's NaN is the answer,
     as numpy's allclose with equal_nan); infinite where one is NaN or an infinity and the other
     is not."""
@@ -81,7 +81,7 @@ def compare_output(
         raise ShapeError(f"{name} has shape {list(got_shape)}, expected {list(want_shape)}")
     if len(got) != len(want):
         raise ShapeError(f"{name} holds {len(got)} values for shape {list(want_shape)}")
-    diffs = [_diff(g, w) for g, w in zip(got, want, strict=True)]
+    diffs = [element_diff(g, w) for g, w in zip(got, want, strict=True)]
     n = len(diffs)
     rels = [_rel(d, w) for d, w in zip(diffs, want, strict=True)]
     need = [_need(d, w, rtol) for d, w in zip(diffs, want, strict=True)]

@@ -15,6 +15,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from deploytui.judge.numerics import element_diff
+
 FP32 = "fp32"
 INT8 = "int8"
 SAMPLES = 8  # fixed-seed inputs drawn like the example ones, besides them (accuracy set)
@@ -51,11 +53,13 @@ def class_scores(name: str, shape: list[int]) -> bool:
 
 
 def cosine(got: list[float], want: list[float]) -> float:
-    """Cosine similarity of two flat outputs (1 when both are all zeros, NaN where one holds a
-    NaN or an infinity)."""
-    dot = sum(g * w for g, w in zip(got, want, strict=True))
-    ng = math.sqrt(sum(g * g for g in got))
-    nw = math.sqrt(sum(w * w for w in want))
+    """Cosine similarity of two flat outputs over the elements that are not NaN in both (eager's
+    NaN is the answer there, as in numerics.element_diff): 1 when both are all zeros, NaN where
+    one holds a NaN or an infinity the other does not."""
+    pairs = [(g, w) for g, w in zip(got, want, strict=True) if not (math.isnan(g) and math.isnan(w))]
+    dot = sum(g * w for g, w in pairs)
+    ng = math.sqrt(sum(g * g for g, _ in pairs))
+    nw = math.sqrt(sum(w * w for _, w in pairs))
     if ng == 0 and nw == 0:
         return 1.0
     if ng == 0 or nw == 0:
@@ -92,8 +96,7 @@ class OutputTally:
     top1_rows: int = 0
 
     def add(self, got: list[float], want: list[float]) -> None:
-        diffs = [abs(g - w) if g != w else 0.0 for g, w in zip(got, want, strict=True)]
-        diffs = [math.inf if math.isnan(d) else d for d in diffs]
+        diffs = [element_diff(g, w) for g, w in zip(got, want, strict=True)]
         self.samples += 1
         self.n += len(diffs)
         self.abs_sum += sum(diffs)
@@ -115,6 +118,8 @@ class OutputTally:
 
     def breaks(self, budget: Budget) -> str:
         """ "" when within the budget, else how it is not."""
+        if math.isinf(self.max_abs):
+            return f"{self.name}: NaN or infinity where eager's output is finite, or the reverse"
         if not self.min_cosine >= budget.min_cosine:
             return f"{self.name}: cosine {self.min_cosine:.4f} < {budget.min_cosine:g}"
         top1 = self.top1
