@@ -152,3 +152,16 @@ def test_compare_output_nan_and_shape():
     assert not compare_output("o", [1.0], [], [-math.inf], []).within_tol
     with pytest.raises(ShapeError, match=r"has shape \[3\], expected \[2\]"):
         compare_output("o", [1.0, 2.0, 3.0], [3], [1.0, 2.0], [2])
+
+
+def test_the_tolerance_a_record_names_is_its_failing_or_furthest_outputs():
+    """The report's and Choose's `atol …, rtol …`: each output has its own, so the one named is
+    the first output outside it, else the one furthest from eager (it was always the first)."""
+    from deploytui.core.record_parts import tolerance_text
+
+    exact = compare_output("logits", [1.0, 2.0], [2], [1.0, 2.0], [2], 1e-5, 1e-5)
+    half = compare_output("head", [0.5, 1.004], [2], [0.5, 1.0], [2], 1e-5, 1.6e-2)
+    off = compare_output("y", [1.001], [1], [1.0], [1], 1e-5, 1e-5)
+    assert tolerance_text([exact, half]) == "atol 1e-05, rtol 0.016"
+    assert tolerance_text([exact, half, off]) == "atol 1e-05, rtol 1e-05" and not off.within_tol
+    assert tolerance_text([]) == "" and tolerance_text(None) == ""

@@ -167,6 +167,15 @@ class OutputDiff:
         )
 
 
+def tolerance_text(outputs: list[OutputDiff] | None) -> str:
+    """`atol 1e-05, rtol 1e-05`: the tolerance of the first output outside its own, else of the one
+    furthest from eager (each output is judged at its own: numerics.compare_files); "" without."""
+    if not outputs:
+        return ""
+    o = next((d for d in outputs if not d.within_tol), None) or max(outputs, key=lambda d: d.max_abs)
+    return f"atol {o.atol:g}, rtol {o.rtol:g}"
+
+
 @dataclass
 class Isolated:
     """The form's last `deploytui ship FORM --check` for the model (from its `ship.json` entry):

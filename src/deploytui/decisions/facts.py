@@ -11,6 +11,7 @@ import dataclasses
 from dataclasses import replace
 
 from deploytui.core.record import RunRecord
+from deploytui.core.record_parts import tolerance_text
 from deploytui.core.workspace import Workspace
 from deploytui.decisions.choose import BUILD_FAILED, BUILT, NOT_APPLICABLE, NOT_BUILT, FormFacts
 from deploytui.families import registry
@@ -88,7 +89,7 @@ def _facts(
         peak_rss_bytes=rss.median if ok and rss else None,
         max_abs_diff=rec.max_abs_diff if ok and rec else None,
         within_tol=rec.within_tol if ok and rec else None,
-        tolerance=_tolerance(rec),
+        tolerance=tolerance_text(rec.outputs if rec else None),
         files_bytes=files_bytes(form, view, ws) if built != NOT_APPLICABLE else None,
         runtime_bytes=runtime["runtime_bytes"] if runtime else None,
         runtime_missing=runtime_missing,
@@ -142,10 +143,3 @@ def files_bytes(form: forms.Form, view: Manifest, ws: Workspace) -> int | None:
             size = path.stat().st_size
         total += size
     return total
-
-
-def _tolerance(rec: RunRecord | None) -> str:
-    if rec is None or not rec.outputs:
-        return ""
-    o = rec.outputs[0]
-    return f"atol {o.atol:g}, rtol {o.rtol:g}"

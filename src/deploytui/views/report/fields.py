@@ -6,7 +6,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from deploytui.core.record_parts import median
+from deploytui.core.record_parts import median, tolerance_text
 from deploytui.core.units import human
 from deploytui.core.workspace import Workspace
 from deploytui.families import registry
@@ -144,7 +144,7 @@ def rows(ws: Workspace, store: Store, manifest: Manifest) -> list[dict[str, Any]
                 "max_abs_diff": rec.max_abs_diff,
                 "max_rel_diff": max((d.max_rel for d in rec.outputs), default=None) if rec.outputs else None,
                 "worst": _worst(rec),
-                "tolerance": _tol(rec),
+                "tolerance": tolerance_text(rec.outputs) or None,
                 "within_tol": rec.within_tol,
                 "stage": rec.stage,
                 "stage_status": rec.stage_status,
@@ -180,10 +180,3 @@ def _worst(rec: Any) -> str | None:
         return None
     d = max(rec.outputs, key=lambda o: o.max_abs)
     return f"{d.name}{d.worst[0].index}" if d.worst else d.name
-
-
-def _tol(rec: Any) -> str | None:
-    if not rec.outputs:
-        return None
-    o = rec.outputs[0]
-    return f"atol {o.atol:g}, rtol {o.rtol:g}"
