@@ -241,3 +241,32 @@ def test_a_library_model_that_needs_the_network_says_so_in_one_line(tmp_path):
     assert "needs the network" in lines[0]["error"] and "downloads nothing" in lines[0]["error"]
     assert "is not a file" in lines[1]["error"]
     assert "torchvision has no model 'nosuch'" in lines[2]["error"]
+
+
+def test_a_model_that_gives_nan_on_its_example_input_says_so_in_its_description(tmp_path):
+    """Every form is judged against eager's outputs, NaN included (a NaN there is met by a NaN):
+    the build records how many values of each output are not finite and the model's line says
+    so, or a user would read `max|diff| 0 OK` and never learn their model gives NaN."""
+    from deploytui.families.pytorch.exports import export_model
+    from deploytui.models.load import load
+    from deploytui.views.tui.session import describe_model
+
+    (tmp_path / "logof.py").write_text(
+        "import torch\n"
+        "class LogOf(torch.nn.Module):\n"
+        "    def forward(self, x):\n"
+        "        return {'log': torch.log(x), 'ids': (x > 0).long()}\n"
+        "def make():\n"
+        "    return LogOf(), (torch.tensor([[1.0, -1.0, 0.0], [2.0, -3.0, 4.0]]),)\n"
+    )
+    m = load(models.parse(f"{tmp_path / 'logof.py'}:make"))
+    out = tmp_path / "out"
+    out.mkdir()
+    export_model(m, out, "logof")
+    info = json.loads((out / "model.json").read_text())
+    assert [(o["name"], o["nonfinite"]) for o in info["outputs"]] == [
+        ("log", 3),
+        ("ids", 0),
+    ]  # NaN, NaN, -inf
+    assert describe_model(info).endswith("⚠ eager gives NaN or inf: log 3 of 6")
+    assert "⚠" not in describe_model({**info, "outputs": [{**o, "nonfinite": 0} for o in info["outputs"]]})

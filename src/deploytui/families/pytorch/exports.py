@@ -36,7 +36,13 @@ def export_model(m: Any, out: Path, stem: str) -> dict[str, Any]:
     save_file(outputs, str(out / "reference.safetensors"), metadata={OUTPUTS_KEY: json.dumps(list(outputs))})
     info = m.describe()
     info["outputs"] = [
-        {"name": name, "dtype": str(t.dtype).removeprefix("torch."), "shape": list(t.shape)}
+        {
+            "name": name,
+            "dtype": str(t.dtype).removeprefix("torch."),
+            "shape": list(t.shape),
+            # NaN or infinities on the example input: every form is judged against them
+            "nonfinite": int((~torch.isfinite(t)).sum()) if t.is_floating_point() else 0,
+        }
         for name, t in outputs.items()
     ]
     info["unique_param_bytes"] = m.unique_param_bytes()
