@@ -243,7 +243,7 @@ def test_a_library_model_that_needs_the_network_says_so_in_one_line(tmp_path):
     assert "torchvision has no model 'nosuch'" in lines[2]["error"]
 
 
-def test_a_model_that_gives_nan_on_its_example_input_says_so_in_its_description(tmp_path):
+def test_a_model_that_gives_nan_on_its_example_input_says_so_in_its_description(tmp_path, capsys):
     """Every form is judged against eager's outputs, NaN included (a NaN there is met by a NaN):
     the build records how many values of each output are not finite and the model's line says
     so, or a user would read `max|diff| 0 OK` and never learn their model gives NaN."""
@@ -270,3 +270,12 @@ def test_a_model_that_gives_nan_on_its_example_input_says_so_in_its_description(
     ]  # NaN, NaN, -inf
     assert describe_model(info).endswith("⚠ eager gives NaN or inf: log 3 of 6")
     assert "⚠" not in describe_model({**info, "outputs": [{**o, "nonfinite": 0} for o in info["outputs"]]})
+    # the CLI's bench says it too, before its forms (here none is built: it says so and goes on)
+    from deploytui.views.cli.main import main
+
+    art = tmp_path / "art"
+    (art / "logof-make").mkdir(parents=True)
+    (art / "logof-make" / "model.json").write_text(json.dumps(info))
+    ref = f"{tmp_path / 'logof.py'}:make"
+    main(["bench", "tract", "--no-build", "-n", "1", "--model", ref, "--artifacts", str(art)])
+    assert "warning: eager gives NaN or inf on the example input: log 3 of 6" in capsys.readouterr().err

@@ -12,6 +12,7 @@ lock, so two builds at once (of one model, or of two sharing shared/) lose nothi
 from __future__ import annotations
 
 import dataclasses
+import math
 import re
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -213,6 +214,13 @@ def model_info(folder: Path) -> dict[str, Any] | None:
     except (OSError, ValueError):
         return None
     return data if isinstance(data, dict) else None
+
+
+def nonfinite_outputs(info: dict[str, Any] | None) -> str:
+    """`log 3 of 6`: the outputs whose values on the example input eager gives as NaN or infinity
+    (counted by the build, `model.json`), "" when none. Every form is judged against them."""
+    odd = [o for o in (info or {}).get("outputs") or [] if isinstance(o, dict) and o.get("nonfinite")]
+    return ", ".join(f"{o.get('name')} {o['nonfinite']} of {math.prod(o.get('shape') or [])}" for o in odd)
 
 
 NOT_APPLICABLE = StageStatus.NOT_APPLICABLE

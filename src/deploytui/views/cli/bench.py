@@ -24,6 +24,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
     from deploytui.scenarios.accuracy import variants
     from deploytui.scenarios.startup import bench, results
     from deploytui.spec.manifest import load as load_manifest
+    from deploytui.spec.manifest import model_info, nonfinite_outputs
 
     if args.batch or args.threads:
         from deploytui.views.cli.serve import cmd_serve
@@ -66,6 +67,8 @@ def cmd_bench(args: argparse.Namespace) -> int:
     store = results.load(ws.results_path)
     for msg in store.dropped:
         print(f"warning: {msg}", file=sys.stderr)
+    if odd := nonfinite_outputs(model_info(ws.model_dir)):  # what every form is judged against
+        print(f"warning: eager gives NaN or inf on the example input: {odd}", file=sys.stderr)
     manifest = load_manifest(ws)
     records = []
     for form in chosen:

@@ -14,7 +14,6 @@
 
 from __future__ import annotations
 
-import math
 import threading
 import time
 from collections import deque
@@ -443,10 +442,7 @@ def describe_model(info: dict[str, Any] | None) -> str:
     parts = [str(info.get("class") or "?"), f"{info.get('params', 0):,} params"]
     if shapes:
         parts.append(f"input{'s' * (len(ins) > 1)} {shapes}")
-    odd = [o for o in info.get("outputs") or [] if isinstance(o, dict) and o.get("nonfinite")]
+    odd = manifest.nonfinite_outputs(info)
     if odd:  # the reference every form is judged against holds them: the user should know
-        parts.append(
-            "⚠ eager gives NaN or inf: "
-            + ", ".join(f"{o.get('name')} {o['nonfinite']} of {math.prod(o.get('shape') or [])}" for o in odd)
-        )
+        parts.append(f"⚠ eager gives NaN or inf: {odd}")
     return " · ".join(parts)
