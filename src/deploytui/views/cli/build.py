@@ -11,13 +11,18 @@ from deploytui.views.cli.common import build_progress
 def cmd_build(args: argparse.Namespace) -> int:
     if args.arch:
         return build_arch(args)
-    from deploytui.builder import run_build, selected
+    from deploytui.builder import BuildEvent, run_build
     from deploytui.spec.context import BuildContext
 
-    ctx = BuildContext.of(args.ws)
+    show, ran = build_progress(args.verbose), set[str]()
+
+    def on_event(e: BuildEvent) -> None:
+        if e.kind == "plan":  # the steps this build runs, named by the build itself
+            ran.update(e.text.split())
+        show(e)
+
     try:
-        ran = {s.name for s in selected(ctx, args.only)}
-        manifest = run_build(ctx, only=args.only, on_event=build_progress(args.verbose))
+        manifest = run_build(BuildContext.of(args.ws), only=args.only, on_event=on_event)
     except ValueError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
